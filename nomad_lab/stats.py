@@ -8,6 +8,7 @@ are comparable point to point. Binomial bounds that must hold at zero observed e
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -39,12 +40,19 @@ def bootstrap_means(
     if n == 0:
         nan = np.full(values.shape[0], np.nan)
         return nan, nan, nan
-    w = _weights(n, resamples, seed)  # resamples × n
+    rng = np.random.default_rng(seed)
+    block = max(1, min(resamples, 20_000_000 // max(1, n)))  # bound the weight matrix to ~160 MB
+    boots = []
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = filled.sum(1) / defined.sum(1)
-        boot = (filled @ w.T) / (defined.astype(float) @ w.T)  # points × resamples
+        for start in range(0, resamples, block):
+            w = rng.multinomial(n, np.full(n, 1.0 / n), size=min(block, resamples - start)).astype(float)
+            boots.append((filled @ w.T) / (defined.astype(float) @ w.T))  # points × block
+        boot = np.concatenate(boots, axis=1)
         tail = (1 - CONFIDENCE) / 2 * 100
-        lo, hi = np.nanpercentile(boot, [tail, 100 - tail], axis=1) if boot.size else (mean, mean)
+        with warnings.catch_warnings():  # a point with no defined value has no interval: NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo, hi = np.nanpercentile(boot, [tail, 100 - tail], axis=1)
     return mean, lo, hi
 
 

@@ -63,7 +63,13 @@ def curve_from_mask(
     pools: PoolSet, keep: np.ndarray, points: np.ndarray, gate: str, k: int
 ) -> OperatingCurve:
     """Score a precomputed keep mask (points × pools × width) into an operating curve."""
-    recall, nonempty = gates.evaluate(pools, keep, k)
+    return curve_from_scores(pools, *gates.evaluate(pools, keep, k), points, gate, k)
+
+
+def curve_from_scores(
+    pools: PoolSet, recall: np.ndarray, nonempty: np.ndarray, points: np.ndarray, gate: str, k: int
+) -> OperatingCurve:
+    """Turn per-point, per-pool recall and non-emptiness into rates with bootstrap intervals."""
     refusal = pools.expect_refusal
     answerable = pools.n_relevant > 0
     leaked = nonempty[:, refusal]
@@ -101,6 +107,8 @@ def sweep(
     if gate not in GATES:
         raise ValueError(f"unknown gate {gate!r}; choose one of {', '.join(GATES)}")
     points = np.asarray(points, dtype=float)
+    if gate == "score_floor" and verdicts is None:
+        return curve_from_scores(pools, *gates.evaluate_score_floors(pools, points, k), points, gate, k)
     keep = GATES[gate](pools, points)
     name = gate
     if verdicts is not None:
@@ -125,3 +133,11 @@ def floor_margins(pools: PoolSet, floors: Sequence[float] | np.ndarray) -> np.nd
     """Weakest correct top hit minus each floor: how much room a floor leaves before recall starts to go."""
     weakest = gates.weakest_correct_top_hit(pools)
     return np.full(len(floors), np.nan) if weakest is None else weakest - np.asarray(floors, dtype=float)
+
+
+def restrict_refusals(pools: PoolSet, refusal_tag: str | None) -> PoolSet:
+    """Keep every answerable pool, and only the refusal pools carrying ``refusal_tag`` (None: all)."""
+    if refusal_tag is None:
+        return pools
+    tagged = np.array([refusal_tag in tags for tags in pools.tags], dtype=bool)
+    return pools.subset(~pools.expect_refusal | tagged)

@@ -66,6 +66,10 @@ def test_vectorized_floor_sweep_matches_the_naive_pipeline(seed: int) -> None:
     pools = pools_from_records(records)
     floors = gates.FLOOR_GRID
     recall, nonempty = gates.evaluate(pools, gates.score_floor(pools, floors))
+    fast_recall, fast_nonempty = gates.evaluate_score_floors(pools, floors)
+    assert np.array_equal(fast_nonempty, nonempty)
+    assert np.array_equal(np.isnan(fast_recall), np.isnan(recall))
+    assert np.allclose(fast_recall[~np.isnan(recall)], recall[~np.isnan(recall)])
     for fi, floor in enumerate(floors):
         for pi, record in enumerate(records):
             want_recall, want_nonempty = naive(record, floor)
