@@ -6,9 +6,10 @@ own datasets (prose from the Gutenberg distractors, code and tables from the MDN
 JSON from the golden suites, bullet lists and whole documents from the domain corpus, CJK from
 ``datasets/estimator_samples``), against every real tokenizer in ``nomad_lab.tokenizers``.
 
-Calibration is measured honestly: samples are shuffled (seeded), the first half feeds a
-``TokenCalibrator`` one observation at a time, and the error after n observations is taken on the
-other half, so the curve shows convergence on text the factor never saw.
+Calibration is measured honestly: each class is split in halves (seeded); the first halves, shuffled
+together, feed a ``TokenCalibrator`` one observation at a time, and the error after n observations is
+taken on the other halves, so the curve shows convergence on text the factor never saw. All error
+tables are on the held-out halves.
 """
 
 from __future__ import annotations
@@ -169,9 +170,13 @@ def summarize(rows: list[Row], seed: int = SEED) -> Summary:
     for tokenizer in sorted({r.tokenizer for r in rows}):
         mine = [r for r in rows if r.tokenizer == tokenizer and r.actual > 0]
         rng = random.Random(seed)
-        order = mine[:]
-        rng.shuffle(order)
-        train, test = order[: len(order) // 2], order[len(order) // 2 :]
+        train, test = [], []
+        for cls in CLASSES:  # stratified halves, so every class is both learned from and tested on
+            members = [r for r in mine if r.content_class == cls]
+            rng.shuffle(members)
+            train += members[: len(members) // 2]
+            test += members[len(members) // 2 :]
+        rng.shuffle(train)
         calibrator = TokenCalibrator()
         curve = [(0, _mean(_error(r.segmenter, r.actual) for r in test))]
         for n, r in enumerate(train, start=1):

@@ -234,3 +234,24 @@ def conversation_from_corpus(
         neighbour = " ".join(docs[(t + 1) % len(docs)].read_text(encoding="utf-8").split())
         chunks.append([body[:chunk_chars], neighbour[:chunk_chars]])
     return turns, chunks
+
+
+def load_or_run(
+    out_dir: str | Path,
+    corpus: str | Path,
+    *,
+    turns: int,
+    context_window: int,
+    model: str | Path | None = None,
+    recompute: bool = False,
+) -> dict[str, Any]:
+    """The stored study in ``out_dir`` if present (and not ``recompute``), else run it and store it."""
+    stored = Path(out_dir) / "placement.json"
+    if stored.exists() and not recompute:
+        return json.loads(stored.read_text())
+    from .models import gemma_path
+
+    conversation, chunks = conversation_from_corpus(corpus, turns)
+    result = run_study(model or gemma_path(), conversation, chunks, context_window=context_window)
+    write(result, out_dir)
+    return result

@@ -1,0 +1,35 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Token estimator error against real tokenizers
+#
+# Mean absolute relative error per content class for chars/4, chars/3.5, the structural segmenter,
+# and the segmenter with the per-model factor learned by the calibrator (held-out halves), plus the
+# calibrator's convergence curve. The seed reports 4.6% (calibrated, end to end) against 18–20%.
+
+# %% tags=["parameters"]
+datasets = "datasets"
+out_dir = "results/estimator"
+tokenizers = None  # None = every real tokenizer available offline; or a list of names
+
+# %%
+from pathlib import Path
+
+from IPython.display import Image, Markdown, display
+
+from nomad_lab.estimator_study import markdown, run
+
+summary, paths = run(Path(datasets), Path(out_dir), tokenizers)
+display(Markdown(markdown(summary)))
+display(Image(filename=str(paths["png"])))
