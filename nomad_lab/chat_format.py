@@ -4,16 +4,14 @@ llama-cpp-python's built-in ``gemma`` format silently drops every ``system`` mes
 debug level). In nomad-lab's pipeline the judge instructions, the retrieved-context block and the
 history-elision marker are all system messages, so with that format an embedded Gemma would never
 see any of them. Gemma's own chat template instead folds the system text into the next user turn;
-this module does the same, for every system message wherever it sits, so nothing is lost.
+``fold_system_messages`` does the same for every system message wherever it sits, so nothing is
+lost and a tail-placed block stays at the tail (the embedded backend formats with it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-GEMMA_TURN = "<start_of_turn>{role}\n{content}<end_of_turn>\n"
-GEMMA_STOP = "<end_of_turn>"
 
 
 def fold_system_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
@@ -38,12 +36,3 @@ def fold_system_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str
     if pending:
         folded.append({"role": "user", "content": "\n\n".join(pending)})
     return folded
-
-
-def gemma_prompt(messages: Sequence[Mapping[str, Any]]) -> str:
-    """The Gemma chat prompt (without BOS) for ``messages``, ending with the opened model turn."""
-    parts = [
-        GEMMA_TURN.format(role="model" if m["role"] == "assistant" else "user", content=m["content"])
-        for m in fold_system_messages(messages)
-    ]
-    return "".join(parts) + "<start_of_turn>model\n"

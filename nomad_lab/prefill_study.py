@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .chat_format import gemma_prompt
 from .planner import plan_prompt
 from .prompts import DEFAULT_SYSTEM_PROMPT, QUERY_REWRITE_SYSTEM_PROMPT
 
@@ -57,15 +56,10 @@ def load_model(model_path: str | Path, n_ctx: int, n_threads: int = 2) -> Any:
 
 
 def render(llm: Any, messages: list[dict[str, Any]]) -> str:
-    """The exact prompt text: the GGUF's own chat template if it has one, else Gemma's (system folded)."""
-    template = llm.metadata.get("tokenizer.chat_template")
-    if not template:
-        return gemma_prompt(messages)
-    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+    """The exact prompt text the embedded backend would send (the GGUF's template, or Gemma folded)."""
+    from .backends.embedded import chat_formatter
 
-    eos = llm._model.token_get_text(llm.token_eos())
-    bos = llm._model.token_get_text(llm.token_bos())
-    return Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)(messages=messages).prompt
+    return chat_formatter(llm, None)(messages).prompt
 
 
 def prefill(llm: Any, prompt: str) -> tuple[int, int, int, float]:

@@ -1,6 +1,6 @@
 """System messages survive Gemma's format: folded into the next user turn, never dropped."""
 
-from nomad_lab.chat_format import fold_system_messages, gemma_prompt
+from nomad_lab.chat_format import fold_system_messages
 
 
 def test_every_system_message_is_folded_in_order() -> None:
@@ -29,8 +29,3 @@ def test_system_before_an_assistant_turn_or_at_the_end_becomes_a_user_turn() -> 
         {"role": "assistant", "content": "a"},
         {"role": "user", "content": "tail"},
     ]
-
-
-def test_gemma_prompt_layout() -> None:
-    prompt = gemma_prompt([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}])
-    assert prompt == "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n"

@@ -1,0 +1,1 @@
+"""``nomad-lab`` subcommands: each module has ``register(subparsers)`` (see ``nomad_lab.cli``)."""

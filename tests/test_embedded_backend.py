@@ -1,0 +1,114 @@
+"""The embedded llama.cpp backend: the judge in-process, exact prompt counts, num_ctx, GGUF model info."""
+
+from __future__ import annotations
+
+import pytest
+
+from nomad_lab.backends import ChatOptions, ChatRequest, collect_stream, open_backend
+from nomad_lab.backends.embedded import (
+    EmbeddedBackend,
+    format_gemma_folding_system,
+    human_number,
+    metadata_value,
+    truncate_middle,
+)
+from nomad_lab.context_window import ContextWindowResolver
+from nomad_lab.estimator import TokenCalibrator
+from nomad_lab.judge import ON_TOPIC_SCHEMA
+from nomad_lab.judge_service import RelevanceJudge
+
+BURN = [
+    {
+        "text": "For a minor burn, cool the skin under cool running water for about twenty minutes. Do not "
+        "use ice, butter or toothpaste. Cover the burn loosely with cling film or a clean bandage."
+    },
+    {"text": "Large burns, burns to the face, hands or genitals, and chemical burns need emergency care."},
+]
+
+
+def test_metadata_and_labels_without_a_model() -> None:
+    assert [metadata_value(v) for v in ("32768", "0.000001", "true", "Gemma 3 270m", "-1")] == [
+        32768,
+        1e-6,
+        True,
+        "Gemma 3 270m",
+        -1,
+    ]
+    assert (human_number(268_098_176), human_number(8_030_261_248), human_number(2_000_000)) == (
+        "268.10M",
+        "8.0B",
+        "2M",
+    )
+    assert truncate_middle(list(range(10)), 6) == [0, 1, 2, 3, 8, 9]
+    assert truncate_middle([1, 2], 6) == [1, 2]
+
+
+def test_gemma_format_keeps_the_system_prompt() -> None:
+    """llama-cpp-python's own "gemma" format drops system messages; the judge's instructions must survive."""
+    out = format_gemma_folding_system(
+        [{"role": "system", "content": "RULES"}, {"role": "user", "content": "Q?"}]
+    )
+    assert out.prompt == "<start_of_turn>user\nRULES\n\nQ?<end_of_turn>\n<start_of_turn>model\n"
+
+
+@pytest.fixture(scope="module")
+def gemma() -> EmbeddedBackend:
+    backend = open_backend("embedded:gemma3-270m?n_ctx=2048")
+    assert isinstance(backend, EmbeddedBackend)
+    return backend
+
+
+@pytest.mark.slow
+def test_model_info_from_gguf_feeds_the_context_resolver(gemma: EmbeddedBackend) -> None:
+    info = gemma.show()
+    assert (info.name, info.context_length, info.quantization, info.parameter_size) == (
+        "gemma3-270m",
+        32768,
+        "Q4_K_M",
+        "268.10M",
+    )
+    assert info.model_info["gemma3.attention.key_length"] == 256  # a number, not the string llama.cpp gives
+    assert info.modelfile_num_ctx == 2048
+    window = ContextWindowResolver(gemma.show, available_bytes=8 * 2**30).resolve("gemma3-270m")
+    assert window.tokens == 2048 and window.limited_by == "model"  # the modelfile num_ctx binds
+
+
+@pytest.mark.slow
+def test_judge_in_process_returns_a_boolean_verdict_and_feeds_the_calibrator(gemma: EmbeddedBackend) -> None:
+    calibrator = TokenCalibrator(None)
+    judge = RelevanceJudge(gemma, calibrator=calibrator)
+    result = judge.judge("How should I cool a burn?", BURN)
+    assert result.judged and isinstance(result.verdict, bool), result
+    assert result.prompt_tokens and result.prompt_tokens > 100
+    factor = calibrator.ratio_for("gemma3-270m")
+    assert factor != 1.0 and 0.5 <= factor <= 2.5
+
+
+@pytest.mark.slow
+def test_streamed_prompt_count_equals_the_non_streamed_one(gemma: EmbeddedBackend) -> None:
+    request = ChatRequest(
+        [{"role": "user", "content": "Is water wet? Answer in JSON."}],
+        ChatOptions(num_predict=12, temperature=0, format=ON_TOPIC_SCHEMA),
+    )
+    once = gemma.chat(request)
+    chunks = list(gemma.chat_stream(request))
+    streamed = collect_stream(chunks)
+    assert once.structured and streamed.structured
+    assert streamed.content == once.content
+    assert streamed.usage.prompt_tokens == once.usage.prompt_tokens
+    assert streamed.usage.completion_tokens == once.usage.completion_tokens
+    assert chunks[-1].done and streamed.usage.source == "llama_cpp:tokenized-prompt"
+
+
+@pytest.mark.slow
+def test_num_ctx_reloads_and_truncates_like_ollama(gemma: EmbeddedBackend) -> None:
+    long_text = " ".join(f"word{i}" for i in range(400))
+    request = ChatRequest(
+        [{"role": "user", "content": long_text}], ChatOptions(num_ctx=256, num_predict=4, temperature=0)
+    )
+    small = gemma.chat(request)
+    assert gemma.loaded_now().n_ctx == 256
+    assert small.usage.prompt_tokens <= 256 - 4  # truncated from the middle to fit the window
+    full = gemma.chat(ChatRequest(request.messages, ChatOptions(num_predict=4, temperature=0)))
+    assert gemma.loaded_now().n_ctx == 2048  # back to the default: reloaded, as Ollama does
+    assert full.usage.prompt_tokens > 800
