@@ -12,6 +12,7 @@ import json
 import os
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlparse
 
 import httpx
 import httpx2
@@ -24,13 +25,20 @@ HOST = os.environ.get("OLLAMA_HOST", "").strip()
 if not HOST:
     pytest.skip("OLLAMA_HOST is not set: no real Ollama server to test against", allow_module_level=True)
 
-pytestmark = [pytest.mark.live, pytest.mark.slow]
 
 
 def base_url(host: str) -> str:
     """OLLAMA_HOST as Ollama reads it: scheme and port optional (default http and 11434)."""
     base = (host if "://" in host else f"http://{host}").rstrip("/")
     return base if base.count(":") == 2 else f"{base}:11434"
+
+
+# The suite blocks every non-loopback connection (pytest-socket); this module may also reach OLLAMA_HOST.
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.slow,
+    pytest.mark.allow_hosts(["127.0.0.1", "::1", "localhost", urlparse(base_url(HOST)).hostname or ""]),
+]
 
 
 @pytest.fixture(scope="module")
