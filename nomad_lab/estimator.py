@@ -37,9 +37,9 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _WORD = "A-Za-z0-9\u00c0-\u024f"
 # Astral characters are split into surrogates first (see _to_utf16_units), so the punctuation class
 # also matches surrogate code points, exactly as a non-unicode JS regex does.
-_SEGMENT = re.compile(
-    f"(?P<cjk>[{_CJK}])|(?P<word>[{_WORD}]+)|(?P<punct>[^{re.escape(JS_WHITESPACE)}{_WORD}{_CJK}]+)"
-)
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_WORD_RUN = re.compile(f"[{_WORD}]+")
+_PUNCT_RUN = re.compile(f"[^{re.escape(JS_WHITESPACE)}{_WORD}{_CJK}]+")
 
 log = logging.getLogger(__name__)
 
@@ -59,16 +59,19 @@ def _to_utf16_units(text: str) -> str:
 
 
 def _segment_tokens(text: str) -> int:
-    tokens = text.count("\n")
-    for match in _SEGMENT.finditer(_to_utf16_units(text)):
-        segment = match.group()
-        if match.lastgroup == "punct":
-            tokens += math.ceil(len(segment) / PUNCT_CHARS_PER_TOKEN)
-        elif len(segment) > LONG_WORD_CHARS:
-            tokens += math.ceil(len(segment) / LONG_WORD_CHARS)
-        else:
-            tokens += 1
-    return tokens
+    # The seed's single alternation (CJK char | word run | punctuation run) over three disjoint classes
+    # finds the same maximal runs as three separate scans, which are much faster in Python. A word of
+    # 1-7 characters costs ceil(len/7) = 1, so one formula covers both word rules.
+    units = _to_utf16_units(text)
+    return (
+        text.count("\n")
+        + len(_CJK_CHAR.findall(units))
+        + sum((len(run) + LONG_WORD_CHARS - 1) // LONG_WORD_CHARS for run in _WORD_RUN.findall(units))
+        + sum(
+            (len(run) + PUNCT_CHARS_PER_TOKEN - 1) // PUNCT_CHARS_PER_TOKEN
+            for run in _PUNCT_RUN.findall(units)
+        )
+    )
 
 
 def estimate_tokens(text: str, ratio: float = 1.0) -> int:

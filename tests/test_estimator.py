@@ -127,3 +127,32 @@ def test_corrupt_or_out_of_range_file(tmp_path: Path, caplog: pytest.LogCaptureF
     assert "starting fresh" in caplog.text
     path.write_text(json.dumps({"a": 9, "b": -1, "c": 1.1}))
     assert TokenCalibrator(path).ratios == {"a": 2.5, "b": 1.0, "c": 1.1}
+
+
+def _reference_segment_tokens(text: str) -> int:
+    """The seed's description read literally: one alternation, first alternative wins, per-match rules."""
+    import math
+    import re
+
+    from nomad_lab.estimator import _CJK, _WORD, _to_utf16_units
+    from nomad_lab.jsstring import JS_WHITESPACE
+
+    pattern = re.compile(
+        f"(?P<cjk>[{_CJK}])|(?P<word>[{_WORD}]+)|(?P<punct>[^{re.escape(JS_WHITESPACE)}{_WORD}{_CJK}]+)"
+    )
+    tokens = text.count("\n")
+    for match in pattern.finditer(_to_utf16_units(text)):
+        length = len(match.group())
+        if match.lastgroup == "punct":
+            tokens += math.ceil(length / 2)
+        elif length > 7:
+            tokens += math.ceil(length / 7)
+        else:
+            tokens += 1
+    return tokens
+
+
+@given(st.text())
+def test_fast_segmenter_equals_the_literal_alternation(text: str) -> None:
+    expected = 0 if not text else max(1, _reference_segment_tokens(text))
+    assert estimate_tokens(text) == expected
