@@ -12,8 +12,16 @@ import importlib
 import sys
 
 # Top-level commands and the `eval` group, by module. Add a module here to add a command.
-COMMAND_MODULES: list[str] = []
-EVAL_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = [
+    "nomad_lab.commands.serve",
+    "nomad_lab.commands.sweep",
+    "nomad_lab.commands.study",
+]
+EVAL_MODULES: list[str] = [
+    "nomad_lab.commands.eval_check",
+    "nomad_lab.commands.eval_retrieval",
+    "nomad_lab.commands.eval_compare",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,7 +8,6 @@ The interchange format is the reference's ``--dump`` JSON, so a dump from the re
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,9 +16,8 @@ from typing import Any
 
 import numpy as np
 
-
-class PoolFormatError(ValueError):
-    """A dump that is not the reference format; the message names the file and the field."""
+from .store import DumpError
+from .store import load_dump as read_dump
 
 
 @dataclass(frozen=True)
@@ -72,10 +70,11 @@ class PoolSet:
         return self.subset(np.array([tag in tags for tags in self.tags], dtype=bool))
 
 
-def _number(value: object, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise PoolFormatError(f"{where}: expected a finite number, got {value!r}")
-    return float(value)
+def _score(value: object, where: str) -> float:
+    number = float(value)  # type: ignore[arg-type]
+    if not math.isfinite(number):
+        raise DumpError(f"{where}: expected a finite number, got {value!r}")
+    return number
 
 
 def pools_from_records(
@@ -85,59 +84,40 @@ def pools_from_records(
     params: Mapping[str, Any] | None = None,
     source: str = "<pools>",
 ) -> PoolSet:
-    """Build a PoolSet from reference-format pool records, validating every field it reads."""
-    width = max((len(r.get("candidates") or []) for r in records), default=0)
+    """Build a PoolSet from reference-format pool records (shapes as ``store.validate_dump`` checks them).
+
+    Beyond the shapes, scores must be finite and each pool in reranked (descending) order, because the
+    sweeps rely on a floor keeping a prefix of every pool.
+    """
+    width = max((len(r["candidates"]) for r in records), default=0)
     n = len(records)
     score = np.full((n, width), np.nan)
     semantic = np.full((n, width), np.nan)
     doc = np.full((n, width), -1, dtype=np.int64)
     relevant = np.zeros((n, width), dtype=bool)
     doc_index: dict[str, int] = {}
-    ids, tags = [], []
-    expect_refusal = np.zeros(n, dtype=bool)
-    n_relevant = np.zeros(n, dtype=np.int64)
+    expect_refusal = np.array([bool(r.get("expectRefusal", False)) for r in records], dtype=bool)
+    n_relevant = np.array([len(set(r.get("relevantDocIds", []))) for r in records], dtype=np.int64)
     for i, record in enumerate(records):
-        where = f"{source}: pools[{i}]"
-        if not isinstance(record, Mapping):
-            raise PoolFormatError(f"{where}: expected an object")
-        pool_id = record.get("id")
-        if not isinstance(pool_id, str) or not pool_id:
-            raise PoolFormatError(f"{where}.id: expected a non-empty string")
-        ids.append(pool_id)
-        record_tags = record.get("tags", [])
-        if not isinstance(record_tags, list) or not all(isinstance(t, str) for t in record_tags):
-            raise PoolFormatError(f"{where}.tags: expected a list of strings")
-        tags.append(record_tags)
-        expect_refusal[i] = bool(record.get("expectRefusal", False))
-        rel = record.get("relevantDocIds", [])
-        if not isinstance(rel, list) or not all(isinstance(d, str) for d in rel):
-            raise PoolFormatError(f"{where}.relevantDocIds: expected a list of strings")
-        n_relevant[i] = len(set(rel))
-        candidates = record.get("candidates")
-        if not isinstance(candidates, list):
-            raise PoolFormatError(f"{where}.candidates: expected a list")
+        rel = set(record.get("relevantDocIds", []))
         previous = math.inf
-        for j, candidate in enumerate(candidates):
-            cwhere = f"{where}.candidates[{j}]"
-            if not isinstance(candidate, Mapping):
-                raise PoolFormatError(f"{cwhere}: expected an object")
-            value = _number(candidate.get("score"), f"{cwhere}.score")
+        for j, candidate in enumerate(record["candidates"]):
+            where = f"{source}: pools[{i}].candidates[{j}]"
+            value = _score(candidate["score"], f"{where}.score")
             if value > previous:
-                raise PoolFormatError(f"{cwhere}.score: candidates must be in reranked (descending) order")
+                raise DumpError(f"{where}.score: candidates must be in reranked (descending) order")
             previous = value
             score[i, j] = value
-            semantic[i, j] = _number(candidate.get("semanticScore", value), f"{cwhere}.semanticScore")
+            semantic[i, j] = _score(candidate.get("semanticScore", value), f"{where}.semanticScore")
             doc_id = candidate.get("docId")
             if doc_id is None:
                 doc[i, j] = -2
-            elif isinstance(doc_id, str):
+            else:
                 doc[i, j] = doc_index.setdefault(doc_id, len(doc_index))
                 relevant[i, j] = doc_id in rel
-            else:
-                raise PoolFormatError(f"{cwhere}.docId: expected a string or null")
     return PoolSet(
-        ids=ids,
-        tags=tags,
+        ids=[r["id"] for r in records],
+        tags=[list(r.get("tags", [])) for r in records],
         expect_refusal=expect_refusal,
         n_relevant=n_relevant,
         score=score,
@@ -151,21 +131,8 @@ def pools_from_records(
 
 
 def load_dump(path: str | Path) -> PoolSet:
-    """Load a reference ``eval:retrieval --dump`` JSON file (SPEC §2.5)."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PoolFormatError(f"{path}: not a readable JSON dump ({exc})") from exc
-    if not isinstance(data, Mapping) or not isinstance(data.get("pools"), list):
-        raise PoolFormatError(f"{path}: not a candidate dump: expected an object with a 'pools' list")
-    fingerprint = data.get("fingerprint")
-    if fingerprint is not None and not isinstance(fingerprint, str):
-        raise PoolFormatError(f"{path}: fingerprint: expected a string")
-    params = data.get("params")
+    """Load and validate a reference ``eval:retrieval --dump`` JSON file (SPEC §2.5) into arrays."""
+    data = read_dump(path)
     return pools_from_records(
-        data["pools"],
-        fingerprint=fingerprint,
-        params=params if isinstance(params, Mapping) else None,
-        source=str(path),
+        data["pools"], fingerprint=data["fingerprint"], params=data["params"], source=str(path)
     )

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from nomad_lab import gates
-from nomad_lab.pools import PoolFormatError, load_dump, pools_from_records
+from nomad_lab.pools import load_dump, pools_from_records
 from nomad_lab.stats import (
     bootstrap_means,
     calibrated_floor,
@@ -18,6 +18,7 @@ from nomad_lab.stats import (
     mcnemar_exact,
     paired_bootstrap,
 )
+from nomad_lab.store import DumpError
 from nomad_lab.sweep import floor_margins, leak_by_tag, sweep
 
 
@@ -163,13 +164,32 @@ def test_paired_tests() -> None:
     assert same.statistic == 0 and same.p_value == 1.0 and same.n == 2
 
 
+PARAMS = {"topK": 5, "scoreThreshold": 0.3, "minFinalScore": 0.62, "kValues": [1, 3, 5, 10]}
+
+
+def dump_of(records: list[dict]) -> dict:
+    return {"fingerprint": "0123456789abcdef", "params": PARAMS, "pools": records}
+
+
 def test_dump_errors_name_the_field(tmp_path: Path) -> None:
     path = tmp_path / "dump.json"
-    path.write_text(json.dumps({"pools": [{"id": "q", "candidates": [{"docId": "a", "score": "high"}]}]}))
-    with pytest.raises(PoolFormatError, match=r"pools\[0\]\.candidates\[0\]\.score"):
+    bad = random_records(1, 3)
+    bad[1]["candidates"] = [{"docId": "a", "score": "high", "semanticScore": 0.5}]
+    path.write_text(json.dumps(dump_of(bad)))
+    with pytest.raises(DumpError, match=r"dump.json: pools\[1\]\.candidates\[0\]\.score"):
+        load_dump(path)
+    unordered = random_records(1, 3)
+    unordered[0]["candidates"] = [
+        {"docId": "a", "score": 0.5, "semanticScore": 0.5},
+        {"docId": "b", "score": 0.9, "semanticScore": 0.5},
+    ]
+    path.write_text(json.dumps(dump_of(unordered)))
+    with pytest.raises(
+        DumpError, match=r"pools\[0\]\.candidates\[1\]\.score: candidates must be in reranked"
+    ):
         load_dump(path)
     path.write_text("[1, 2]")
-    with pytest.raises(PoolFormatError, match="not a candidate dump"):
+    with pytest.raises(DumpError, match="a candidate dump is a JSON object"):
         load_dump(path)
-    path.write_text(json.dumps({"fingerprint": "abc", "pools": random_records(1, 3)}))
+    path.write_text(json.dumps(dump_of(random_records(1, 3))))
     assert load_dump(path).size == 3

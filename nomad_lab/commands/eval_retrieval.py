@@ -1,0 +1,92 @@
+"""``nomad-lab eval retrieval``: the retrieval tier, as the reference's ``eval:retrieval`` (SPEC §8.2, §8.5).
+
+Prints the aggregate metrics with 95% intervals, per-tag leak rates and the leaked cases with their top
+scores; stores the run and every question's full pre-floor candidate pool in the workspace store.
+Exit code 1 when a retrieved chunk does not resolve to a corpus document (a filter leak), as the
+reference does, or when the corpus or goldens are invalid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _floor(text: str) -> float:
+    value = float(text)
+    if math.isnan(value) or value < 0 or value > 1:
+        raise argparse.ArgumentTypeError(f"floor must be between 0 and 1, got {text}")
+    return value
+
+
+def register(subparsers: Any) -> None:
+    from nomad_lab.workspace import (
+        DEFAULT_CORPUS_DIR,
+        DEFAULT_GOLDENS_DIR,
+        DEFAULT_REPORTS_DIR,
+        DEFAULT_STORE_PATH,
+    )
+
+    parser = subparsers.add_parser("retrieval", help="retrieval metrics, leak rates and candidate pools")
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS_DIR, help="corpus directory (*.md)")
+    parser.add_argument(
+        "--goldens", type=Path, default=DEFAULT_GOLDENS_DIR, help="goldens directory (*.jsonl)"
+    )
+    parser.add_argument("--suite", default="core", help="suite(s): NAME, a,b or * (default: core)")
+    parser.add_argument("--floor", type=_floor, default=0.62, help="post-rerank relevance floor (0 = off)")
+    parser.add_argument("--top-k", type=int, default=5, help="chunks returned per question (default 5)")
+    parser.add_argument(
+        "--no-distractors", action="store_true", help="leave distractor-*.md docs out of the index"
+    )
+    parser.add_argument(
+        "--judge-model", metavar="SPEC", help="relevance judge backend spec, e.g. embedded:gemma3-270m"
+    )
+    parser.add_argument(
+        "--judge-retry-failed", action="store_true", help="re-ask cached verdicts that failed open"
+    )
+    parser.add_argument(
+        "--dump", type=Path, metavar="PATH", help="write the candidate pools (reference JSON format)"
+    )
+    parser.add_argument(
+        "--report",
+        type=Path,
+        nargs="?",
+        const=DEFAULT_REPORTS_DIR,
+        metavar="DIR",
+        help=f"write JSON and markdown reports (default dir: {DEFAULT_REPORTS_DIR})",
+    )
+    parser.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from nomad_lab.corpus import CorpusError
+    from nomad_lab.eval_retrieval import RetrievalEvalConfig, format_summary, run_retrieval_eval
+    from nomad_lab.goldens import GoldenError
+    from nomad_lab.store import StoreError
+
+    config = RetrievalEvalConfig(
+        corpus_dir=args.corpus,
+        goldens_dir=args.goldens,
+        suite=args.suite,
+        floor=args.floor,
+        top_k=args.top_k,
+        include_distractors=not args.no_distractors,
+        judge_model=args.judge_model,
+        judge_retry_failed=args.judge_retry_failed,
+        store_path=args.store,
+        dump_path=args.dump,
+        report_dir=args.report,
+        progress=not args.no_progress,
+    )
+    try:
+        result = run_retrieval_eval(config)
+    except (CorpusError, GoldenError, StoreError, ValueError) as exc:
+        print(f"eval retrieval: {exc}", file=sys.stderr)
+        return 1
+    print(format_summary(result))
+    return 1 if result.unresolved_chunks else 0

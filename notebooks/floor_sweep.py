@@ -1,0 +1,58 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Floor sweep: off-topic leak rate against recall@5
+#
+# Sweeps the post-rerank score floor (`RAG_MIN_FINAL_SCORE`), the cosine floor and the
+# top-versus-median contrast test over a stored candidate dump, with 95% bootstrap bands, the
+# seed's 0.62 default marked, a calibrated floor for a target leak rate, and the margin between
+# each floor and the weakest correct top hit. No retrieval and no model runs here.
+
+# %% tags=["parameters"]
+dump = "results/retrieval/dump-core-off_topic.json"  # written by `nomad-lab eval retrieval --dump`
+out_dir = "results/floor_sweep"
+alpha = 0.10  # target off-topic leak rate for the calibrated floor
+refusal_tag = "off-topic"  # count leaks on this suite's refusals only (None: every refusal)
+
+# %%
+from IPython.display import Markdown, display
+
+from nomad_lab.floor_study import floor_study_from_dump, markdown_table
+
+study, paths = floor_study_from_dump(dump, out_dir, alpha=alpha, refusal_tag=refusal_tag)
+display(Markdown(markdown_table(study)))
+print(study.calibrated.message)
+
+# %% [markdown]
+# The curve: leak (solid) and recall@5 (dashed) against the floor; the purple line is the margin
+# left before the weakest correct top hit.
+
+# %%
+from IPython.display import Image
+
+display(Image(filename=str(paths["sweep_png"])))
+display(Image(filename=str(paths["tradeoff_png"])))
+
+# %% [markdown]
+# Leak rate per tag at the default floor:
+
+# %%
+display(
+    Markdown(
+        "\n".join(
+            ["| tag | leak rate | leaked / refusals |", "|---|---|---|"]
+            + [f"| {tag} | {rate:.3f} | {k} / {n} |" for tag, (rate, k, n) in study.tags_at_default.items()]
+        )
+    )
+)
