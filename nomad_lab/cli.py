@@ -16,6 +16,7 @@ COMMAND_MODULES: list[str] = [
     "nomad_lab.commands.serve",
     "nomad_lab.commands.sweep",
     "nomad_lab.commands.study",
+    "nomad_lab.commands.reproduce",
 ]
 EVAL_MODULES: list[str] = [
     "nomad_lab.commands.eval_check",
