@@ -3,13 +3,21 @@
 Each command module exposes ``register(subparsers)``, which adds its parser and sets ``func`` to a
 callable taking the parsed namespace and returning an exit code. Command modules keep heavy imports
 (torch, duckdb, llama.cpp) inside their functions so ``nomad-lab --help`` stays instant.
+
+Errors: a ``NomadLabError`` (bad golden, dump, spec or store, missing model, backend down) is printed
+as ``nomad-lab: error: <message>`` without a traceback and exits 1, since its message already says
+what to fix; anything else is a bug and keeps its traceback. ``NOMAD_LAB_DEBUG=1`` shows the traceback
+of both.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+
+from .errors import DEBUG_ENV, NomadLabError
 
 # Top-level commands and the `eval` group, by module. Add a module here to add a command.
 COMMAND_MODULES: list[str] = [
@@ -17,10 +25,12 @@ COMMAND_MODULES: list[str] = [
     "nomad_lab.commands.sweep",
     "nomad_lab.commands.study",
     "nomad_lab.commands.reproduce",
+    "nomad_lab.commands.store",
 ]
 EVAL_MODULES: list[str] = [
     "nomad_lab.commands.eval_check",
     "nomad_lab.commands.eval_retrieval",
+    "nomad_lab.commands.eval_generation",
     "nomad_lab.commands.eval_compare",
 ]
 
@@ -50,7 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     func = getattr(args, "func", None)
     if func is None:
         return _usage(parser)
-    return int(func(args) or 0)
+    try:
+        return int(func(args) or 0)
+    except NomadLabError as exc:
+        if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+            raise
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -26,6 +26,8 @@ from .jsstring import js_parse_float, js_parse_int
 
 CONTEXT_LADDER = (4096, 8192, 16384, 32768, 65536, 131072)
 MIN_CONTEXT = 4096
+GGUF_U32_MAX = 2**32 - 1
+"""GGUF stores ``<arch>.context_length`` as uint32: a larger value cannot be a real trained context."""
 UNKNOWN_BACKEND_CONTEXT = 8192
 MEMORY_SAFETY_FRACTION = 0.8
 CPU_RAM_SHARE = 0.5
@@ -73,16 +75,23 @@ def _cache_bytes(cache_type: str) -> Fraction:
         ) from None
 
 
+def _trained_context(value: object) -> int | None:
+    number = positive_number(value)
+    return int(number) if number is not None and number <= GGUF_U32_MAX else None
+
+
 def context_length_from(model_info: Mapping[str, Any] | None) -> int | None:
-    """``<arch>.context_length`` if positive, else the first positive ``*.context_length`` key."""
+    """``<arch>.context_length`` if positive, else the first positive ``*.context_length`` key.
+
+    Values above the uint32 range GGUF stores them in are absurd and ignored, like negative ones."""
     if not isinstance(model_info, Mapping):
         return None
     arch = model_info.get("general.architecture")
-    if isinstance(arch, str) and (value := positive_number(model_info.get(f"{arch}.context_length"))):
-        return int(value)
+    if isinstance(arch, str) and (value := _trained_context(model_info.get(f"{arch}.context_length"))):
+        return value
     for key, raw in model_info.items():
-        if isinstance(key, str) and key.endswith(".context_length") and (value := positive_number(raw)):
-            return int(value)
+        if isinstance(key, str) and key.endswith(".context_length") and (value := _trained_context(raw)):
+            return value
     return None
 
 

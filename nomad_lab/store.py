@@ -4,7 +4,9 @@ Why one file: gate studies (floor sweeps, judge models) are SQL or numpy passes 
 retrieval runs once per corpus and a model verdict is computed once per (model, exact judge input), ever.
 The file carries a schema version; a file written by an incompatible version is refused with a clear
 error before anything is written to it. Every multi-row write happens in one transaction, so an
-interrupted run leaves either all of its rows or none.
+interrupted run leaves either all of its rows or none. DuckDB lets one process at a time open the file
+for writing; a second process waits up to ``NOMAD_LAB_STORE_WAIT`` seconds (default 10) for the lock
+and then gets :class:`StoreLockedError` naming the file and the process holding it, never a torn file.
 
 Tables (see ``_SCHEMA``): ``indexes`` + ``chunks`` keyed by corpus fingerprint; ``embeddings`` keyed by
 (embedder key, SHA-256 of the chunk text), so re-chunking one document or building the no-distractor
@@ -19,8 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -31,6 +35,9 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.corpus import is_fingerprint
+from nomad_lab.errors import NomadLabError
+from nomad_lab.goldens import check_doc_id
 from nomad_lab.jsfmt import js_json_dumps
 
 __all__ = [
@@ -43,6 +50,7 @@ __all__ = [
     "RunRecord",
     "Store",
     "StoreError",
+    "StoreLockedError",
     "StoreSchemaError",
     "Verdict",
     "judge_input_sha256",
@@ -53,6 +61,9 @@ __all__ = [
 SCHEMA_VERSION = 1
 EMBEDDING_DIMENSION = 384  # FLOAT[384]: all-MiniLM-L6-v2; another model needs a new schema version
 DUMP_PARAM_KEYS = ("topK", "scoreThreshold", "minFinalScore", "kValues")
+LOCK_WAIT_ENV = "NOMAD_LAB_STORE_WAIT"
+DEFAULT_LOCK_WAIT_S = 10.0
+_LOCK_HELD = re.compile(r"Conflicting lock is held in .*\(PID (\d+)\)")
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS nomad_lab_meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
@@ -91,7 +102,7 @@ CREATE TABLE IF NOT EXISTS judge_verdicts (
 """
 
 
-class StoreError(RuntimeError):
+class StoreError(NomadLabError, RuntimeError):
     """The store file cannot be used (not a DuckDB file, locked, or not a nomad-lab store)."""
 
 
@@ -99,7 +110,34 @@ class StoreSchemaError(StoreError):
     """The store was written with another schema version; it is left untouched."""
 
 
-class DumpError(ValueError):
+class StoreLockedError(StoreError):
+    """Another process holds the store's write lock and kept it longer than the wait."""
+
+
+class _Locked(Exception):
+    """DuckDB refused the file lock (internal: retried until the wait runs out)."""
+
+    def __init__(self, pid: str | None) -> None:
+        super().__init__(pid)
+        self.pid = pid
+
+
+def _lock_wait_from_env() -> float:
+    raw = os.environ.get(LOCK_WAIT_ENV, "")
+    try:
+        value = float(raw) if raw else DEFAULT_LOCK_WAIT_S
+    except ValueError:
+        raise StoreError(f"{LOCK_WAIT_ENV}={raw!r}: expected a number of seconds") from None
+    return value if math.isfinite(value) and value >= 0 else DEFAULT_LOCK_WAIT_S
+
+
+def _raise_if_locked(exc: Exception) -> None:
+    match = _LOCK_HELD.search(str(exc))
+    if match or "Could not set lock" in str(exc):
+        raise _Locked(match.group(1) if match else None) from exc
+
+
+class DumpError(NomadLabError, ValueError):
     """A candidate dump is malformed; the message names the file and the field."""
 
 
@@ -194,22 +232,29 @@ def judge_input_sha256(judge_input: str) -> str:
 class Store:
     """One DuckDB file per workspace. Use as a context manager, or call :meth:`close`."""
 
-    def __init__(self, path: str | os.PathLike[str], read_only: bool = False):
+    def __init__(self, path: str | os.PathLike[str], read_only: bool = False, lock_wait: float | None = None):
+        """Open (or create) the store; ``lock_wait`` seconds (default: ``NOMAD_LAB_STORE_WAIT`` or 10)
+        is how long to wait for another process to release the file before :class:`StoreLockedError`."""
         import duckdb
 
         self.path = Path(path)
         self.read_only = read_only
-        exists = self.path.exists() and self.path.stat().st_size > 0
-        if exists:
-            self._check_existing(duckdb)
-        elif read_only:
-            raise StoreError(f"{self.path}: store not found")
-        else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self.con = duckdb.connect(str(self.path), read_only=read_only)
-        except duckdb.Error as exc:
-            raise StoreError(f"{self.path}: cannot open the store: {exc}") from exc
+        wait = _lock_wait_from_env() if lock_wait is None else lock_wait
+        deadline, delay = time.monotonic() + wait, 0.05
+        while True:
+            try:
+                exists = self._connect(duckdb)
+                break
+            except _Locked as locked:
+                if time.monotonic() + delay > deadline:
+                    holder = f"PID {locked.pid}" if locked.pid else "another process"
+                    raise StoreLockedError(
+                        f"{self.path}: another nomad-lab process ({holder}) holds this store and did not "
+                        f"release it within {wait:g} s; wait for it to finish or use another --store "
+                        f"(set {LOCK_WAIT_ENV} to wait longer)"
+                    ) from locked.__cause__
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
         if not exists:
             with self.transaction():
                 self.con.execute(_SCHEMA)
@@ -218,12 +263,29 @@ class Store:
                     [str(SCHEMA_VERSION)],
                 )
 
+    def _connect(self, duckdb: Any) -> bool:
+        """One attempt at opening the file; whether it existed. Raises ``_Locked`` on a held lock."""
+        exists = self.path.exists() and self.path.stat().st_size > 0
+        if exists:
+            self._check_existing(duckdb)
+        elif self.read_only:
+            raise StoreError(f"{self.path}: store not found")
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.con = duckdb.connect(str(self.path), read_only=self.read_only)
+        except duckdb.Error as exc:
+            _raise_if_locked(exc)
+            raise StoreError(f"{self.path}: cannot open the store: {exc}") from exc
+        return exists
+
     def _check_existing(self, duckdb: Any) -> None:
         """Read the schema version through a read-only connection, so a refused file is never written."""
         try:
             probe = duckdb.connect(str(self.path), read_only=True)
         except duckdb.Error as exc:
-            raise StoreError(f"{self.path}: not a DuckDB store or locked by another process: {exc}") from exc
+            _raise_if_locked(exc)
+            raise StoreError(f"{self.path}: cannot open the store: {exc}") from exc
         try:
             tables = {
                 row[0] for row in probe.execute("SELECT table_name FROM information_schema.tables").fetchall()
@@ -580,11 +642,9 @@ class Store:
         return self.put_run(run, cases, pools)
 
 
-_FINGERPRINT = re.compile(r"^[0-9a-f]{16}$")
-
-
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A JSON number; Python's json also reads NaN and Infinity, which no reference dump holds."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def validate_dump(dump: Any, source: str = "<dump>") -> None:
@@ -598,7 +658,7 @@ def validate_dump(dump: Any, source: str = "<dump>") -> None:
     for key in ("fingerprint", "params", "pools"):
         if key not in dump:
             fail(key, "missing (is this a candidate dump written by eval retrieval --dump?)")
-    if not isinstance(dump["fingerprint"], str) or not _FINGERPRINT.match(dump["fingerprint"]):
+    if not is_fingerprint(dump["fingerprint"]):
         fail("fingerprint", f"expected 16 lowercase hex characters, got {dump['fingerprint']!r}")
     params = dump["params"]
     if not isinstance(params, Mapping):
@@ -628,6 +688,9 @@ def validate_dump(dump: Any, source: str = "<dump>") -> None:
             value = pool.get(key)
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 fail(f"{where}.{key}", "expected an array of strings")
+        for k, doc_id in enumerate(pool["relevantDocIds"]):
+            if problem := check_doc_id(doc_id):
+                fail(f"{where}.relevantDocIds[{k}]", f"doc id {doc_id!r} {problem}")
         if not isinstance(pool.get("expectRefusal"), bool):
             fail(f"{where}.expectRefusal", f"expected true or false, got {pool.get('expectRefusal')!r}")
         candidates = pool.get("candidates")
@@ -641,9 +704,11 @@ def validate_dump(dump: Any, source: str = "<dump>") -> None:
                 candidate["docId"] is None or isinstance(candidate["docId"], str)
             ):
                 fail(f"{cwhere}.docId", f"expected a string or null, got {candidate.get('docId')!r}")
+            if candidate["docId"] is not None and (problem := check_doc_id(candidate["docId"])):
+                fail(f"{cwhere}.docId", f"doc id {candidate['docId']!r} {problem}")
             for key in ("score", "semanticScore"):
                 if not _is_number(candidate.get(key)):
-                    fail(f"{cwhere}.{key}", f"expected a number, got {candidate.get(key)!r}")
+                    fail(f"{cwhere}.{key}", f"expected a finite number, got {candidate.get(key)!r}")
 
 
 def load_dump(path: str | os.PathLike[str]) -> dict[str, Any]:

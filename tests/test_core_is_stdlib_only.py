@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = ["judge", "estimator", "context_window", "planner", "think_stream"]
+CORE = ["judge", "estimator", "context_window", "planner", "think_stream", "generation_metrics", "samplers"]
 
 PROBE = f"""
 import sys

@@ -6,11 +6,9 @@ HTTP server answering 500, non-JSON, or a schema-violating verdict, on both tran
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 
 import pytest
 
@@ -23,84 +21,10 @@ from nomad_lab.judge_service import (
     rewrite_query,
 )
 from nomad_lab.ollama_server import free_port
+from tests.fake_ollama import FakeServer, ollama_reply
 
 PASSAGES = [{"text": "Cool a burn under running water for twenty minutes."}, {"text": "Walden pond."}]
 QUESTION = "How do I treat a burn?"
-
-Reply = Callable[[str], tuple[int, str, str]]  # path -> (status, content type, body)
-
-
-def ollama_reply(content: str) -> Reply:
-    def reply(path: str) -> tuple[int, str, str]:
-        if path.startswith("/v1/"):
-            body = {
-                "id": "x",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "m",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55},
-            }
-        else:
-            body = {
-                "model": "m",
-                "created_at": "2026-01-01T00:00:00Z",
-                "done": True,
-                "done_reason": "stop",
-                "message": {"role": "assistant", "content": content},
-                "prompt_eval_count": 50,
-                "eval_count": 5,
-            }
-        return 200, "application/json", json.dumps(body)
-
-    return reply
-
-
-class FakeServer:
-    """A local HTTP server whose every POST gets the same scripted reply; counts the requests."""
-
-    def __init__(self, reply: Reply) -> None:
-        outer = self
-        self.requests: list[str] = []
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length") or 0))
-                outer.requests.append(self.path)
-                status, ctype, body = reply(self.path)
-                data = body.encode()
-                self.send_response(status)
-                self.send_header("content-type", ctype)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
-
-    def chat_requests(self) -> list[str]:
-        return [p for p in self.requests if p in ("/api/chat", "/v1/chat/completions")]
-
-    def __enter__(self) -> FakeServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
 
 @pytest.fixture
 def silent_port() -> Iterator[int]:

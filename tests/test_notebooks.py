@@ -45,3 +45,41 @@ def test_placement_notebook(tmp_path: Path) -> None:
     execute("placement", tmp_path, out_dir=str(tmp_path / "pl"), turns=3, context_window=2048, recompute=True)
     rows = json.loads((tmp_path / "pl" / "placement.json").read_text())["rows"]
     assert {r["placement"] for r in rows} == {"tail", "front"} and len(rows) == 12
+
+
+FIXTURES = ROOT / "tests" / "fixtures" / "retrieval"
+
+
+@pytest.mark.slow
+def test_judge_models_notebook_on_the_fixture_corpus(tmp_path: Path) -> None:
+    cells = execute(
+        "judge_models",
+        tmp_path,
+        judge_models=["embedded:gemma3-270m?n_ctx=2048"],
+        suite="off_topic",
+        limit=3,
+        store=str(tmp_path / "ws.duckdb"),
+        corpus=str(FIXTURES / "corpus"),
+        goldens=str(FIXTURES / "goldens"),
+    )
+    outputs = json.dumps([c.get("outputs", []) for c in cells])
+    assert "McNemar p" in outputs and "embedded:gemma3-270m" in outputs
+
+
+@pytest.mark.slow
+def test_explore_notebook_over_a_stored_run(tmp_path: Path) -> None:
+    from nomad_lab.eval_retrieval import RetrievalEvalConfig, run_retrieval_eval
+
+    store = tmp_path / "ws.duckdb"
+    run_retrieval_eval(
+        RetrievalEvalConfig(
+            corpus_dir=FIXTURES / "corpus",
+            goldens_dir=FIXTURES / "goldens",
+            suite="core,off_topic",
+            floor=0.0,
+            store_path=store,
+            progress=False,
+        )
+    )
+    cells = execute("explore", tmp_path, store=str(store), judge_model=None, floor=0.3)
+    assert any(c.get("outputs") for c in cells if c["cell_type"] == "code")  # the widget rendered

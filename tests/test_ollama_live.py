@@ -26,7 +26,6 @@ if not HOST:
     pytest.skip("OLLAMA_HOST is not set: no real Ollama server to test against", allow_module_level=True)
 
 
-
 def base_url(host: str) -> str:
     """OLLAMA_HOST as Ollama reads it: scheme and port optional (default http and 11434)."""
     base = (host if "://" in host else f"http://{host}").rstrip("/")

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..context_window import context_length_from
+from ..errors import NomadLabError
 from ..think_stream import ThinkTagSplitter, normalize_non_streamed
 
 Message = Mapping[str, Any]
@@ -145,7 +146,7 @@ class ModelEntry:
     quantization: str | None = None
 
 
-class BackendError(RuntimeError):
+class BackendError(NomadLabError, RuntimeError):
     """A backend call failed; ``reason`` is a short stable label for logs and fail-open records.
 
     Labels: ``timeout``, ``connection-refused``, ``connection-error``, ``http-<status>``,
@@ -247,7 +248,9 @@ def collect_stream(chunks: Iterable[ChatChunk], *, ms: float = 0.0, model: str |
 
 # --- /api/show parsing (SPEC §4.1, §7.4), shared by every backend that can produce a show payload ---
 
-_NUM_CTX_LINE = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
+# At most 19 digits (an int64, Ollama's type): a longer number is absurd, and int() of a 5,000-digit
+# string raises instead of parsing, so such a line is ignored rather than crashing show().
+_NUM_CTX_LINE = re.compile(r"^\s*num_ctx\s+(\d{1,19})\s*$", re.MULTILINE)
 SAMPLER_KEYS = ("temperature", "top_p", "top_k", "min_p", "repeat_penalty")
 
 
@@ -273,18 +276,32 @@ def modelfile_samplers(parameters: str | None) -> dict[str, float]:
     return found
 
 
+def _mapping(value: object) -> dict[str, Any]:
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 def model_info_from_show(name: str, show: Mapping[str, Any], size_bytes: int | None = None) -> ModelInfo:
-    """Parse an Ollama ``/api/show`` body (as a plain dict) into ``ModelInfo``."""
-    raw_info = dict(show.get("model_info") or show.get("modelinfo") or {})
-    details = show.get("details") or {}
-    parameters = show.get("parameters")
+    """Parse an Ollama ``/api/show`` body (as a plain dict) into ``ModelInfo``.
+
+    A server may answer anything: fields of the wrong JSON type are dropped rather than trusted, and
+    numbers are bounded by their readers (``context_length_from``, ``modelfile_num_ctx``)."""
+    raw_info = _mapping(show.get("model_info") or show.get("modelinfo"))
+    details = _mapping(show.get("details"))
+    parameters = show.get("parameters") if isinstance(show.get("parameters"), str) else None
+    capabilities = show.get("capabilities")
     return ModelInfo(
         name=name,
         context_length=context_length_from(raw_info),
         modelfile_num_ctx=modelfile_num_ctx(parameters),
-        parameter_size=details.get("parameter_size") or None,
-        quantization=details.get("quantization_level") or None,
-        capabilities=tuple(show.get("capabilities") or ()),
+        parameter_size=_text(details.get("parameter_size")),
+        quantization=_text(details.get("quantization_level")),
+        capabilities=tuple(c for c in capabilities if isinstance(c, str))
+        if isinstance(capabilities, list)
+        else (),
         model_info=raw_info,
         samplers=modelfile_samplers(parameters),
         size_bytes=size_bytes,

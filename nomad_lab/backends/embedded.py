@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..chat_format import fold_system_messages
+from ..context_window import CONTEXT_LADDER
 from .base import (
     ChatChunk,
     ChatRequest,
@@ -47,6 +48,10 @@ from .base import (
 log = logging.getLogger(__name__)
 
 DEFAULT_N_CTX = 4096  # Ollama's default context length
+MAX_N_CTX = CONTEXT_LADDER[-1]
+"""Largest context ever allocated: the top rung the context resolver can choose. llama.cpp allocates the
+KV cache for ``n_ctx`` tokens up front, so an absurd ``num_ctx`` (from a spec, a shim client or bad
+metadata) must be bounded before it reaches ``Llama``; 0 would even mean "the GGUF's own, unchecked"."""
 DEFAULT_THREADS = 2
 NUM_KEEP = 4  # tokens Ollama keeps at the head when it truncates a prompt
 # Ollama's defaults (api/types.go DefaultOptions) for samplers a request leaves unset.
@@ -82,7 +87,7 @@ FILE_TYPES = {
     30: "IQ4_XS",
     32: "BF16",
 }
-_INT = re.compile(r"^-?\d+$")
+_INT = re.compile(r"^-?\d{1,20}$")  # a GGUF integer is at most 64 bits: 20 digits
 _FLOAT = re.compile(r"^-?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?$")
 
 
@@ -91,7 +96,7 @@ _FLOAT = re.compile(r"^-?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?$")
 
 def resolve_model_path(name: str) -> tuple[str, Path]:
     """(display name, GGUF path) for an embedded alias or a file path; aliases resolve via packages."""
-    from ..models import gemma_path, smollm2_path
+    from ..models import ModelFileNotFound, gemma_path, smollm2_path
 
     if name == "gemma3-270m":
         return name, gemma_path()
@@ -99,7 +104,7 @@ def resolve_model_path(name: str) -> tuple[str, Path]:
         return name, smollm2_path()
     path = Path(name).expanduser()
     if not path.is_file():
-        raise FileNotFoundError(f"no GGUF file at {path}")
+        raise ModelFileNotFound(f"no GGUF file at {path}")
     return path.stem.lower(), path
 
 
@@ -119,14 +124,28 @@ _LOADED: dict[str, LoadedModel] = {}
 _LOAD_LOCK = threading.Lock()
 
 
+def bounded_n_ctx(requested: object, default: int = DEFAULT_N_CTX) -> int:
+    """``requested`` as a context size llama.cpp may allocate: a positive int, at most ``MAX_N_CTX``.
+
+    Anything else (0, negative, a float or a string from a client's JSON) means ``default``.
+    """
+    if isinstance(requested, bool) or not isinstance(requested, int) or requested <= 0:
+        return default
+    if requested > MAX_N_CTX:
+        log.warning("num_ctx %d is beyond %d tokens; capped", requested, MAX_N_CTX)
+        return MAX_N_CTX
+    return requested
+
+
 def load_model(path: Path, n_ctx: int, threads: int = DEFAULT_THREADS) -> LoadedModel:
     """The cached model for ``path``, reloaded if ``n_ctx`` differs (one instance per path).
 
     Reloading on a context change is what Ollama does, and it is the cost the context resolver's
-    memoization exists to avoid; ``load_ms`` lets callers see it.
+    memoization exists to avoid; ``load_ms`` lets callers see it. ``n_ctx`` is bounded first.
     """
     from llama_cpp import Llama
 
+    n_ctx = bounded_n_ctx(n_ctx)
     key = str(Path(path).resolve())
     with _LOAD_LOCK:
         loaded = _LOADED.get(key)
@@ -294,7 +313,7 @@ class EmbeddedBackend:
         chat_format: str | None = None,
     ) -> None:
         self.model = model
-        self.n_ctx = n_ctx
+        self.n_ctx = bounded_n_ctx(n_ctx)
         self.threads = threads
         self.chat_format = chat_format
         self.name, self.path = resolve_model_path(model)
@@ -303,7 +322,7 @@ class EmbeddedBackend:
     # -- model metadata
 
     def loaded(self, n_ctx: int | None = None) -> LoadedModel:
-        return load_model(self.path, n_ctx or self.n_ctx, self.threads)
+        return load_model(self.path, bounded_n_ctx(n_ctx, self.n_ctx), self.threads)
 
     def loaded_now(self) -> LoadedModel | None:
         """The loaded instance for this file, if any, without loading it."""

@@ -8,7 +8,6 @@ sent only when set, and every library or HTTP failure becomes a ``BackendError``
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -53,7 +52,9 @@ def backend_error(exc: BaseException) -> BackendError:
         cause = exc.__context__ if exc.__context__ is not None else exc
         refused = isinstance(exc, ConnectionRefusedError) or "refused" in str(cause).lower()
         return BackendError("connection-refused" if refused else "connection-error", str(cause))
-    if isinstance(exc, json.JSONDecodeError | pydantic.ValidationError | httpx.DecodingError | KeyError):
+    # ValueError covers JSONDecodeError, pydantic's ValidationError and an integer literal too long to
+    # parse; TypeError a body of the wrong JSON type (a list where ShowResponse wants an object).
+    if isinstance(exc, ValueError | TypeError | pydantic.ValidationError | httpx.DecodingError | KeyError):
         return BackendError("bad-response", f"{type(exc).__name__}: {exc}"[:300])
     if isinstance(exc, httpx.HTTPError):
         return BackendError("connection-error", f"{type(exc).__name__}: {exc}")
@@ -197,7 +198,10 @@ class OllamaBackend:
         except Exception as exc:
             raise backend_error(exc) from exc
         size = next((m.size_bytes for m in self._safe_list() if m.name == name), None)
-        info = model_info_from_show(name, payload, size)
+        try:
+            info = model_info_from_show(name, payload, size)
+        except (ValueError, TypeError, AttributeError) as exc:  # well-formed JSON, absurd content
+            raise BackendError("bad-response", f"/api/show: {type(exc).__name__}: {exc}"[:300]) from exc
         self._show_memo[name] = info
         return info
 

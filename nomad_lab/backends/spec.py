@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from ..errors import NomadLabError
+
 ACCEPTED_FORMS = """accepted backend specs:
   ollama://HOST:PORT/MODEL              native Ollama API (/api/chat), e.g. ollama://127.0.0.1:11434/llama3:8b
   openai://HOST:PORT/v1/MODEL           OpenAI-compatible (LM Studio, llama.cpp server, Ollama /v1),
@@ -45,8 +47,12 @@ class BackendSpec:
         return f"http://{self.host}:{self.port}{self.base_path}"
 
 
-def _bad(spec: str, why: str) -> ValueError:
-    return ValueError(f"bad backend spec {spec!r}: {why}\n{ACCEPTED_FORMS}")
+class BackendSpecError(NomadLabError, ValueError):
+    """A malformed backend spec; the message lists the accepted forms."""
+
+
+def _bad(spec: str, why: str) -> BackendSpecError:
+    return BackendSpecError(f"bad backend spec {spec!r}: {why}\n{ACCEPTED_FORMS}")
 
 
 def _float_param(spec: str, params: dict[str, str], name: str) -> float | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -64,10 +63,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nomad_lab.corpus import CorpusError
     from nomad_lab.eval_retrieval import RetrievalEvalConfig, format_summary, run_retrieval_eval
-    from nomad_lab.goldens import GoldenError
-    from nomad_lab.store import StoreError
 
     config = RetrievalEvalConfig(
         corpus_dir=args.corpus,
@@ -83,10 +79,6 @@ def run(args: argparse.Namespace) -> int:
         report_dir=args.report,
         progress=not args.no_progress,
     )
-    try:
-        result = run_retrieval_eval(config)
-    except (CorpusError, GoldenError, StoreError, ValueError) as exc:
-        print(f"eval retrieval: {exc}", file=sys.stderr)
-        return 1
+    result = run_retrieval_eval(config)  # bad input raises a NomadLabError: cli.main prints it, exit 1
     print(format_summary(result))
     return 1 if result.unresolved_chunks else 0

@@ -1,0 +1,198 @@
+"""The relevance judge as a gate over a stored retrieval run: verdicts once, then statistics.
+
+For every question of a stored run, the set the judge would read is rebuilt from the stored pool
+exactly as the pipeline builds it (floor, then source diversity, then top k; chunk texts from the
+store), and its verdict is read from the store's verdict cache or computed once through the backend
+and stored (``eval_retrieval.CachedJudge``). The verdicts then act as a gate on the same pools, so
+the judge can be compared with floor-only on identical questions: leak and recall@5 with intervals,
+an exact McNemar test on leaks, a paired bootstrap on recall, latency and failures per model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import gates
+from .pools import PoolSet, pools_from_records
+from .rerank import RAG_DEFAULT_TOP_K, Candidate, apply_relevance_floor, apply_source_diversity
+from .stats import PairedTest, bootstrap_means, mcnemar_exact, paired_bootstrap
+from .store import ChunkRecord, PoolEntry, Store
+
+
+def judged_set(
+    entries: Sequence[PoolEntry], chunks: dict[str, ChunkRecord], floor: float, top_k: int = RAG_DEFAULT_TOP_K
+) -> list[Candidate]:
+    """What retrieval returns for one stored pool at ``floor``: the passages the judge reads."""
+    candidates = [
+        Candidate(
+            text=chunks[e.chunk_id].text if e.chunk_id in chunks else "",
+            semantic_score=e.semantic_score,
+            source=chunks[e.chunk_id].source if e.chunk_id in chunks else None,
+            doc_id=e.doc_id,
+            chunk_id=e.chunk_id,
+            score=e.score,
+        )
+        for e in sorted(entries, key=lambda e: e.rank)
+    ]
+    return apply_source_diversity(apply_relevance_floor(candidates, floor).kept)[:top_k]
+
+
+@dataclass(frozen=True)
+class JudgedRun:
+    """A stored run's pools with one verdict per question (1 on topic, 0 off topic, NaN unjudged)."""
+
+    pools: PoolSet
+    verdicts: np.ndarray
+    ms: np.ndarray
+    floor: float
+    model: str
+    stats_line: str
+    failures: int
+    calls: int
+
+
+def judge_run(
+    store: Store,
+    run_id: str,
+    judge_spec: str,
+    *,
+    floor: float,
+    limit: int | None = None,
+    progress: bool = True,
+    backend: object | None = None,
+) -> JudgedRun:
+    """Verdicts for every question of ``run_id`` (or the first ``limit``), cached in ``store``."""
+    from tqdm import tqdm
+
+    from .eval_retrieval import CachedJudge
+
+    run = store.get_run(run_id)
+    dump = store.export_dump(run_id)
+    records = dump["pools"][:limit] if limit else dump["pools"]
+    queries = {case.golden_id: case.query or "" for case in store.get_cases(run_id)}
+    stored = store.get_pools(run_id)
+    chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
+    judge = CachedJudge(judge_spec, store, backend=backend)  # type: ignore[arg-type]
+    verdicts = np.full(len(records), np.nan)
+    ms = np.full(len(records), np.nan)
+    for i, record in enumerate(tqdm(records, desc=f"judge {judge_spec}", disable=not progress)):
+        passages = judged_set(stored.get(record["id"], []), chunks, floor)
+        if not passages:
+            continue  # the floor left nothing: the pipeline never calls the judge
+        _, verdict = judge(queries[record["id"]], passages)
+        ms[i] = verdict["ms"]
+        if verdict["judged"]:
+            verdicts[i] = 1.0 if verdict["onTopic"] else 0.0
+    pools = pools_from_records(records, fingerprint=dump["fingerprint"], params=dump["params"], source=run_id)
+    return JudgedRun(
+        pools, verdicts, ms, floor, judge_spec, judge.stats.line(), judge.stats.failures, judge.stats.calls
+    )
+
+
+@dataclass(frozen=True)
+class GateComparison:
+    """Floor-only against floor-then-judge at one floor, on the same questions."""
+
+    model: str
+    floor: float
+    leak_floor: tuple[float, float, float]  # rate, low, high
+    leak_judge: tuple[float, float, float]
+    recall_floor: tuple[float, float, float]
+    recall_judge: tuple[float, float, float]
+    leak_test: PairedTest
+    recall_test: PairedTest
+    calls: int
+    failures: int
+    median_ms: float
+    p95_ms: float
+
+
+def compare_with_floor(judged: JudgedRun, k: int = gates.DEFAULT_K) -> GateComparison:
+    """Score floor-only and floor+judge on the judged run's pools and test the difference."""
+    pools = judged.pools
+    floor_only = gates.score_floor(pools, [judged.floor])
+    with_judge = gates.both(floor_only, gates.judge(pools, judged.verdicts))
+    recall_a, nonempty_a = gates.evaluate(pools, floor_only, k)
+    recall_b, nonempty_b = gates.evaluate(pools, with_judge, k)
+    refusal, answerable = pools.expect_refusal, pools.n_relevant > 0
+
+    def interval(values: np.ndarray) -> tuple[float, float, float]:
+        mean, lo, hi = bootstrap_means(values[None])
+        return float(mean[0]), float(lo[0]), float(hi[0])
+
+    called = judged.ms[~np.isnan(judged.ms)]
+    return GateComparison(
+        model=judged.model,
+        floor=judged.floor,
+        leak_floor=interval(nonempty_a[0, refusal].astype(float)),
+        leak_judge=interval(nonempty_b[0, refusal].astype(float)),
+        recall_floor=interval(recall_a[0, answerable]),
+        recall_judge=interval(recall_b[0, answerable]),
+        leak_test=mcnemar_exact(nonempty_a[0, refusal], nonempty_b[0, refusal]),
+        recall_test=paired_bootstrap(recall_a[0, answerable], recall_b[0, answerable]),
+        calls=judged.calls,
+        failures=judged.failures,
+        median_ms=float(np.median(called)) if called.size else float("nan"),
+        p95_ms=float(np.percentile(called, 95)) if called.size else float("nan"),
+    )
+
+
+def markdown(rows: Sequence[GateComparison]) -> str:
+    """One row per judge model: leak and recall with intervals, tests against floor-only, cost."""
+    out = [
+        "| judge | floor | leak floor-only | leak +judge | McNemar p | recall@5 floor-only | recall@5 +judge "
+        "| Δ recall [95% CI] | calls | failed open | median ms | p95 ms |",
+        "|---|---:|---|---|---:|---|---|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        out.append(
+            f"| {r.model} | {r.floor:.2f} | {_ci(r.leak_floor)} | {_ci(r.leak_judge)} "
+            f"| {r.leak_test.p_value:.3g} "
+            f"| {_ci(r.recall_floor)} | {_ci(r.recall_judge)} "
+            f"| {r.recall_test.statistic:+.3f} [{r.recall_test.low:+.3f}, {r.recall_test.high:+.3f}] "
+            f"| {r.calls} | {r.failures} | {r.median_ms:.0f} | {r.p95_ms:.0f} |"
+        )
+    return "\n".join(out)
+
+
+def _ci(value: tuple[float, float, float]) -> str:
+    return f"{value[0]:.3f} [{value[1]:.3f}, {value[2]:.3f}]"
+
+
+def run_judge_study(
+    judge_specs: Sequence[str],
+    *,
+    suite: str = "off_topic",
+    floor: float = 0.0,
+    limit: int | None = None,
+    store_path: str | None = None,
+    corpus_dir: str | None = None,
+    goldens_dir: str | None = None,
+    progress: bool = True,
+) -> list[GateComparison]:
+    """Retrieve ``suite`` once (pools stored, index cached), then judge it with each model in turn."""
+    from pathlib import Path
+
+    from .eval_retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from .workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
+
+    path = Path(store_path) if store_path else DEFAULT_STORE_PATH
+    config = RetrievalEvalConfig(
+        corpus_dir=Path(corpus_dir) if corpus_dir else DEFAULT_CORPUS_DIR,
+        goldens_dir=Path(goldens_dir) if goldens_dir else DEFAULT_GOLDENS_DIR,
+        suite=suite,
+        floor=floor,
+        store_path=path,
+        progress=progress,
+    )
+    run_id = run_retrieval_eval(config).run_id
+    rows = []
+    with Store(path) as store:
+        for spec in judge_specs:
+            judged = judge_run(store, run_id, spec, floor=floor, limit=limit, progress=progress)
+            print(judged.stats_line)
+            rows.append(compare_with_floor(judged))
+    return rows

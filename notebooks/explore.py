@@ -1,0 +1,75 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Explore: move the floor, toggle the judge, read what leaks
+#
+# A stored retrieval run is re-gated live: no retrieval and no model call (judge verdicts come from
+# the store; run `nomad-lab study judges` to fill them). The list shows the refusal questions that
+# still got context, with their top passage.
+
+# %% tags=["parameters"]
+store = "runs/nomad-lab.duckdb"
+run_id = None  # None: the latest retrieval run in the store
+judge_model = "embedded:gemma3-270m"  # verdicts read from the store; None for no judge
+judge_floor = 0.0  # the floor the stored verdicts were computed after
+floor = 0.62
+use_judge = False
+
+# %%
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
+
+from nomad_lab import gates
+from nomad_lab.explore import load_explore_data, snapshot
+from nomad_lab.sweep import sweep
+
+data = load_explore_data(store, run_id, judge_model, judge_floor)
+curve = sweep(data.pools, "score_floor", gates.FLOOR_GRID)
+for note in data.notes:
+    print(note)
+
+
+def draw(floor: float, use_judge: bool) -> None:
+    shot = snapshot(data, floor, use_judge)
+    _fig, ax = plt.subplots(figsize=(6, 3.2))
+    ax.plot(curve.points, curve.leak, label="leak (floor only)")
+    ax.plot(curve.points, curve.recall, "--", label="recall@5 (floor only)")
+    ax.plot([floor], [shot.leak], "o", color="tab:blue")
+    ax.plot([floor], [shot.recall], "s", color="tab:orange")
+    ax.axvline(floor, color="grey", lw=0.8)
+    ax.set_xlabel("floor")
+    ax.set_title(
+        f"floor {floor:.2f}{' + judge' if shot.use_judge else ''}: "
+        f"leak {shot.leak:.3f}, recall@5 {shot.recall:.3f}"
+    )
+    ax.legend(fontsize=7)
+    plt.show()
+    rows = [
+        f"| {c.golden_id} | {c.query} | {c.top_doc} | {c.top_score:.3f} | {c.passage[:120]} |"
+        for c in shot.leaked[:25]
+    ]
+    display(
+        Markdown(
+            "\n".join(["| id | question | top doc | score | top passage |", "|---|---|---|---:|---|", *rows])
+        )
+    )
+
+
+controls = widgets.interactive(
+    draw,
+    floor=widgets.FloatSlider(value=floor, min=0.0, max=1.0, step=0.01, description="floor"),
+    use_judge=widgets.Checkbox(value=use_judge, description="judge", disabled=data.verdicts is None),
+)
+display(controls)

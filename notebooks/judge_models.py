@@ -1,0 +1,62 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Judge models: leak and recall per relevance-judge model, against floor-only
+#
+# Each model judges the same stored pools (verdicts cached in the store by model and by a hash of
+# the exact judge input, so a rerun computes nothing twice). Reported per model: leak and recall@5
+# with 95% intervals, an exact McNemar test on leaks and a paired bootstrap on recall against the
+# floor alone, latency per call and failures (fail-open). Any backend spec works here, e.g.
+# `ollama://127.0.0.1:11434/llama3:8b`.
+
+# %% tags=["parameters"]
+judge_models = ["embedded:gemma3-270m", "embedded:smollm2-135m"]
+suite = "off_topic"
+floor = 0.0  # the floor the judge runs after
+limit = None  # judge only the first N questions (None: all)
+store = None  # workspace store (None: runs/nomad-lab.duckdb)
+corpus = None  # corpus folder (None: datasets/corpus)
+goldens = None  # golden suites folder (None: datasets/goldens)
+
+# %%
+import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
+
+from nomad_lab.judge_study import markdown, run_judge_study
+
+rows = run_judge_study(
+    judge_models,
+    suite=suite,
+    floor=floor,
+    limit=limit,
+    store_path=store,
+    corpus_dir=corpus,
+    goldens_dir=goldens,
+)
+display(Markdown(markdown(rows)))
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+labels = ["floor only"] + [r.model for r in rows]
+for ax, (title, pick) in zip(axes, [("off-topic leak rate", "leak"), ("recall@5", "recall")], strict=True):
+    values = [getattr(rows[0], f"{pick}_floor")] + [getattr(r, f"{pick}_judge") for r in rows]
+    ax.bar(
+        range(len(values)),
+        [v[0] for v in values],
+        yerr=[[v[0] - v[1] for v in values], [v[2] - v[0] for v in values]],
+        capsize=4,
+    )
+    ax.set_xticks(range(len(values)), labels, rotation=20, fontsize=7)
+    ax.set_title(f"{title} (floor {floor})")
+fig.tight_layout()

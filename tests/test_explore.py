@@ -1,0 +1,50 @@
+"""The explore snapshot: one operating point re-gated from stored pools, leaked cases listed."""
+
+import numpy as np
+
+from nomad_lab.explore import ExploreData, snapshot
+from nomad_lab.pools import pools_from_records
+
+RECORDS = [
+    {
+        "id": "haiku",
+        "tags": [],
+        "expectRefusal": True,
+        "relevantDocIds": [],
+        "candidates": [{"docId": "walden", "score": 0.7, "semanticScore": 0.6}],
+    },
+    {
+        "id": "hello",
+        "tags": [],
+        "expectRefusal": True,
+        "relevantDocIds": [],
+        "candidates": [{"docId": "poem", "score": 0.4, "semanticScore": 0.4}],
+    },
+    {
+        "id": "boil",
+        "tags": [],
+        "expectRefusal": False,
+        "relevantDocIds": ["water"],
+        "candidates": [{"docId": "water", "score": 0.66, "semanticScore": 0.6}],
+    },
+]
+DATA = ExploreData(
+    pools_from_records(RECORDS),
+    ["haiku please", "hello", "how long to boil"],
+    ["Walden text", "poem text", "water text"],
+    np.array([0.0, 1.0, 1.0]),
+    "m",
+)
+
+
+def test_floor_and_judge_move_leak_and_recall() -> None:
+    open_gate = snapshot(DATA, 0.0, use_judge=False)
+    assert (open_gate.leak, open_gate.recall) == (1.0, 1.0)
+    assert [c.golden_id for c in open_gate.leaked] == ["haiku", "hello"]  # highest top score first
+    assert open_gate.leaked[0].top_doc == "walden" and open_gate.leaked[0].passage == "Walden text"
+    floored = snapshot(DATA, 0.5, use_judge=False)
+    assert (floored.leak, floored.recall) == (0.5, 1.0)
+    judged = snapshot(DATA, 0.5, use_judge=True)
+    assert (judged.leak, judged.recall, judged.leaked) == (0.0, 1.0, [])
+    too_high = snapshot(DATA, 0.68, use_judge=True)
+    assert (too_high.leak, too_high.recall) == (0.0, 0.0)
