@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import argparse
 import time
-import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+
+from _measure import peak_mib
 
 from nomad_lab.estimator import estimate_tokens
 from nomad_lab.judge import excerpt_for
@@ -36,14 +37,6 @@ def best_of(fn: Callable[[], object], repeats: int = 3) -> float:
         fn()
         times.append(time.perf_counter() - start)
     return min(times)
-
-
-def peak_mib(fn: Callable[[], object]) -> float:
-    tracemalloc.start()
-    fn()
-    peak = tracemalloc.get_traced_memory()[1] / 2**20
-    tracemalloc.stop()
-    return peak
 
 
 def main() -> None:

@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 import random
 import time
-import tracemalloc
 from collections.abc import Callable
 
 import numpy as np
+from _measure import peak_mib
 
 from nomad_lab import gates
 from nomad_lab.pools import PoolSet, pools_from_records
@@ -85,15 +85,6 @@ def timed(fn: Callable[[], object]) -> tuple[float, object]:
     return time.perf_counter() - start, result
 
 
-def peak_mib(fn: Callable[[], object]) -> float:
-    """Peak traced allocation of a separate run (tracing slows Python code, so it is not timed)."""
-    tracemalloc.start()
-    fn()
-    peak = tracemalloc.get_traced_memory()[1] / 2**20
-    tracemalloc.stop()
-    return peak
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
@@ -102,9 +93,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     floors = gates.FLOOR_GRID
-    print(
-        "| rows | questions | vectorized s | peak MiB | naive loop s | speed-up | naive measured on |"
-    )
+    print("| rows | questions | vectorized s | peak MiB | naive loop s | speed-up | naive measured on |")
     print("|---:|---:|---:|---:|---:|---:|---|")
     for rows in args.sizes:
         records = synthetic_records(rows)
