@@ -223,6 +223,8 @@ def write(rows: list[Row], summary: Summary, out_dir: Path) -> dict[str, Path]:
     """Rows (CSV), summary (JSON, markdown) and the convergence plot into ``out_dir``."""
     import matplotlib.pyplot as plt
 
+    from .plots import save
+
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {
         "rows": out_dir / "rows.csv",
@@ -244,8 +246,7 @@ def write(rows: list[Row], summary: Summary, out_dir: Path) -> dict[str, Path]:
     ax.set_title("Segmenter error as the per-model factor converges")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(paths["png"], dpi=150)
-    plt.close(fig)
+    save(fig, paths["png"])
     return paths
 
 

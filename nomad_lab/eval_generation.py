@@ -195,23 +195,13 @@ def golden_input_sha(golden: Golden) -> str:
 class AnswerCache:
     """Stored answers, one row per (parameter key, golden, golden-input hash, repeat), in the workspace store.
 
-    The table is additive (``CREATE TABLE IF NOT EXISTS``): stores written before it existed gain it on
-    first use and nothing else in them changes. Each row is written on its own as soon as the answer
-    exists, so an interruption loses at most the answer in flight. Errors are never stored: a rerun
-    retries them.
-    """
-
-    TABLE = """
-    CREATE TABLE IF NOT EXISTS generation_answers (
-        params_key VARCHAR NOT NULL, golden_id VARCHAR NOT NULL, golden_sha256 VARCHAR NOT NULL,
-        repeat INTEGER NOT NULL, params JSON NOT NULL, observation JSON NOT NULL,
-        created_at TIMESTAMPTZ NOT NULL,
-        PRIMARY KEY (params_key, golden_id, golden_sha256, repeat))
+    The ``generation_answers`` table is one of the store's additive tables (``nomad_lab.store``). Each row
+    is written on its own as soon as the answer exists, so an interruption loses at most the answer in
+    flight. Errors are never stored: a rerun retries them.
     """
 
     def __init__(self, store: Store) -> None:
         self.con = store.con
-        self.con.execute(self.TABLE)
 
     @staticmethod
     def key(params: Mapping[str, Any]) -> str:

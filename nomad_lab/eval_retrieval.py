@@ -69,6 +69,14 @@ class RetrievalEvalConfig:
     k_values: tuple[int, ...] = DEFAULT_K_VALUES
 
 
+def judge_passages_and_key(question: str, chunks: Sequence[Candidate]) -> tuple[list[dict[str, str]], str]:
+    """The passages the judge reads and the verdict-cache key of that exact judge input."""
+    from nomad_lab.judge import build_judge_input
+
+    passages = [{"text": c.text} for c in chunks]  # eval-corpus markdown carries no titles (SPEC §1.3)
+    return passages, judge_input_sha256(build_judge_input(question, passages))
+
+
 class CachedJudge:
     """A relevance judge whose verdicts are read from, or written to, the store.
 
@@ -90,11 +98,9 @@ class CachedJudge:
 
     def __call__(self, question: str, chunks: Sequence[Candidate]) -> tuple[list[Candidate], dict[str, Any]]:
         """The chunks the judge keeps (all or none) and a record of the verdict for the case result."""
-        from nomad_lab.judge import build_judge_input
         from nomad_lab.judge_service import JudgeResult
 
-        passages = [{"text": c.text} for c in chunks]  # eval-corpus markdown carries no titles (SPEC §1.3)
-        key = judge_input_sha256(build_judge_input(question, passages))
+        passages, key = judge_passages_and_key(question, chunks)
         cached = self.store.get_verdict(self.spec, key)
         if cached is not None and (cached.ok or not self.retry_failed):
             self.cache_hits += 1
@@ -110,11 +116,7 @@ class CachedJudge:
             )
         else:
             result = self.judge.judge(question, passages)
-            self.store.put_verdict(
-                self.spec,
-                key,
-                Verdict(result.verdict, result.judged, result.reason, result.ms, result.prompt_tokens),
-            )
+            self.store.put_verdict(self.spec, key, Verdict.of(result))
         self.stats.record(result)
         kept = [] if result.judged and result.verdict is False else list(chunks)
         record = {

@@ -10,8 +10,12 @@ an exact McNemar test on leaks, a paired bootstrap on recall, latency and failur
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -172,10 +176,15 @@ def run_judge_study(
     corpus_dir: str | None = None,
     goldens_dir: str | None = None,
     progress: bool = True,
+    client: object | None = None,
+    endpoints: dict[str, list[str]] | None = None,
 ) -> list[GateComparison]:
-    """Retrieve ``suite`` once (pools stored, index cached), then judge it with each model in turn."""
-    from pathlib import Path
+    """Retrieve ``suite`` once (pools stored, index cached), then judge it with each model in turn.
 
+    With a Dask ``client`` the missing verdicts of the whole grid are computed on the cluster first
+    (``nomad_lab.cluster.fill_verdicts``, ``endpoints`` spreading a model over several servers); the
+    comparisons then read every verdict from the store.
+    """
     from .eval_retrieval import RetrievalEvalConfig, run_retrieval_eval
     from .workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 
@@ -191,8 +200,57 @@ def run_judge_study(
     run_id = run_retrieval_eval(config).run_id
     rows = []
     with Store(path) as store:
+        if client is not None:
+            from .cluster import fill_verdicts
+
+            fill_verdicts(
+                client,
+                store,
+                run_id,
+                judge_specs,
+                floor=floor,
+                limit=limit,
+                endpoints=endpoints,
+                progress=progress,
+            )
         for spec in judge_specs:
             judged = judge_run(store, run_id, spec, floor=floor, limit=limit, progress=progress)
             print(judged.stats_line)
             rows.append(compare_with_floor(judged))
     return rows
+
+
+def plot_comparison(rows: Sequence[GateComparison]) -> Any:
+    """Bars with 95% intervals: floor-only, then floor+judge per model, for leak rate and recall@5."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    labels = ["floor only"] + [r.model for r in rows]
+    for ax, (title, pick) in zip(
+        axes, [("off-topic leak rate", "leak"), ("recall@5", "recall")], strict=True
+    ):
+        values = [getattr(rows[0], f"{pick}_floor")] + [getattr(r, f"{pick}_judge") for r in rows]
+        ax.bar(
+            range(len(values)),
+            [v[0] for v in values],
+            yerr=[[v[0] - v[1] for v in values], [v[2] - v[0] for v in values]],
+            capsize=4,
+        )
+        ax.set_xticks(range(len(values)), labels, rotation=20, fontsize=7)
+        ax.set_title(f"{title} (floor {rows[0].floor:g})")
+    fig.tight_layout()
+    return fig
+
+
+def write_study(rows: Sequence[GateComparison], out_dir: str | os.PathLike[str]) -> dict[str, Path]:
+    """``judges.md``, ``judges.json`` and ``judges.png``/``.svg`` into ``out_dir``."""
+    from .plots import save
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"md": out / "judges.md", "json": out / "judges.json"}
+    paths["md"].write_text(markdown(rows) + "\n")
+    paths["json"].write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
+    if rows:
+        paths["png"] = save(plot_comparison(rows), out / "judges.png")
+    return paths

@@ -72,9 +72,10 @@ def plot_leak_vs_recall(curves: Sequence[OperatingCurve], *, title: str = "") ->
 
 
 def save(fig: plt.Figure, path: str | Path) -> Path:
-    """Write ``fig`` (PNG, 150 dpi) and close it."""
+    """Write ``fig`` as PNG (150 dpi, for reading) and as SVG beside it (for publishing), then close it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=150)
+    fig.savefig(path.with_suffix(".svg"))
     plt.close(fig)
     return path

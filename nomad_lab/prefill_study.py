@@ -129,15 +129,64 @@ def replay(
 
 
 def reload_cost(model_path: str | Path, n_ctx: int, other_ctx: int, prompt: str) -> dict[str, float]:
-    """What a context-window change costs: a reload plus re-evaluating the whole prompt, vs a warm turn."""
+    """What a context-window change costs: a reload plus re-evaluating the whole prompt, against a warm
+    turn that only appends a short follow-up question to the cached prompt."""
     llm = load_model(model_path, n_ctx)
     prefill(llm, prompt)
-    _, _, _, warm_ms = prefill(llm, prompt + " ")
+    _, _, _, warm_ms = prefill(llm, prompt + "\n" + WARM_FOLLOW_UP)
     start = time.perf_counter()
     reloaded = load_model(model_path, other_ctx)
     load_ms = (time.perf_counter() - start) * 1000
-    _, _, _, cold_ms = prefill(reloaded, prompt)
+    _, _, _, cold_ms = prefill(reloaded, prompt + "\n" + WARM_FOLLOW_UP)
     return {"reload_ms": load_ms, "cold_prefill_ms": cold_ms, "warm_prefill_ms": warm_ms}
+
+
+WARM_FOLLOW_UP = "And how long does that take?"
+SERIES = ("tail", "front", "tail+rewrite", "front+rewrite")
+SEED_TURN = 14  # the seed measured prefill at turn 14: 231 ms tail, 539 ms front (llama3:8b)
+
+
+def _median_rows(runs: Sequence[Sequence[TurnRow]]) -> list[TurnRow]:
+    """One row per turn with the median prefill time of the repeats (token counts are deterministic)."""
+    import statistics
+
+    return [
+        TurnRow(**{**asdict(same[0]), "prefill_ms": statistics.median(r.prefill_ms for r in same)})
+        for same in zip(*runs, strict=True)
+    ]
+
+
+def summarize(rows: Sequence[dict[str, Any]], turn: int = SEED_TURN) -> dict[str, Any]:
+    """Per series: prefill at ``turn`` (or the last turn, if shorter) and the least-squares growth per turn.
+
+    The slope is the robust figure: one turn's prefill is one noisy sample, the slope uses them all.
+    """
+    import numpy as np
+
+    out: dict[str, Any] = {}
+    for key in SERIES:
+        placement, _, rewrite = key.partition("+")
+        series = sorted(
+            (r for r in rows if r["placement"] == placement and r["rewrite_between"] == bool(rewrite)),
+            key=lambda r: r["turn"],
+        )
+        if not series:
+            continue
+        at = min(turn, series[-1]["turn"])
+        turns = np.array([r["turn"] for r in series], dtype=float)
+        ms = np.array([r["prefill_ms"] for r in series])
+        slope = float(np.polyfit(turns, ms, 1)[0]) if len(series) > 1 else float("nan")
+        row = next(r for r in series if r["turn"] == at)
+        out[key] = {
+            "turn": at,
+            "prefill_ms": row["prefill_ms"],
+            "evaluated_tokens": row["evaluated_tokens"],
+            "slope_ms_per_turn": slope,
+        }
+    if "tail" in out and "front" in out:
+        out["front_over_tail"] = out["front"]["prefill_ms"] / out["tail"]["prefill_ms"]
+        out["seed_front_over_tail"] = 539 / 231
+    return out
 
 
 def run_study(
@@ -146,45 +195,81 @@ def run_study(
     chunks_per_turn: Sequence[Sequence[str]],
     *,
     context_window: int = 8192,
+    repeats: int = 3,
 ) -> dict[str, Any]:
-    """Both placements, with and without a rewrite between turns, plus the reload cost."""
+    """Both placements, with and without a rewrite between turns, ``repeats`` replays each (median per
+    turn, replays interleaved so a burst of machine noise hits every series alike), plus the reload cost."""
+    from tqdm import tqdm
+
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
     llm = load_model(model_path, context_window)
-    rows: list[TurnRow] = []
-    for rewrite in (False, True):
-        for placement in ("tail", "front"):
-            rows += replay(
-                llm,
-                turns,
-                chunks_per_turn,
-                placement=placement,
-                context_window=context_window,
-                rewrite_between=rewrite,
+    settings = [(rewrite, placement) for rewrite in (False, True) for placement in ("tail", "front")]
+    runs: dict[tuple[bool, str], list[list[TurnRow]]] = {k: [] for k in settings}
+    for _ in tqdm(range(repeats), desc="placement replays", unit="round"):
+        for rewrite, placement in settings:
+            runs[(rewrite, placement)].append(
+                replay(
+                    llm,
+                    turns,
+                    chunks_per_turn,
+                    placement=placement,
+                    context_window=context_window,
+                    rewrite_between=rewrite,
+                )
             )
-    last = max(r.turn for r in rows)
+    rows = [asdict(r) for k in settings for r in _median_rows(runs[k])]
     probe = render(llm, [{"role": "user", "content": " ".join(chunks_per_turn[0])}])
     return {
         "model": Path(model_path).name,
         "context_window": context_window,
-        "rows": [asdict(r) for r in rows],
-        "at_last_turn": {
-            f"{r.placement}{'+rewrite' if r.rewrite_between else ''}": r.prefill_ms
-            for r in rows
-            if r.turn == last
-        },
+        "repeats": repeats,
+        "rows": rows,
+        "summary": summarize(rows),
         "reload": reload_cost(model_path, context_window, context_window // 2, probe),
     }
 
 
+def markdown(result: dict[str, Any]) -> str:
+    """The per-series summary beside the seed's turn-14 figures, and the reload cost."""
+    summary = result["summary"]
+    lines = [
+        "| series | turn | prefill ms | tokens evaluated | growth ms/turn |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for key in SERIES:
+        if key in summary:
+            r = summary[key]
+            lines.append(
+                f"| {key} | {r['turn']} | {r['prefill_ms']:.0f} | {r['evaluated_tokens']} "
+                f"| {r['slope_ms_per_turn']:+.1f} |"
+            )
+    if "front_over_tail" in summary:
+        lines.append(
+            f"\nfront/tail prefill at turn {summary['tail']['turn']}: {summary['front_over_tail']:.2f}x "
+            f"(seed, llama3:8b at turn 14: 539/231 = {summary['seed_front_over_tail']:.2f}x)"
+        )
+    reload = result["reload"]
+    lines.append(
+        f"\ncontext-window change: reload {reload['reload_ms']:.0f} ms + cold prefill "
+        f"{reload['cold_prefill_ms']:.0f} ms, against {reload['warm_prefill_ms']:.0f} ms for a warm follow-up"
+    )
+    return "\n".join(lines) + "\n"
+
+
 def write(result: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
-    """Rows and summary (JSON) and the prefill-vs-turn plot."""
+    """Rows and summary (JSON, markdown) and the prefill-vs-turn plot (PNG, SVG)."""
     import matplotlib.pyplot as plt
+
+    from .plots import save
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = {"json": out / "placement.json", "png": out / "prefill_vs_turn.png"}
+    paths = {"json": out / "placement.json", "md": out / "placement.md", "png": out / "prefill_vs_turn.png"}
     paths["json"].write_text(json.dumps(result, indent=2) + "\n")
+    paths["md"].write_text(markdown(result))
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for key in ("tail", "front", "tail+rewrite", "front+rewrite"):
+    for key in SERIES:
         placement, _, rewrite = key.partition("+")
         series = [
             r for r in result["rows"] if r["placement"] == placement and r["rewrite_between"] == bool(rewrite)
@@ -198,11 +283,14 @@ def write(result: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
         )
     ax.set_xlabel("turn")
     ax.set_ylabel("prefill (ms, llama.cpp t_p_eval)")
-    ax.set_title(f"Prefill by RAG placement ({result['model']}, window {result['context_window']})")
+    ax.set_title(
+        f"Prefill by RAG placement ({result['model']}, window {result['context_window']}, "
+        f"median of {result.get('repeats', 1)})",
+        fontsize=9,
+    )
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(paths["png"], dpi=150)
-    plt.close(fig)
+    save(fig, paths["png"])
     return paths
 
 
@@ -238,6 +326,7 @@ def load_or_run(
     context_window: int,
     model: str | Path | None = None,
     recompute: bool = False,
+    repeats: int = 3,
 ) -> dict[str, Any]:
     """The stored study in ``out_dir`` if present (and not ``recompute``), else run it and store it."""
     stored = Path(out_dir) / "placement.json"
@@ -246,6 +335,8 @@ def load_or_run(
     from .models import gemma_path
 
     conversation, chunks = conversation_from_corpus(corpus, turns)
-    result = run_study(model or gemma_path(), conversation, chunks, context_window=context_window)
+    result = run_study(
+        model or gemma_path(), conversation, chunks, context_window=context_window, repeats=repeats
+    )
     write(result, out_dir)
     return result

@@ -11,7 +11,9 @@ and then gets :class:`StoreLockedError` naming the file and the process holding 
 Tables (see ``_SCHEMA``): ``indexes`` + ``chunks`` keyed by corpus fingerprint; ``embeddings`` keyed by
 (embedder key, SHA-256 of the chunk text), so re-chunking one document or building the no-distractor
 index re-embeds only new text; ``runs``, ``cases`` (per-question results), ``pools`` (the FULL pre-floor
-candidate pool of every question), ``run_metrics``; ``judge_verdicts``.
+candidate pool of every question), ``run_metrics``; ``judge_verdicts``; and the additive
+``generation_answers`` (eval generation's answer cache) and ``notebook_cells`` (one row per executed
+notebook grid cell).
 
 The reference's candidate dump (SPEC §2.5) is the interchange format: :meth:`Store.export_dump` and
 :meth:`Store.import_dump`, with :func:`validate_dump` naming the offending field on bad input.
@@ -99,6 +101,19 @@ CREATE TABLE IF NOT EXISTS judge_verdicts (
     model VARCHAR NOT NULL, input_sha256 VARCHAR NOT NULL, on_topic BOOLEAN, ok BOOLEAN NOT NULL,
     reason VARCHAR, ms DOUBLE, prompt_tokens INTEGER, created_at TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (model, input_sha256));
+"""
+
+# Tables added after schema version 1 shipped. They only add, never change, so an existing version-1 store
+# gains them on its next writable open and nothing else in it changes: no version bump is needed.
+_ADDITIVE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS generation_answers (
+    params_key VARCHAR NOT NULL, golden_id VARCHAR NOT NULL, golden_sha256 VARCHAR NOT NULL,
+    repeat INTEGER NOT NULL, params JSON NOT NULL, observation JSON NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (params_key, golden_id, golden_sha256, repeat));
+CREATE TABLE IF NOT EXISTS notebook_cells (
+    cell_key VARCHAR PRIMARY KEY, notebook VARCHAR NOT NULL, parameters JSON NOT NULL,
+    output_dir VARCHAR NOT NULL, seconds DOUBLE NOT NULL, git_sha VARCHAR, created_at TIMESTAMPTZ NOT NULL);
 """
 
 
@@ -219,6 +234,11 @@ class Verdict:
     ms: float | None = None
     prompt_tokens: int | None = None
 
+    @classmethod
+    def of(cls, result: Any) -> Verdict:
+        """The stored form of a ``judge_service.JudgeResult``."""
+        return cls(result.verdict, result.judged, result.reason, result.ms, result.prompt_tokens)
+
 
 def _new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:8]
@@ -262,6 +282,8 @@ class Store:
                     "INSERT INTO nomad_lab_meta VALUES ('schema_version', ?), ('created_by', 'nomad-lab')",
                     [str(SCHEMA_VERSION)],
                 )
+        if not self.read_only:
+            self.con.execute(_ADDITIVE_SCHEMA)
 
     def _connect(self, duckdb: Any) -> bool:
         """One attempt at opening the file; whether it existed. Raises ``_Locked`` on a held lock."""
@@ -584,6 +606,26 @@ class Store:
                     datetime.now(UTC),
                 ],
             )
+
+    # ---------------------------------------------------------------- notebook grid cells
+
+    def put_notebook_cell(
+        self,
+        cell_key: str,
+        notebook: str,
+        parameters: Mapping[str, Any],
+        output_dir: str,
+        seconds: float,
+        git_sha: str | None,
+    ) -> None:
+        with self.transaction():
+            self.con.execute(
+                "INSERT OR REPLACE INTO notebook_cells VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [cell_key, notebook, json.dumps(parameters), output_dir, seconds, git_sha, datetime.now(UTC)],
+            )
+
+    def notebook_cell_keys(self) -> set[str]:
+        return {row[0] for row in self.con.execute("SELECT cell_key FROM notebook_cells").fetchall()}
 
     # ---------------------------------------------------------------- the reference dump format
 

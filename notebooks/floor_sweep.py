@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -20,7 +22,7 @@
 # each floor and the weakest correct top hit. No retrieval and no model runs here.
 
 # %% tags=["parameters"]
-dump = "results/retrieval/dump-core-off_topic.json"  # written by `nomad-lab eval retrieval --dump`
+dump = "runs/dumps/core-off_topic.json"  # written by `nomad-lab eval retrieval --dump`
 out_dir = "results/floor_sweep"
 alpha = 0.10  # target off-topic leak rate for the calibrated floor
 refusal_tag = "off-topic"  # count leaks on this suite's refusals only (None: every refusal)

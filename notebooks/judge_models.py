@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -28,12 +30,12 @@ limit = None  # judge only the first N questions (None: all)
 store = None  # workspace store (None: runs/nomad-lab.duckdb)
 corpus = None  # corpus folder (None: datasets/corpus)
 goldens = None  # golden suites folder (None: datasets/goldens)
+out_dir = "results/judges"  # the table (markdown, JSON) and the plot (PNG, SVG)
 
 # %%
-import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from nomad_lab.judge_study import markdown, run_judge_study
+from nomad_lab.judge_study import markdown, plot_comparison, run_judge_study, write_study
 
 rows = run_judge_study(
     judge_models,
@@ -45,18 +47,7 @@ rows = run_judge_study(
     goldens_dir=goldens,
 )
 display(Markdown(markdown(rows)))
+paths = write_study(rows, out_dir)
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
-labels = ["floor only"] + [r.model for r in rows]
-for ax, (title, pick) in zip(axes, [("off-topic leak rate", "leak"), ("recall@5", "recall")], strict=True):
-    values = [getattr(rows[0], f"{pick}_floor")] + [getattr(r, f"{pick}_judge") for r in rows]
-    ax.bar(
-        range(len(values)),
-        [v[0] for v in values],
-        yerr=[[v[0] - v[1] for v in values], [v[2] - v[0] for v in values]],
-        capsize=4,
-    )
-    ax.set_xticks(range(len(values)), labels, rotation=20, fontsize=7)
-    ax.set_title(f"{title} (floor {floor})")
-fig.tight_layout()
+fig = plot_comparison(rows)

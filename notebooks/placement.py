@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -26,18 +28,24 @@ turns = 16
 context_window = 8192
 model = None  # a GGUF path; None = the embedded Gemma 3 270M
 recompute = False  # False: reuse the stored run in out_dir when there is one
+repeats = 3  # replays per series; prefill is the median per turn
 
 # %%
-from IPython.display import Image, display
+from IPython.display import Image, Markdown, display
 
-from nomad_lab.prefill_study import load_or_run, write
+from nomad_lab.prefill_study import load_or_run, markdown, write
 
 result = load_or_run(
-    out_dir, corpus, turns=turns, context_window=context_window, model=model, recompute=recompute
+    out_dir,
+    corpus,
+    turns=turns,
+    context_window=context_window,
+    model=model,
+    recompute=recompute,
+    repeats=repeats,
 )
 paths = write(result, out_dir)
-print({k: round(v) for k, v in result["at_last_turn"].items()}, "ms at the last turn")
-print("context-window change:", {k: round(v) for k, v in result["reload"].items()}, "ms")
+display(Markdown(markdown(result)))
 display(Image(filename=str(paths["png"])))
 
 # %%

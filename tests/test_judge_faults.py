@@ -26,6 +26,7 @@ from tests.fake_ollama import FakeServer, ollama_reply
 PASSAGES = [{"text": "Cool a burn under running water for twenty minutes."}, {"text": "Walden pond."}]
 QUESTION = "How do I treat a burn?"
 
+
 @pytest.fixture
 def silent_port() -> Iterator[int]:
     """A socket server that accepts connections and never answers."""

@@ -42,7 +42,15 @@ def test_estimator_notebook(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_placement_notebook(tmp_path: Path) -> None:
-    execute("placement", tmp_path, out_dir=str(tmp_path / "pl"), turns=3, context_window=2048, recompute=True)
+    execute(
+        "placement",
+        tmp_path,
+        out_dir=str(tmp_path / "pl"),
+        turns=3,
+        context_window=2048,
+        recompute=True,
+        repeats=1,
+    )
     rows = json.loads((tmp_path / "pl" / "placement.json").read_text())["rows"]
     assert {r["placement"] for r in rows} == {"tail", "front"} and len(rows) == 12
 

@@ -46,3 +46,24 @@ def test_a_rewrite_on_the_same_slot_evicts_the_chat_prefix(llm) -> None:
     rewritten = replay(llm, TURNS, CHUNKS, placement="tail", context_window=2048, rewrite_between=True)
     assert rewritten[-1].reused_tokens < plain[-1].reused_tokens
     assert rewritten[-1].evaluated_tokens > plain[-1].evaluated_tokens
+
+
+def test_summary_takes_the_median_of_repeats_and_fits_growth_per_turn() -> None:
+    from dataclasses import asdict
+
+    from nomad_lab.prefill_study import TurnRow, _median_rows, summarize
+
+    def row(placement: str, turn: int, ms: float) -> TurnRow:
+        return TurnRow(placement, False, turn, 100 * turn, 50, 100 * turn - 50, ms, 0.5, 2, turn - 1)
+
+    tail_runs = [[row("tail", t, 100 + 2 * t + noise) for t in range(1, 17)] for noise in (0, 500, 4)]
+    tail = _median_rows(tail_runs)
+    assert [r.prefill_ms for r in tail] == [100 + 2 * t + 4 for t in range(1, 17)]  # the 500 ms burst is gone
+    front = [row("front", t, 100 + 25 * t) for t in range(1, 17)]
+    summary = summarize([asdict(r) for r in tail + front])
+    assert summary["tail"]["turn"] == summary["front"]["turn"] == 14
+    assert summary["tail"]["slope_ms_per_turn"] == pytest.approx(2)
+    assert summary["front"]["slope_ms_per_turn"] == pytest.approx(25)
+    assert summary["front_over_tail"] == pytest.approx((100 + 25 * 14) / (100 + 28 + 4))
+    short = summarize([asdict(r) for r in front[:5]])
+    assert short["front"]["turn"] == 5 and "front_over_tail" not in short

@@ -22,24 +22,11 @@ def _floor(text: str) -> float:
 
 
 def register(subparsers: Any) -> None:
-    from nomad_lab.workspace import (
-        DEFAULT_CORPUS_DIR,
-        DEFAULT_GOLDENS_DIR,
-        DEFAULT_REPORTS_DIR,
-        DEFAULT_STORE_PATH,
-    )
+    from nomad_lab.commands.workspace_args import add_workspace_arguments
 
     parser = subparsers.add_parser("retrieval", help="retrieval metrics, leak rates and candidate pools")
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS_DIR, help="corpus directory (*.md)")
-    parser.add_argument(
-        "--goldens", type=Path, default=DEFAULT_GOLDENS_DIR, help="goldens directory (*.jsonl)"
-    )
-    parser.add_argument("--suite", default="core", help="suite(s): NAME, a,b or * (default: core)")
     parser.add_argument("--floor", type=_floor, default=0.62, help="post-rerank relevance floor (0 = off)")
     parser.add_argument("--top-k", type=int, default=5, help="chunks returned per question (default 5)")
-    parser.add_argument(
-        "--no-distractors", action="store_true", help="leave distractor-*.md docs out of the index"
-    )
     parser.add_argument(
         "--judge-model", metavar="SPEC", help="relevance judge backend spec, e.g. embedded:gemma3-270m"
     )
@@ -49,16 +36,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--dump", type=Path, metavar="PATH", help="write the candidate pools (reference JSON format)"
     )
-    parser.add_argument(
-        "--report",
-        type=Path,
-        nargs="?",
-        const=DEFAULT_REPORTS_DIR,
-        metavar="DIR",
-        help=f"write JSON and markdown reports (default dir: {DEFAULT_REPORTS_DIR})",
-    )
-    parser.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_workspace_arguments(parser)
     parser.set_defaults(func=run)
 
 

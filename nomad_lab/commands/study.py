@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .study_injection import register_injection
+from .workspace_args import add_cluster_arguments
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,12 +26,21 @@ def register(subparsers: Any) -> None:
     judges.add_argument("--floor", type=float, default=0.0, help="the floor the judge runs after")
     judges.add_argument("--limit", type=int, default=None, help="judge only the first N questions")
     judges.add_argument("--out", type=Path, default=ROOT / "results" / "judges")
+    judges.add_argument(
+        "--endpoint",
+        action="append",
+        default=[],
+        metavar="SPEC=ENDPOINT",
+        help="another server of the same judge model; each endpoint gets its own Dask worker (repeatable)",
+    )
+    add_cluster_arguments(judges)
     judges.set_defaults(func=run_judges)
     placement = studies.add_parser("placement", help="prefill per turn for tail vs front RAG placement")
     placement.add_argument("--model", default=None, help="GGUF path (default: the embedded Gemma 3 270M)")
     placement.add_argument("--corpus", type=Path, default=ROOT / "datasets" / "corpus")
     placement.add_argument("--turns", type=int, default=16)
     placement.add_argument("--context-window", type=int, default=8192)
+    placement.add_argument("--repeats", type=int, default=3, help="replays per series; the median per turn")
     placement.add_argument("--out", type=Path, default=ROOT / "results" / "placement")
     placement.set_defaults(func=run_placement)
     register_injection(studies)
@@ -47,7 +57,7 @@ def run_estimator(args: argparse.Namespace) -> int:
 
 
 def run_placement(args: argparse.Namespace) -> int:
-    from ..prefill_study import load_or_run
+    from ..prefill_study import load_or_run, markdown
 
     result = load_or_run(
         args.out,
@@ -56,25 +66,45 @@ def run_placement(args: argparse.Namespace) -> int:
         context_window=args.context_window,
         model=args.model,
         recompute=True,
+        repeats=args.repeats,
     )
-    for key, ms in result["at_last_turn"].items():
-        print(f"turn {args.turns} prefill {key}: {ms:.0f} ms")
-    print("reload:", {k: round(v) for k, v in result["reload"].items()})
-    print(f"wrote {args.out}/placement.json and {args.out}/prefill_vs_turn.png")
+    print(markdown(result))
+    print(f"wrote {args.out}/placement.json, placement.md and prefill_vs_turn.png/.svg")
     return 0
 
 
 def run_judges(args: argparse.Namespace) -> int:
-    import json
-    from dataclasses import asdict
+    from ..cluster import close_client, open_client
+    from ..judge_study import markdown, run_judge_study, write_study
 
-    from ..judge_study import markdown, run_judge_study
-
-    rows = run_judge_study(args.judge_model, suite=args.suite, floor=args.floor, limit=args.limit)
-    table = markdown(rows)
-    print(table)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "judges.md").write_text(table + "\n")
-    (args.out / "judges.json").write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
-    print(f"wrote {args.out}/judges.md and judges.json")
+    client = open_client(args.scheduler, args.workers)
+    try:
+        rows = run_judge_study(
+            args.judge_model,
+            suite=args.suite,
+            floor=args.floor,
+            limit=args.limit,
+            client=client,
+            endpoints=_endpoints(args.endpoint, args.judge_model),
+        )
+    finally:
+        close_client(client)
+    print(markdown(rows))
+    for name, path in write_study(rows, args.out).items():
+        print(f"wrote {name}: {path}")
     return 0
+
+
+def _endpoints(pairs: list[str], specs: list[str]) -> dict[str, list[str]]:
+    """``SPEC=ENDPOINT`` options grouped by judge spec; a spec not in ``--judge-model`` is refused."""
+    from ..errors import NomadLabError
+
+    grouped: dict[str, list[str]] = {}
+    for pair in pairs:
+        spec, sep, endpoint = pair.partition("=")
+        if not sep or not endpoint or spec not in specs:
+            raise NomadLabError(
+                f"--endpoint {pair}: expected SPEC=ENDPOINT where SPEC is one of the --judge-model values"
+            )
+        grouped.setdefault(spec, [spec]).append(endpoint)
+    return grouped

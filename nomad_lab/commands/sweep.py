@@ -1,21 +1,55 @@
-"""``nomad-lab sweep``: gate sweeps over a stored candidate dump, no retrieval and no model re-run."""
+"""``nomad-lab sweep``: gate sweeps over a stored candidate dump, or a notebook over a parameter grid.
+
+``nomad-lab sweep --dump D`` sweeps score floor, cosine floor and contrast over the stored pools (no
+retrieval, no model). ``nomad-lab sweep NOTEBOOK -p name value …`` executes the notebook with papermill
+once per grid cell (a name given twice is an axis), here or on Dask, keeping each cell under
+``results/notebooks/``; a rerun skips every cell already computed.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
+
+from .workspace_args import add_cluster_arguments
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("sweep", help="sweep score floor, cosine floor and contrast over a dump")
-    parser.add_argument("--dump", required=True, help="candidate dump (reference --dump JSON format)")
-    parser.add_argument("--out", default="results/floor_sweep", help="output folder (JSON, markdown, PNG)")
+    from nomad_lab.workspace import DEFAULT_STORE_PATH, RESULTS_DIR
+
+    parser = subparsers.add_parser(
+        "sweep", help="gate sweeps over a dump, or a notebook over a parameter grid (papermill)"
+    )
+    parser.add_argument(
+        "notebook", nargs="?", help="notebook name or path (e.g. floor_sweep); omit with --dump"
+    )
+    parser.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="notebook parameter (VALUE parsed as JSON when it can be); repeat a NAME for a grid axis",
+    )
+    parser.add_argument("--cells-dir", type=Path, default=RESULTS_DIR / "notebooks", help="where cells go")
+    parser.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="records each finished cell")
+    add_cluster_arguments(parser)
+    parser.add_argument("--dump", help="candidate dump (reference --dump JSON format) for the gate sweep")
+    parser.add_argument("--out", default="results/floor_sweep", help="gate sweep output folder")
     parser.add_argument("--alpha", type=float, default=0.10, help="target leak rate for the calibrated floor")
     parser.add_argument("--refusal-tag", default=None, help="count leaks only on refusals with this tag")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.notebook:
+        return run_notebook_grid(args)
+    if not args.dump:
+        from ..errors import NomadLabError
+
+        raise NomadLabError("sweep: give a NOTEBOOK to run, or --dump DUMP for a gate sweep")
     from ..floor_study import floor_study_from_dump, markdown_table
 
     study, paths = floor_study_from_dump(args.dump, args.out, alpha=args.alpha, refusal_tag=args.refusal_tag)
@@ -24,4 +58,20 @@ def run(args: argparse.Namespace) -> int:
     print(study.calibrated.message)
     for name, path in paths.items():
         print(f"wrote {name}: {path}")
+    return 0
+
+
+def run_notebook_grid(args: argparse.Namespace) -> int:
+    from ..cluster import close_client, open_client
+    from ..notebook_runs import cells_for, run_cells
+
+    cells = cells_for(args.notebook, [tuple(pair) for pair in args.parameter])
+    client = open_client(args.scheduler, args.workers)
+    try:
+        results = run_cells(cells, args.cells_dir, client=client, store_path=args.store)
+    finally:
+        close_client(client)
+    for result in results:
+        state = "already computed" if result.skipped else f"{result.seconds:.1f} s"
+        print(f"{result.notebook} {result.parameters}: {result.output_dir} ({state})")
     return 0

@@ -2,7 +2,8 @@
 
 Why: ``--corpus``, ``--goldens``, ``--suite``, ``--no-distractors``, ``--report``, ``--store`` and
 ``--no-progress`` mean the same thing in every tier; declared per command they drift (help texts,
-defaults). ``eval generation`` uses this; ``eval retrieval`` declares the same options inline today.
+defaults). The cluster options (``--scheduler``, ``--workers``) are shared the same way by every command
+that can run its grid on Dask.
 """
 
 from __future__ import annotations
@@ -36,3 +37,18 @@ def add_workspace_arguments(parser: argparse.ArgumentParser, *, report_what: str
     )
     parser.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where a grid runs: here (default), a LocalCluster of N processes, or a running Dask scheduler."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run the grid on a local Dask cluster of N processes",
+    )
+    where.add_argument(
+        "--scheduler", metavar="URL", help="run the grid on a running Dask scheduler, e.g. tcp://host:8786"
+    )
