@@ -118,8 +118,10 @@ def cells_for(notebook: str, pairs: Sequence[tuple[str, str]]) -> list[NotebookC
     return [NotebookCell(path, params) for params in grid(pairs, declared, source=str(path))]
 
 
-def run_cell(cell: NotebookCell, root: str | os.PathLike[str] = DEFAULT_GRID_ROOT) -> CellResult:
-    """Execute one cell with papermill unless its ``cell.json`` already exists; return its record.
+def run_cell(
+    cell: NotebookCell, root: str | os.PathLike[str] = DEFAULT_GRID_ROOT, rerun: bool = False
+) -> CellResult:
+    """Execute one cell with papermill unless its ``cell.json`` already exists (or ``rerun``); its record.
 
     Self-contained (no store, no shared state), so it runs unchanged in this process or on a Dask worker.
     """
@@ -130,7 +132,7 @@ def run_cell(cell: NotebookCell, root: str | os.PathLike[str] = DEFAULT_GRID_ROO
     key = cell.key()
     out = Path(root) / cell.name / key
     record_path = out / "cell.json"
-    if record_path.is_file():
+    if record_path.is_file() and not rerun:
         return CellResult(**{**json.loads(record_path.read_text()), "skipped": True})
     out.mkdir(parents=True, exist_ok=True)
     parameters = dict(cell.parameters)
@@ -168,6 +170,7 @@ def run_cells(
     client: Any | None = None,
     store_path: str | os.PathLike[str] | None = None,
     progress: bool = True,
+    rerun: bool = False,
 ) -> list[CellResult]:
     """Run every cell, here one after another or as tasks on a Dask ``client``; record each in the store.
 
@@ -180,11 +183,11 @@ def run_cells(
     from .workspace import DEFAULT_STORE_PATH
 
     if client is None:
-        finished: Iterable[CellResult] = (run_cell(cell, root) for cell in cells)
+        finished: Iterable[CellResult] = (run_cell(cell, root, rerun) for cell in cells)
     else:
         from distributed import as_completed
 
-        futures = [client.submit(run_cell, cell, root, pure=False) for cell in cells]
+        futures = [client.submit(run_cell, cell, root, rerun, pure=False) for cell in cells]
         finished = (future.result() for future in as_completed(futures))
     results = []
     with Store(store_path or DEFAULT_STORE_PATH) as store:

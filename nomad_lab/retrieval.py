@@ -21,6 +21,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -98,6 +99,24 @@ class BuildStats:
     cached_index: bool
 
 
+def top_stable(scores: np.ndarray, limit: int, threshold: float) -> list[int]:
+    """Indices of the ``limit`` best scores >= ``threshold``, best first, lower index first on ties.
+
+    Exactly ``np.argsort(-scores, kind="stable")[:limit]`` filtered by the threshold, without sorting
+    every row: a partition finds the ``limit``-th best score, and only the rows at or above it (ties at
+    the boundary included) are sorted. At 10^5 chunks this is what keeps a query in milliseconds.
+    """
+    if limit <= 0 or not len(scores):
+        return []
+    if limit < len(scores):
+        cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+        candidates = np.flatnonzero(scores >= max(cut, threshold))
+    else:
+        candidates = np.flatnonzero(scores >= threshold)
+    order = candidates[np.argsort(-scores[candidates], kind="stable")]
+    return [int(i) for i in order[:limit]]
+
+
 @dataclass
 class RetrievalIndex:
     """A searchable index: chunk records and their unit vectors, row for row."""
@@ -109,15 +128,21 @@ class RetrievalIndex:
     embedder: Embedder
     params: IngestParams
 
+    @cached_property
+    def row_norms(self) -> np.ndarray:
+        """Each stored vector's length, computed once per index rather than once per query."""
+        return np.linalg.norm(self.matrix, axis=1)
+
     def dense(self, query_vector: np.ndarray, limit: int, score_threshold: float) -> list[Candidate]:
         """The candidate net: cosine >= threshold, best first (stable on ties), at most ``limit``."""
         if not len(self.chunks):
             return []
-        norms = np.linalg.norm(self.matrix, axis=1) * max(float(np.linalg.norm(query_vector)), 1e-12)
+        norms = self.row_norms * max(float(np.linalg.norm(query_vector)), 1e-12)
         cosines = (self.matrix @ query_vector) / np.maximum(norms, 1e-12)
-        order = np.argsort(-cosines, kind="stable")
-        picked = [int(i) for i in order[:limit] if cosines[i] >= score_threshold]
-        return [self._candidate(self.chunks[i], float(cosines[i])) for i in picked]
+        return [
+            self._candidate(self.chunks[i], float(cosines[i]))
+            for i in top_stable(cosines, limit, score_threshold)
+        ]
 
     def _candidate(self, chunk: ChunkRecord, cosine: float) -> Candidate:
         return Candidate(

@@ -3,13 +3,23 @@
 Each step is an ordinary ``nomad-lab`` command line, printed before it runs, so any single figure can
 be rerun alone by copying its line. Steps run in order in this process; a failing step stops the run
 with its exit code (earlier results stay on disk, and every step is safe to rerun).
+
+``results/manifest.json`` records the run: corpus fingerprint, git state, package and model versions,
+and per step its command, duration and key. A step's key hashes its command line and the git trees of
+the code and the datasets (plus any uncommitted change to them), so a rerun skips every step already
+done with the same code and data, and ``--force`` reruns them all. Its notebook steps pass ``--rerun``
+to ``nomad-lab sweep``: they read studies that earlier steps may have just recomputed, which a cell's
+key cannot see (and the step itself is skipped when done).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import shlex
 import time
+from pathlib import Path
 from typing import Any
 
 DUMP = "runs/dumps/core-off_topic.json"
@@ -116,23 +126,87 @@ STEPS: list[tuple[str, list[str]]] = [
     ),
     ("token estimator error against real tokenizers", ["study", "estimator"]),
     ("prefill by RAG placement on the embedded model", ["study", "placement"]),
+    (
+        "judge models against floor-only (both embedded models, notebook)",
+        ["sweep", "judge_models", "-p", "out_dir", "results/judges", "--rerun"],
+    ),
+    ("off-topic leak against library size", ["study", "growth"]),
+    (
+        "floor sweep notebook",
+        ["sweep", "floor_sweep", "-p", "dump", DUMP, "-p", "alpha", "0.05", "--rerun"],
+    ),
+    ("estimator notebook", ["sweep", "estimator", "--rerun"]),
+    (
+        "placement notebook over the stored study",
+        ["sweep", "placement", "-p", "out_dir", "results/placement", "--rerun"],
+    ),
+    ("explore notebook over the latest stored run", ["sweep", "explore", "--rerun"]),
 ]
+MANIFEST = "results/manifest.json"
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("reproduce", help="regenerate every published result (the main job)")
     parser.add_argument("--list", action="store_true", help="print the steps and exit")
     parser.add_argument("--from", dest="start", type=int, default=1, help="start at step N (1-based)")
+    parser.add_argument(
+        "--force", action="store_true", help="rerun steps already done with this code and data"
+    )
     parser.set_defaults(func=run)
+
+
+def step_key(argv: list[str]) -> str:
+    """The command line plus the git trees of code and datasets, and any uncommitted change to them."""
+    from ..provenance import _git
+
+    digest = hashlib.sha256(json.dumps(argv).encode())
+    for part in ("nomad_lab", "notebooks", "datasets"):
+        digest.update(str(_git("rev-parse", f"HEAD:{part}")).encode())
+    digest.update(str(_git("diff", "HEAD", "--", "nomad_lab", "notebooks", "datasets")).encode())
+    return digest.hexdigest()[:16]
+
+
+def _manifest(root: Path) -> dict[str, Any]:
+    path = root / MANIFEST
+    return json.loads(path.read_text()) if path.is_file() else {"steps": {}}
+
+
+def _write_manifest(root: Path, manifest: dict[str, Any]) -> None:
+    from ..provenance import git_state, iso_now, package_versions, platform_info
+    from ..store import Store
+    from ..workspace import DEFAULT_STORE_PATH
+
+    manifest |= {"updated": iso_now(), "git": git_state(), "versions": package_versions()}
+    manifest["platform"] = platform_info()
+    manifest["models"] = {p.name: p.stat().st_size for p in sorted((root / "models").glob("*.gguf"))}
+    if DEFAULT_STORE_PATH.exists():
+        with Store(DEFAULT_STORE_PATH, read_only=True) as store:
+            run_id = store.latest_run_id("retrieval")
+            manifest["fingerprint"] = store.get_run(run_id).fingerprint if run_id else None
+    path = root / MANIFEST
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+    tmp.replace(path)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..cli import main
+    from ..workspace import PROJECT_ROOT
 
+    manifest = _manifest(PROJECT_ROOT)
+    total = time.perf_counter()
     for number, (what, argv) in enumerate(STEPS, start=1):
         line = "nomad-lab " + shlex.join(argv)
         if args.list or number < args.start:
             print(f"{number:2d}. {what}\n    {line}")
+            continue
+        key = step_key(argv)
+        done = manifest["steps"].get(line)
+        if done and done["key"] == key and not args.force:
+            print(
+                f"\n== step {number}/{len(STEPS)}: {what}: done before, same code and data (--force reruns)"
+            )
             continue
         print(f"\n== step {number}/{len(STEPS)}: {what}\n$ {line}", flush=True)
         started = time.perf_counter()
@@ -140,5 +214,10 @@ def run(args: argparse.Namespace) -> int:
         if code:
             print(f"step {number} failed with exit code {code}; rerun from it with --from {number}")
             return code
-        print(f"(step {number} took {time.perf_counter() - started:.1f} s)")
+        seconds = time.perf_counter() - started
+        manifest["steps"][line] = {"step": number, "what": what, "key": key, "seconds": round(seconds, 1)}
+        _write_manifest(PROJECT_ROOT, manifest)
+        print(f"(step {number} took {seconds:.1f} s)")
+    if not args.list:
+        print(f"\nreproduce: done in {time.perf_counter() - total:.0f} s; manifest: {MANIFEST}")
     return 0

@@ -43,6 +43,16 @@ def register(subparsers: Any) -> None:
     placement.add_argument("--repeats", type=int, default=3, help="replays per series; the median per turn")
     placement.add_argument("--out", type=Path, default=ROOT / "results" / "placement")
     placement.set_defaults(func=run_placement)
+    growth = studies.add_parser("growth", help="off-topic leak and recall as the distractor library grows")
+    growth.add_argument(
+        "--books", type=int, nargs="+", default=[3, 6, 9, 15], help="library-growth books added, per size"
+    )
+    growth.add_argument("--floor", type=float, nargs="+", default=[0.0, 0.55, 0.62], help="floors to report")
+    growth.add_argument("--judge-model", default="embedded:gemma3-270m", metavar="SPEC")
+    growth.add_argument("--judge-floor", type=float, default=0.62, help="the floor the judge runs after")
+    growth.add_argument("--no-judge", action="store_true", help="floors only")
+    growth.add_argument("--out", type=Path, default=ROOT / "results" / "library_growth")
+    growth.set_defaults(func=run_growth)
     register_injection(studies)
 
 
@@ -70,6 +80,17 @@ def run_placement(args: argparse.Namespace) -> int:
     )
     print(markdown(result))
     print(f"wrote {args.out}/placement.json, placement.md and prefill_vs_turn.png/.svg")
+    return 0
+
+
+def run_growth(args: argparse.Namespace) -> int:
+    from ..growth_study import markdown, run_growth_study, write
+
+    judge = None if args.no_judge else args.judge_model
+    rows = run_growth_study(args.books, floors=args.floor, judge_model=judge, judge_floor=args.judge_floor)
+    print(markdown(rows, judge))
+    for name, path in write(rows, judge, args.out).items():
+        print(f"wrote {name}: {path}")
     return 0
 
 

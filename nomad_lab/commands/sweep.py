@@ -35,6 +35,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--cells-dir", type=Path, default=RESULTS_DIR / "notebooks", help="where cells go")
     parser.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="records each finished cell")
+    parser.add_argument(
+        "--rerun",
+        action="store_true",
+        help="execute every cell, even those already computed (inputs that a "
+        "cell reads from a folder, such as a stored study, are not part of its key)",
+    )
     add_cluster_arguments(parser)
     parser.add_argument("--dump", help="candidate dump (reference --dump JSON format) for the gate sweep")
     parser.add_argument("--out", default="results/floor_sweep", help="gate sweep output folder")
@@ -68,7 +74,7 @@ def run_notebook_grid(args: argparse.Namespace) -> int:
     cells = cells_for(args.notebook, [tuple(pair) for pair in args.parameter])
     client = open_client(args.scheduler, args.workers)
     try:
-        results = run_cells(cells, args.cells_dir, client=client, store_path=args.store)
+        results = run_cells(cells, args.cells_dir, client=client, store_path=args.store, rerun=args.rerun)
     finally:
         close_client(client)
     for result in results:

@@ -1,0 +1,38 @@
+"""``nomad-lab reproduce`` records each finished step in a manifest and skips it on a rerun."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nomad_lab.cli import main
+from nomad_lab.commands import reproduce
+
+
+def test_every_step_is_a_valid_command_line() -> None:
+    from nomad_lab.cli import build_parser
+
+    parser = build_parser()
+    for _, argv in reproduce.STEPS:
+        assert callable(parser.parse_args(argv).func)
+
+
+def test_a_rerun_skips_done_steps_and_force_reruns_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("nomad_lab.workspace.PROJECT_ROOT", tmp_path)
+    monkeypatch.setattr("nomad_lab.workspace.DEFAULT_STORE_PATH", tmp_path / "none.duckdb")
+    monkeypatch.setattr(reproduce, "STEPS", [("validate", ["eval", "check"])])
+    assert main(["reproduce"]) == 0
+    manifest = json.loads((tmp_path / "results" / "manifest.json").read_text())
+    step = manifest["steps"]["nomad-lab eval check"]
+    assert step["step"] == 1 and step["seconds"] >= 0 and len(step["key"]) == 16
+    assert manifest["git"]["gitSha"] and "duckdb" in manifest["versions"]
+    capsys.readouterr()
+
+    assert main(["reproduce"]) == 0
+    assert "done before, same code and data" in capsys.readouterr().out
+    assert main(["reproduce", "--force"]) == 0
+    assert "$ nomad-lab eval check" in capsys.readouterr().out
