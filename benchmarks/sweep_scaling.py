@@ -102,7 +102,7 @@ def retrieval_per_floor(floors: int) -> tuple[float, int, float, float]:
 
     from nomad_lab.eval_retrieval import RetrievalEvalConfig, run_retrieval_eval
     from nomad_lab.floor_study import run_floor_study
-    from nomad_lab.store import load_dump
+    from nomad_lab.pools import load_dump
     from nomad_lab.workspace import DEFAULT_STORE_PATH
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -122,11 +122,10 @@ def retrieval_per_floor(floors: int) -> tuple[float, int, float, float]:
 
         run(0.62, dump_path=dump)  # builds the index and loads the embedder: not timed
         spent = [timed(lambda f=f: run(f))[0] for f in np.linspace(0.0, 0.7, floors)]
-        records = load_dump(dump)
-        study_s, _ = timed(lambda: run_floor_study(records, refusal_tag="off-topic"))
-        pools = pools_from_records(records["pools"])
+        pools = load_dump(dump)
+        study_s, _ = timed(lambda: run_floor_study(pools, refusal_tag="off-topic"))
         sweep_s, _ = timed(lambda: vectorized_sweep(pools, gates.FLOOR_GRID))
-    return float(np.mean(spent)), len(records["pools"]), study_s, sweep_s
+    return float(np.mean(spent)), pools.size, study_s, sweep_s
 
 
 def main() -> None:

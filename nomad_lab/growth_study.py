@@ -57,13 +57,13 @@ def library_sizes(books: int | Sequence[int], growth_dir: Path = GROWTH_DIR) -> 
 
 
 def materialize(size: LibrarySize, corpus_dir: Path, growth_dir: Path, work_dir: Path) -> Path:
-    """A corpus folder holding exactly this size's documents (copies; the fingerprint is content-based)."""
-    folder = work_dir / f"{len(size.growth_books):02d}-books{'' if size.distractors else '-no-distractors'}"
-    wanted = {
-        p.name: p
-        for p in sorted(corpus_dir.glob(f"*{DOC_SUFFIX}"))
-        if size.distractors or not p.name.startswith(DISTRACTOR_PREFIX)
-    }
+    """A corpus folder holding this size's documents (copies; the fingerprint is content-based).
+
+    The corpus's distractors are always in the folder, since golden suites may name them; a size
+    without them leaves them out when loading (``include_distractors=False``), as ``--no-distractors`` does.
+    """
+    folder = work_dir / f"{len(size.growth_books):02d}-books"
+    wanted = {p.name: p for p in sorted(corpus_dir.glob(f"*{DOC_SUFFIX}"))}
     wanted |= {name: growth_dir / name for name in size.growth_books}
     folder.mkdir(parents=True, exist_ok=True)
     for stale in folder.glob(f"*{DOC_SUFFIX}"):
@@ -139,10 +139,14 @@ def measure_size(
     both = retrieve("core,off_topic")
     with Store(store_path) as store:
         dump = store.export_dump(both.run_id)
-    pools = restrict_refusals(
-        pools_from_records(dump["pools"], fingerprint=dump["fingerprint"], params=dump["params"]), REFUSAL_TAG
-    )
-    curve = sweep(pools, "score_floor", sorted(set(floors) | {judge_floor}), k=gates.DEFAULT_K)
+        suite_of = {case.golden_id: case.suite for case in store.get_cases(both.run_id)}
+    points = sorted(set(floors) | {judge_floor})
+    # leak over the off-topic refusals; recall over the core suite alone (the off-topic suite's
+    # distractor controls are answerable only when the distractors are in the library)
+    pools = restrict_refusals(pools_from_records(dump["pools"], fingerprint=dump["fingerprint"]), REFUSAL_TAG)
+    curve = sweep(pools, "score_floor", points, k=gates.DEFAULT_K)
+    core = [record for record in dump["pools"] if suite_of[record["id"]] == "core"]
+    core_curve = sweep(pools_from_records(core, fingerprint=dump["fingerprint"]), "score_floor", points)
     leak_judge, calls, failures = None, 0, 0
     if judge_model:
         off_topic = retrieve("off_topic")
@@ -159,7 +163,7 @@ def measure_size(
         megabytes=round(sum(p.stat().st_size for p in docs) / 1e6, 3),
         chunks=both.build.chunks,
         leak_by_floor={f"{f:g}": _interval(curve, f, "leak") for f in floors},
-        recall_by_floor={f"{f:g}": _interval(curve, f, "recall") for f in floors},
+        recall_by_floor={f"{f:g}": _interval(core_curve, f, "recall") for f in floors},
         judge_floor=judge_floor,
         leak_judge=leak_judge,
         judge_calls=calls,

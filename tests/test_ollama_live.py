@@ -19,17 +19,12 @@ import httpx2
 import pytest
 
 from nomad_lab.backends.ollama_native import OllamaBackend
+from nomad_lab.transport_study import base_url
 from tests.test_ollama_protocol import CHECKS, Target
 
 HOST = os.environ.get("OLLAMA_HOST", "").strip()
 if not HOST:
     pytest.skip("OLLAMA_HOST is not set: no real Ollama server to test against", allow_module_level=True)
-
-
-def base_url(host: str) -> str:
-    """OLLAMA_HOST as Ollama reads it: scheme and port optional (default http and 11434)."""
-    base = (host if "://" in host else f"http://{host}").rstrip("/")
-    return base if base.count(":") == 2 else f"{base}:11434"
 
 
 # The suite blocks every non-loopback connection (pytest-socket); this module may also reach OLLAMA_HOST.

@@ -24,87 +24,34 @@ from typing import Any
 
 DUMP = "runs/dumps/core-off_topic.json"
 
+
+def _retrieval(suite: str, floor: str, distractors: bool = True) -> list[str]:
+    """``eval retrieval`` of one suite at one floor, its report under ``results/retrieval/``."""
+    name = f"{suite}-floor-{floor}" + ("" if distractors else "-no-distractors")
+    extra = [] if distractors else ["--no-distractors"]
+    return [
+        "eval",
+        "retrieval",
+        "--suite",
+        suite,
+        "--floor",
+        floor,
+        *extra,
+        "--report",
+        f"results/retrieval/{name}",
+    ]
+
+
 STEPS: list[tuple[str, list[str]]] = [
     ("validate the corpus and every golden suite", ["eval", "check"]),
-    (
-        "core retrieval, no floor",
-        [
-            "eval",
-            "retrieval",
-            "--suite",
-            "core",
-            "--floor",
-            "0",
-            "--report",
-            "results/retrieval/core-floor-0",
-        ],
-    ),
-    (
-        "core retrieval at the seed's 0.62 floor",
-        [
-            "eval",
-            "retrieval",
-            "--suite",
-            "core",
-            "--floor",
-            "0.62",
-            "--report",
-            "results/retrieval/core-floor-0.62",
-        ],
-    ),
-    (
-        "off-topic leak at 0.62 with the distractors",
-        [
-            "eval",
-            "retrieval",
-            "--suite",
-            "off_topic",
-            "--floor",
-            "0.62",
-            "--report",
-            "results/retrieval/off_topic-floor-0.62",
-        ],
-    ),
-    (
-        "off-topic leak at 0.62 without the distractors",
-        [
-            "eval",
-            "retrieval",
-            "--suite",
-            "off_topic",
-            "--floor",
-            "0.62",
-            "--no-distractors",
-            "--report",
-            "results/retrieval/off_topic-floor-0.62-no-distractors",
-        ],
-    ),
-    (
-        "off-topic leak with no floor, with the distractors",
-        [
-            "eval",
-            "retrieval",
-            "--suite",
-            "off_topic",
-            "--floor",
-            "0",
-            "--report",
-            "results/retrieval/off_topic-floor-0",
-        ],
-    ),
+    ("core retrieval, no floor", _retrieval("core", "0")),
+    ("core retrieval at the seed's 0.62 floor", _retrieval("core", "0.62")),
+    ("off-topic leak at 0.62 with the distractors", _retrieval("off_topic", "0.62")),
+    ("off-topic leak at 0.62 without the distractors", _retrieval("off_topic", "0.62", distractors=False)),
+    ("off-topic leak with no floor, with the distractors", _retrieval("off_topic", "0")),
     (
         "off-topic leak with no floor, without the distractors",
-        [
-            "eval",
-            "retrieval",
-            "--suite",
-            "off_topic",
-            "--floor",
-            "0",
-            "--no-distractors",
-            "--report",
-            "results/retrieval/off_topic-floor-0-no-distractors",
-        ],
+        _retrieval("off_topic", "0", distractors=False),
     ),
     (
         "candidate pools of core + off_topic for offline gate sweeps",

@@ -53,6 +53,16 @@ def register(subparsers: Any) -> None:
     growth.add_argument("--no-judge", action="store_true", help="floors only")
     growth.add_argument("--out", type=Path, default=ROOT / "results" / "library_growth")
     growth.set_defaults(func=run_growth)
+    transport = studies.add_parser(
+        "transport", help="tokens processed: native /api/chat vs /v1 (real Ollama)"
+    )
+    transport.add_argument("--host", help="Ollama host (default: $OLLAMA_HOST)")
+    transport.add_argument("--model", required=True, help="a model installed on that server")
+    transport.add_argument("--num-ctx", type=int, default=8192, help="the window the native path sends")
+    transport.add_argument("--prompt-chars", type=int, default=24_000, help="length of the long prompt")
+    transport.add_argument("--corpus", type=Path, default=ROOT / "datasets" / "corpus")
+    transport.add_argument("--out", type=Path, default=None, help="also write transport.json here")
+    transport.set_defaults(func=run_transport)
     register_injection(studies)
 
 
@@ -91,6 +101,20 @@ def run_growth(args: argparse.Namespace) -> int:
     print(markdown(rows, judge))
     for name, path in write(rows, judge, args.out).items():
         print(f"wrote {name}: {path}")
+    return 0
+
+
+def run_transport(args: argparse.Namespace) -> int:
+    import json
+
+    from ..transport_study import long_prompt, markdown, measure, resolve_host
+
+    url = resolve_host(args.host)
+    result = measure(url, args.model, long_prompt(args.corpus, args.prompt_chars), args.num_ctx)
+    print(markdown(result))
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "transport.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
     return 0
 
 
