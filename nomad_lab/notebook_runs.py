@@ -24,10 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from .errors import NomadLabError
+from .store import LOCK_WAIT_ENV
 from .workspace import PROJECT_ROOT, RESULTS_DIR
 
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
 DEFAULT_GRID_ROOT = RESULTS_DIR / "notebooks"
+CELL_STORE_WAIT_S = 3600
 
 
 class NotebookGridError(NomadLabError, ValueError):
@@ -138,6 +140,8 @@ def run_cell(
     parameters = dict(cell.parameters)
     if "out_dir" in declared_parameters(cell.notebook) and "out_dir" not in parameters:
         parameters["out_dir"] = str(out)
+    # cells running side by side on a cluster take turns on the workspace store instead of failing
+    os.environ.setdefault(LOCK_WAIT_ENV, str(CELL_STORE_WAIT_S))
     started = time.perf_counter()
     papermill.execute_notebook(
         str(cell.notebook),
@@ -174,8 +178,8 @@ def run_cells(
 ) -> list[CellResult]:
     """Run every cell, here one after another or as tasks on a Dask ``client``; record each in the store.
 
-    Only this process writes the store (one row per finished cell, as it finishes), so workers never
-    contend for the DuckDB file lock.
+    Only this process records cells in the store (one row per finished cell, as it finishes), opening
+    it just for that: a notebook that reads or writes the store itself must find it free.
     """
     from tqdm import tqdm
 
@@ -190,9 +194,10 @@ def run_cells(
         futures = [client.submit(run_cell, cell, root, rerun, pure=False) for cell in cells]
         finished = (future.result() for future in as_completed(futures))
     results = []
-    with Store(store_path or DEFAULT_STORE_PATH) as store:
-        for result in tqdm(finished, total=len(cells), desc="notebook cells", disable=not progress):
-            if not result.skipped:
+    for result in tqdm(finished, total=len(cells), desc="notebook cells", disable=not progress):
+        if not result.skipped:
+            # opened per finished cell, never across one: a running notebook may need the store itself
+            with Store(store_path or DEFAULT_STORE_PATH) as store:
                 store.put_notebook_cell(
                     result.cell_key,
                     result.notebook,
@@ -201,5 +206,5 @@ def run_cells(
                     result.seconds,
                     result.git_sha,
                 )
-            results.append(result)
+        results.append(result)
     return results

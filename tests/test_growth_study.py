@@ -81,13 +81,15 @@ def test_growth_study_end_to_end_with_a_judge_that_rejects_everything(tmp_path: 
         assert asked > 0
     assert [r.docs for r in rows] == [4, 5, 8]
     assert rows[0].chunks < rows[1].chunks < rows[2].chunks
+    leaks = [r.leak_by_floor["0"][0] for r in rows]
+    assert leaks == sorted(leaks) and leaks[-1] > leaks[0]  # more prose, more off-topic context
     for r in rows:
         assert r.refusals == 2  # the two off-topic questions of the fixture suite
         leak, lo, hi = r.leak_by_floor["0"]
-        assert leak == 1.0 and lo <= leak <= hi  # with no floor every off-topic question gets context
-        assert r.leak_by_floor["0.9"][0] <= leak
+        assert lo <= leak <= hi and r.leak_by_floor["0.9"][0] <= leak
         assert r.leak_judge is not None and r.leak_judge[0] == 0.0  # the judge rejected every set
-        assert r.judge_calls > 0 and r.judge_failures == 0
+        assert r.judge_failures == 0
+    assert rows[-1].judge_calls > 0
     paths = write(rows, spec, tmp_path / "out")
     saved = json.loads(paths["json"].read_text())
     assert [r["docs"] for r in saved["rows"]] == [4, 5, 8]

@@ -100,6 +100,31 @@ def test_notebook_grid_runs_each_cell_once_here_and_on_a_local_cluster(stored_ru
 
 
 @pytest.mark.slow
+def test_a_notebook_that_opens_the_store_runs_in_a_grid_recorded_in_that_store(
+    stored_run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The grid must not hold the store while a cell runs: the notebook's kernel opens it too."""
+    from nomad_lab.cli import main
+
+    monkeypatch.setenv("NOMAD_LAB_STORE_WAIT", "5")  # a held lock fails in seconds instead of waiting
+    store = stored_run[0]
+    before = len(_notebook_rows(store))
+    args = [
+        "sweep",
+        "explore",
+        "-p",
+        "store",
+        str(store),
+        "--cells-dir",
+        str(tmp_path),
+        "--store",
+        str(store),
+    ]
+    assert main(args) == 0
+    assert len(_notebook_rows(store)) == before + 1
+
+
+@pytest.mark.slow
 def test_judge_grid_spreads_endpoints_over_dask_workers_and_fails_open(stored_run) -> None:
     """Two servers of one judge model, each on its own worker; one answers HTTP 500 to everything."""
     from nomad_lab.cluster import close_client, fill_verdicts, missing_judge_inputs, open_client
