@@ -251,12 +251,15 @@ def write(rows: list[Row], summary: Summary, out_dir: Path) -> dict[str, Path]:
 
 
 def run(
-    datasets: Path, out_dir: Path, tokenizer_names: list[str] | None = None
+    datasets: Path, out_dir: Path, tokenizer_names: list[str] | None = None, store_path: Path | None = None
 ) -> tuple[Summary, dict[str, Path]]:
-    """Collect samples, count them with each real tokenizer, summarize and write the results."""
+    """Collect samples, count them with each real tokenizer, summarize, write the results and store
+    the rows in the workspace store (``study_rows``, study ``estimator``)."""
+    from .store import record_study_rows
     from .tokenizers import TOKENIZERS, load_tokenizer
 
     names = tokenizer_names or list(TOKENIZERS)
     rows = measure(collect_samples(datasets), {name: load_tokenizer(name) for name in names})
     summary = summarize(rows)
+    record_study_rows("estimator", {"tokenizers": names}, [asdict(r) for r in rows], store_path)
     return summary, write(rows, summary, out_dir)

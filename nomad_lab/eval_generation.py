@@ -172,9 +172,17 @@ class GenerationEvalConfig:
             "scoreThreshold": RAG_DEFAULT_SCORE_THRESHOLD,
             "minFinalScore": GENERATION_MIN_FINAL_SCORE,
             "relevanceCheckModel": None,
+            "prompts": prompts_sha(),
             "corpusFingerprint": fingerprint,
             "includeDistractors": self.include_distractors,
         }
+
+
+def prompts_sha() -> str:
+    """The prompt texts' version: a change to any system prompt or template makes stored answers stale."""
+    from . import prompts
+
+    return hashlib.sha256(Path(prompts.__file__).read_bytes()).hexdigest()[:16]
 
 
 def _sha(value: Any) -> str:

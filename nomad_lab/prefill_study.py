@@ -327,16 +327,22 @@ def load_or_run(
     model: str | Path | None = None,
     recompute: bool = False,
     repeats: int = 3,
+    store_path: str | Path | None = None,
 ) -> dict[str, Any]:
-    """The stored study in ``out_dir`` if present (and not ``recompute``), else run it and store it."""
+    """The stored study in ``out_dir`` if present (and not ``recompute``), else run it, write it to
+    ``out_dir`` and its rows to the workspace store (``study_rows``, study ``placement``)."""
     stored = Path(out_dir) / "placement.json"
     if stored.exists() and not recompute:
         return json.loads(stored.read_text())
     from .models import gemma_path
 
     conversation, chunks = conversation_from_corpus(corpus, turns)
+    from .store import record_study_rows
+
     result = run_study(
         model or gemma_path(), conversation, chunks, context_window=context_window, repeats=repeats
     )
+    params = {k: result[k] for k in ("model", "context_window", "repeats")} | {"turns": turns}
+    result["run_id"] = record_study_rows("placement", params, result["rows"], store_path)
     write(result, out_dir)
     return result

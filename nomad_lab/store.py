@@ -12,7 +12,8 @@ Tables (see ``_SCHEMA``): ``indexes`` + ``chunks`` keyed by corpus fingerprint; 
 (embedder key, SHA-256 of the chunk text), so re-chunking one document or building the no-distractor
 index re-embeds only new text; ``runs``, ``cases`` (per-question results), ``pools`` (the FULL pre-floor
 candidate pool of every question), ``run_metrics``; ``judge_verdicts``; and the additive
-``generation_answers`` (eval generation's answer cache) and ``notebook_cells`` (one row per executed
+``generation_answers`` (eval generation's answer cache), ``study_rows`` (the measured rows of the
+estimator and placement studies, one run id per study run) and ``notebook_cells`` (one row per executed
 notebook grid cell).
 
 The reference's candidate dump (SPEC §2.5) is the interchange format: :meth:`Store.export_dump` and
@@ -57,6 +58,7 @@ __all__ = [
     "Verdict",
     "judge_input_sha256",
     "load_dump",
+    "record_study_rows",
     "validate_dump",
 ]
 
@@ -111,6 +113,9 @@ CREATE TABLE IF NOT EXISTS generation_answers (
     repeat INTEGER NOT NULL, params JSON NOT NULL, observation JSON NOT NULL,
     created_at TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (params_key, golden_id, golden_sha256, repeat));
+CREATE TABLE IF NOT EXISTS study_rows (
+    run_id VARCHAR NOT NULL, study VARCHAR NOT NULL, created_at TIMESTAMPTZ NOT NULL, params JSON NOT NULL,
+    position INTEGER NOT NULL, row_data JSON NOT NULL, PRIMARY KEY (run_id, position));
 CREATE TABLE IF NOT EXISTS notebook_cells (
     cell_key VARCHAR PRIMARY KEY, notebook VARCHAR NOT NULL, parameters JSON NOT NULL,
     output_dir VARCHAR NOT NULL, seconds DOUBLE NOT NULL, git_sha VARCHAR, created_at TIMESTAMPTZ NOT NULL);
@@ -607,6 +612,33 @@ class Store:
                 ],
             )
 
+    # ---------------------------------------------------------------- study rows
+
+    def put_study_rows(self, study: str, params: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
+        """One study run's rows, all or none; returns its run id."""
+        run_id = _new_run_id()
+        now = datetime.now(UTC)
+        with self.transaction():
+            self.con.executemany(
+                "INSERT INTO study_rows VALUES (?, ?, ?, ?, ?, ?)",
+                [(run_id, study, now, json.dumps(params), i, json.dumps(row)) for i, row in enumerate(rows)],
+            )
+        return run_id
+
+    def study_rows(self, study: str, run_id: str | None = None) -> list[dict[str, Any]]:
+        """The rows of ``run_id``, or of the study's latest run, in their original order."""
+        if run_id is None:
+            found = self.con.execute(
+                "SELECT run_id FROM study_rows WHERE study = ? ORDER BY created_at DESC LIMIT 1", [study]
+            ).fetchone()
+            if found is None:
+                return []
+            run_id = found[0]
+        rows = self.con.execute(
+            "SELECT row_data FROM study_rows WHERE run_id = ? ORDER BY position", [run_id]
+        ).fetchall()
+        return [json.loads(row[0]) for row in rows]
+
     # ---------------------------------------------------------------- notebook grid cells
 
     def put_notebook_cell(
@@ -682,6 +714,19 @@ class Store:
             for p in dump["pools"]
         }
         return self.put_run(run, cases, pools)
+
+
+def record_study_rows(
+    study: str,
+    params: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    store_path: str | os.PathLike[str] | None = None,
+) -> str:
+    """Store one study run's rows in the workspace store (default path unless given); its run id."""
+    from nomad_lab.workspace import DEFAULT_STORE_PATH
+
+    with Store(store_path or DEFAULT_STORE_PATH) as store:
+        return store.put_study_rows(study, params, rows)
 
 
 def _is_number(value: Any) -> bool:

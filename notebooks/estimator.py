@@ -24,6 +24,7 @@
 datasets = "datasets"
 out_dir = "results/estimator"
 tokenizers = None  # None = every real tokenizer available offline; or a list of names
+store = None  # workspace store for the rows (None: runs/nomad-lab.duckdb)
 
 # %%
 from pathlib import Path
@@ -32,6 +33,6 @@ from IPython.display import Image, Markdown, display
 
 from nomad_lab.estimator_study import markdown, run
 
-summary, paths = run(Path(datasets), Path(out_dir), tokenizers)
+summary, paths = run(Path(datasets), Path(out_dir), tokenizers, store)
 display(Markdown(markdown(summary)))
 display(Image(filename=str(paths["png"])))

@@ -29,6 +29,7 @@ context_window = 8192
 model = None  # a GGUF path; None = the embedded Gemma 3 270M
 recompute = False  # False: reuse the stored run in out_dir when there is one
 repeats = 3  # replays per series; prefill is the median per turn
+store = None  # workspace store for the rows (None: runs/nomad-lab.duckdb)
 
 # %%
 from IPython.display import Image, Markdown, display
@@ -43,6 +44,7 @@ result = load_or_run(
     model=model,
     recompute=recompute,
     repeats=repeats,
+    store_path=store,
 )
 paths = write(result, out_dir)
 display(Markdown(markdown(result)))

@@ -34,10 +34,26 @@ def execute(name: str, tmp_path: Path, **parameters: object) -> list[dict]:
     return json.loads(out.read_text())["cells"]
 
 
+def _stored_rows(path: Path, study: str) -> list[dict]:
+    from nomad_lab.store import Store
+
+    with Store(path, read_only=True) as store:
+        return store.study_rows(study)
+
+
 @pytest.mark.slow
 def test_estimator_notebook(tmp_path: Path) -> None:
-    execute("estimator", tmp_path, out_dir=str(tmp_path / "est"), tokenizers=["all-minilm-l6-v2 (WordPiece)"])
+    store = str(tmp_path / "ws.duckdb")
+    execute(
+        "estimator",
+        tmp_path,
+        out_dir=str(tmp_path / "est"),
+        tokenizers=["all-minilm-l6-v2 (WordPiece)"],
+        store=store,
+    )
     assert (tmp_path / "est" / "summary.json").exists()
+    rows = _stored_rows(tmp_path / "ws.duckdb", "estimator")
+    assert rows and {r["tokenizer"] for r in rows} == {"all-minilm-l6-v2 (WordPiece)"}
 
 
 @pytest.mark.slow
@@ -50,9 +66,11 @@ def test_placement_notebook(tmp_path: Path) -> None:
         context_window=2048,
         recompute=True,
         repeats=1,
+        store=str(tmp_path / "ws.duckdb"),
     )
     rows = json.loads((tmp_path / "pl" / "placement.json").read_text())["rows"]
     assert {r["placement"] for r in rows} == {"tail", "front"} and len(rows) == 12
+    assert _stored_rows(tmp_path / "ws.duckdb", "placement") == rows
 
 
 FIXTURES = ROOT / "tests" / "fixtures" / "retrieval"
