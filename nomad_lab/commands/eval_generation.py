@@ -83,6 +83,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from nomad_lab.commands.workspace_args import workspace_config
     from nomad_lab.eval_generation import (
         GENERATION_MODES,
         GenerationEvalConfig,
@@ -109,13 +110,8 @@ def run(args: argparse.Namespace) -> int:
             num_predict_cap=args.num_predict_cap,
             read_million_sizes=args.sub_billion_tier,
             skip_query_rewrite=args.skip_rewrite,
-            include_distractors=not args.no_distractors,
             fresh=args.fresh,
-            corpus_dir=args.corpus,
-            goldens_dir=args.goldens,
-            store_path=args.store,
-            report_dir=args.report,
-            progress=not args.no_progress,
+            **workspace_config(args),
         )
         result = run_generation_eval(config)
     except KeyboardInterrupt:

@@ -41,21 +41,17 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from nomad_lab.commands.workspace_args import workspace_config
     from nomad_lab.eval_retrieval import RetrievalEvalConfig, format_summary, run_retrieval_eval
 
     config = RetrievalEvalConfig(
-        corpus_dir=args.corpus,
-        goldens_dir=args.goldens,
         suite=args.suite,
         floor=args.floor,
         top_k=args.top_k,
-        include_distractors=not args.no_distractors,
         judge_model=args.judge_model,
         judge_retry_failed=args.judge_retry_failed,
-        store_path=args.store,
         dump_path=args.dump,
-        report_dir=args.report,
-        progress=not args.no_progress,
+        **workspace_config(args),
     )
     result = run_retrieval_eval(config)  # bad input raises a NomadLabError: cli.main prints it, exit 1
     print(format_summary(result))

@@ -38,6 +38,7 @@ def register_injection(studies: Any) -> None:
 
 
 def run_injection(args: argparse.Namespace) -> int:
+    from nomad_lab.commands.workspace_args import workspace_config
     from nomad_lab.injection_study import markdown, run_injection_study
 
     study = run_injection_study(
@@ -45,10 +46,7 @@ def run_injection(args: argparse.Namespace) -> int:
         suite=args.suite,
         limit=args.limit,
         floor=args.floor,
-        store_path=args.store,
-        corpus_dir=args.corpus,
-        goldens_dir=args.goldens,
-        progress=not args.no_progress,
+        **workspace_config(args),
     )
     table = markdown(study)
     print(table)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 
 def add_workspace_arguments(parser: argparse.ArgumentParser, *, report_what: str = "reports") -> None:
@@ -37,6 +38,19 @@ def add_workspace_arguments(parser: argparse.ArgumentParser, *, report_what: str
     )
     parser.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def workspace_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The parsed workspace options as the keyword arguments every eval config and study takes."""
+    config = {
+        "corpus_dir": args.corpus,
+        "goldens_dir": args.goldens,
+        "store_path": args.store,
+        "progress": not args.no_progress,
+    }
+    if hasattr(args, "report"):
+        config |= {"report_dir": args.report, "include_distractors": not args.no_distractors}
+    return config
 
 
 def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
