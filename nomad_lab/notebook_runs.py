@@ -121,9 +121,15 @@ def cells_for(notebook: str, pairs: Sequence[tuple[str, str]]) -> list[NotebookC
 
 
 def run_cell(
-    cell: NotebookCell, root: str | os.PathLike[str] = DEFAULT_GRID_ROOT, rerun: bool = False
+    cell: NotebookCell,
+    root: str | os.PathLike[str] = DEFAULT_GRID_ROOT,
+    rerun: bool = False,
+    progress: bool = False,
 ) -> CellResult:
     """Execute one cell with papermill unless its ``cell.json`` already exists (or ``rerun``); its record.
+
+    ``progress`` shows papermill's bar over the notebook's cells and streams what the notebook prints
+    (its own progress bars included) to stderr, so a long cell is never silent.
 
     Self-contained (no store, no shared state), so it runs unchanged in this process or on a Dask worker.
     """
@@ -139,7 +145,7 @@ def run_cell(
     out.mkdir(parents=True, exist_ok=True)
     parameters = dict(cell.parameters)
     if "out_dir" in declared_parameters(cell.notebook) and "out_dir" not in parameters:
-        parameters["out_dir"] = str(out)
+        parameters["out_dir"] = _portable(out)
     # cells running side by side on a cluster take turns on the workspace store instead of failing
     os.environ.setdefault(LOCK_WAIT_ENV, str(CELL_STORE_WAIT_S))
     started = time.perf_counter()
@@ -149,13 +155,14 @@ def run_cell(
         parameters=parameters,
         kernel_name="python3",
         cwd=str(PROJECT_ROOT),
-        progress_bar=False,
+        progress_bar=progress,
+        log_output=progress,
     )
     result = CellResult(
         cell_key=key,
         notebook=cell.name,
         parameters=parameters,
-        output_dir=str(out),
+        output_dir=_portable(out),
         seconds=round(time.perf_counter() - started, 3),
         outputs=sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
         git_sha=git_state()["gitSha"],
@@ -187,7 +194,9 @@ def run_cells(
     from .workspace import DEFAULT_STORE_PATH
 
     if client is None:
-        finished: Iterable[CellResult] = (run_cell(cell, root, rerun) for cell in cells)
+        if progress:
+            _stream_papermill_log()
+        finished: Iterable[CellResult] = (run_cell(cell, root, rerun, progress) for cell in cells)
     else:
         from distributed import as_completed
 
@@ -195,9 +204,10 @@ def run_cells(
         finished = (future.result() for future in as_completed(futures))
     results = []
     for result in tqdm(finished, total=len(cells), desc="notebook cells", disable=not progress):
-        if not result.skipped:
-            # opened per finished cell, never across one: a running notebook may need the store itself
-            with Store(store_path or DEFAULT_STORE_PATH) as store:
+        # opened per finished cell, never across one: a running notebook may need the store itself
+        with Store(store_path or DEFAULT_STORE_PATH) as store:
+            # a skipped cell is recorded too if a kill landed between its cell.json and its row
+            if not result.skipped or result.cell_key not in store.notebook_cell_keys():
                 store.put_notebook_cell(
                     result.cell_key,
                     result.notebook,
@@ -208,3 +218,24 @@ def run_cells(
                 )
         results.append(result)
     return results
+
+
+def _portable(path: Path) -> str:
+    """Relative to the project when inside it (the kernel's working directory), so records and executed
+    notebooks read the same in any clone; absolute otherwise."""
+    resolved = path.resolve()
+    return str(resolved.relative_to(PROJECT_ROOT)) if resolved.is_relative_to(PROJECT_ROOT) else str(resolved)
+
+
+def _stream_papermill_log() -> None:
+    """papermill's ``log_output`` goes through its logger: send it to stderr, once, as plain lines."""
+    import logging
+    import sys
+
+    logger = logging.getLogger("papermill")
+    if not any(getattr(h, "_nomad_lab", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("  | %(message)s"))
+        handler._nomad_lab = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)

@@ -31,21 +31,29 @@ store = None  # workspace store (None: runs/nomad-lab.duckdb)
 corpus = None  # corpus folder (None: datasets/corpus)
 goldens = None  # golden suites folder (None: datasets/goldens)
 out_dir = "results/judges"  # the table (markdown, JSON) and the plot (PNG, SVG)
+workers = 0  # > 0: compute missing verdicts on a local Dask cluster of this many processes
+scheduler = None  # or a running Dask scheduler, e.g. "tcp://head:8786"
 
 # %%
 from IPython.display import Markdown, display
 
+from nomad_lab.cluster import close_client, open_client
 from nomad_lab.judge_study import markdown, plot_comparison, run_judge_study, write_study
 
-rows = run_judge_study(
-    judge_models,
-    suite=suite,
-    floor=floor,
-    limit=limit,
-    store_path=store,
-    corpus_dir=corpus,
-    goldens_dir=goldens,
-)
+client = open_client(scheduler, workers)
+try:
+    rows = run_judge_study(
+        judge_models,
+        suite=suite,
+        floor=floor,
+        limit=limit,
+        store_path=store,
+        corpus_dir=corpus,
+        goldens_dir=goldens,
+        client=client,
+    )
+finally:
+    close_client(client)
 display(Markdown(markdown(rows)))
 paths = write_study(rows, out_dir)
 

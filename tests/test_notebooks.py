@@ -77,19 +77,27 @@ FIXTURES = ROOT / "tests" / "fixtures" / "retrieval"
 
 
 @pytest.mark.slow
-def test_judge_models_notebook_on_the_fixture_corpus(tmp_path: Path) -> None:
+def test_judge_models_notebook_on_a_local_cluster(tmp_path: Path) -> None:
     cells = execute(
         "judge_models",
         tmp_path,
         judge_models=["embedded:gemma3-270m?n_ctx=2048"],
         suite="off_topic",
         limit=3,
+        workers=2,  # the verdicts are computed on a real two-process Dask LocalCluster
+        out_dir=str(tmp_path / "judges"),  # never the repository's results/
         store=str(tmp_path / "ws.duckdb"),
         corpus=str(FIXTURES / "corpus"),
         goldens=str(FIXTURES / "goldens"),
     )
     outputs = json.dumps([c.get("outputs", []) for c in cells])
     assert "McNemar p" in outputs and "embedded:gemma3-270m" in outputs
+    assert (tmp_path / "judges" / "judges.svg").exists()
+    from nomad_lab.store import Store
+
+    with Store(tmp_path / "ws.duckdb", read_only=True) as store:
+        stored = store.con.execute("SELECT count(*), count(on_topic) FROM judge_verdicts").fetchone()
+    assert stored[0] > 0 and stored[1] > 0  # landed in the store, and really judged (not failed open)
 
 
 @pytest.mark.slow

@@ -174,3 +174,52 @@ def test_judge_grid_spreads_endpoints_over_dask_workers_and_fails_open(stored_ru
                 assert row.leak_judge[0] <= row.leak_floor[0]
         finally:
             close_client(client)
+
+
+@pytest.mark.slow
+def test_a_grid_killed_midway_resumes_with_no_finished_cell_lost(stored_run, tmp_path: Path) -> None:
+    """SIGKILL the real CLI once the first cell is done; the rerun keeps it and runs only the rest."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from nomad_lab.cli import main
+
+    store, _, dump = stored_run
+    cells_dir = tmp_path / "cells"
+    argv = [
+        "sweep",
+        "floor_sweep",
+        "-p",
+        "dump",
+        str(dump),
+        "--cells-dir",
+        str(cells_dir),
+        "--store",
+        str(store),
+    ]
+    argv += ["-p", "alpha", "0.01", "-p", "alpha", "0.02", "-p", "alpha", "0.03", "-p", "alpha", "0.04"]
+    proc = subprocess.Popen([sys.executable, "-m", "nomad_lab.cli", *argv], stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while not list(cells_dir.glob("floor_sweep/*/cell.json")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+        assert proc.wait(30) == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    done = {
+        p.parent: p.parent.joinpath("floor_sweep.ipynb").stat().st_mtime_ns
+        for p in cells_dir.glob("*/*/cell.json")
+    }
+    assert 1 <= len(done) < 4  # killed midway
+    assert main(argv) == 0
+    assert len(list(cells_dir.glob("floor_sweep/*/cell.json"))) == 4
+    assert {d: d.joinpath("floor_sweep.ipynb").stat().st_mtime_ns for d in done} == done  # not recomputed
+    alphas = {
+        json.loads(params).get("alpha") for name, params in _notebook_rows(store) if name == "floor_sweep"
+    }
+    assert {0.01, 0.02, 0.03, 0.04} <= alphas  # every cell recorded, the DuckDB file intact
