@@ -248,32 +248,17 @@ def plot(rows: Sequence[GrowthRow], judge_model: str | None) -> Any:
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     x = [r.megabytes for r in rows]
+
+    def draw(ax: Any, series: list[Interval], label: str, **style: Any) -> None:
+        lows, highs = [v[0] - v[1] for v in series], [v[2] - v[0] for v in series]
+        ax.errorbar(x, [v[0] for v in series], yerr=[lows, highs], ms=3, capsize=3, label=label, **style)
+
     for floor in rows[0].leak_by_floor:
-        for ax, series in (
-            (left, [r.leak_by_floor[floor] for r in rows]),
-            (right, [r.recall_by_floor[floor] for r in rows]),
-        ):
-            ax.errorbar(
-                x,
-                [v[0] for v in series],
-                yerr=[[v[0] - v[1] for v in series], [v[2] - v[0] for v in series]],
-                marker="o",
-                ms=3,
-                capsize=3,
-                label=f"floor {floor}",
-            )
+        draw(left, [r.leak_by_floor[floor] for r in rows], f"floor {floor}", marker="o")
+        draw(right, [r.recall_by_floor[floor] for r in rows], f"floor {floor}", marker="o")
     if judge_model and all(r.leak_judge is not None for r in rows):
-        series = [r.leak_judge for r in rows]
-        left.errorbar(
-            x,
-            [v[0] for v in series],
-            yerr=[[v[0] - v[1] for v in series], [v[2] - v[0] for v in series]],
-            marker="s",
-            ms=3,
-            capsize=3,
-            ls="--",
-            label=f"floor {rows[0].judge_floor:g} + {judge_model}",
-        )
+        label = f"floor {rows[0].judge_floor:g} + {judge_model}"
+        draw(left, [r.leak_judge for r in rows], label, marker="s", ls="--")  # type: ignore[misc]
     left.set_title("off-topic leak rate", fontsize=10)
     right.set_title("core recall@5", fontsize=10)
     for ax in (left, right):

@@ -56,13 +56,9 @@ def _notebook_rows(store: Path) -> list[tuple]:
         return s.con.execute("SELECT notebook, parameters FROM notebook_cells ORDER BY created_at").fetchall()
 
 
-@pytest.mark.slow
-def test_notebook_grid_runs_each_cell_once_here_and_on_a_local_cluster(stored_run, tmp_path: Path) -> None:
-    from nomad_lab.cli import main
-
-    store, _, dump = stored_run
-    cells_dir = tmp_path / "cells"
-    base = [
+def _floor_sweep_grid(dump: Path, cells_dir: Path, store: Path) -> list[str]:
+    """``nomad-lab sweep floor_sweep`` over the fixture run's dump, cells and records kept in tmp."""
+    return [
         "sweep",
         "floor_sweep",
         "-p",
@@ -73,6 +69,15 @@ def test_notebook_grid_runs_each_cell_once_here_and_on_a_local_cluster(stored_ru
         "--store",
         str(store),
     ]
+
+
+@pytest.mark.slow
+def test_notebook_grid_runs_each_cell_once_here_and_on_a_local_cluster(stored_run, tmp_path: Path) -> None:
+    from nomad_lab.cli import main
+
+    store, _, dump = stored_run
+    cells_dir = tmp_path / "cells"
+    base = _floor_sweep_grid(dump, cells_dir, store)
     grid_args = [*base, "-p", "alpha", "0.05", "-p", "alpha", "0.2"]
     assert main(grid_args) == 0
     cells = sorted((cells_dir / "floor_sweep").iterdir())
@@ -189,17 +194,7 @@ def test_a_grid_killed_midway_resumes_with_no_finished_cell_lost(stored_run, tmp
 
     store, _, dump = stored_run
     cells_dir = tmp_path / "cells"
-    argv = [
-        "sweep",
-        "floor_sweep",
-        "-p",
-        "dump",
-        str(dump),
-        "--cells-dir",
-        str(cells_dir),
-        "--store",
-        str(store),
-    ]
+    argv = _floor_sweep_grid(dump, cells_dir, store)
     argv += ["-p", "alpha", "0.01", "-p", "alpha", "0.02", "-p", "alpha", "0.03", "-p", "alpha", "0.04"]
     proc = subprocess.Popen([sys.executable, "-m", "nomad_lab.cli", *argv], stdout=subprocess.DEVNULL)
     try:
