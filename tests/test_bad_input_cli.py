@@ -301,3 +301,27 @@ def test_the_console_sees_one_line_and_exit_status_1(tmp_path: Path) -> None:
     expected = f"{dump}: top level: a candidate dump is a JSON object, got list"
     assert done.stderr == f"nomad-lab: error: {expected}\n"
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (
+            ["sweep", "floor_sweep", "--dump", "d.json"],
+            "--dump is for the gate sweep; pass it to floor_sweep",
+        ),
+        (
+            ["sweep", "--dump", "d.json", "-p", "alpha", "0.1"],
+            "-p sets notebook parameters; name the NOTEBOOK",
+        ),
+        (["sweep"], "give a NOTEBOOK to run, or --dump DUMP"),
+        (["sweep", "no_such_notebook"], "no_such_notebook: no such notebook"),
+        (["sweep", "floor_sweep", "-p", "alhpa", "0.1"], "-p alhpa: the notebook has no parameter 'alhpa'"),
+    ],
+)
+def test_a_malformed_sweep_is_refused_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], needle: str
+) -> None:
+    fresh = tmp_path / "never.duckdb"
+    fails_cleanly([*argv, "--store", str(fresh)], capsys, needle)
+    assert not fresh.exists()

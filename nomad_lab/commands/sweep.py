@@ -50,12 +50,18 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..errors import NomadLabError
+
+    if args.notebook and args.dump:
+        raise NomadLabError(
+            f"sweep: --dump is for the gate sweep; pass it to {args.notebook} as -p dump PATH"
+        )
     if args.notebook:
         return run_notebook_grid(args)
     if not args.dump:
-        from ..errors import NomadLabError
-
         raise NomadLabError("sweep: give a NOTEBOOK to run, or --dump DUMP for a gate sweep")
+    if args.parameter:
+        raise NomadLabError("sweep: -p sets notebook parameters; name the NOTEBOOK first")
     from ..floor_study import floor_study_from_dump, markdown_table
 
     study, paths = floor_study_from_dump(args.dump, args.out, alpha=args.alpha, refusal_tag=args.refusal_tag)
