@@ -36,3 +36,24 @@ def test_a_rerun_skips_done_steps_and_force_reruns_them(
     assert "done before, same code and data" in capsys.readouterr().out
     assert main(["reproduce", "--force"]) == 0
     assert "$ nomad-lab eval check" in capsys.readouterr().out
+
+
+def test_an_interrupted_step_exits_130_and_says_how_to_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("nomad_lab.workspace.PROJECT_ROOT", tmp_path)
+    monkeypatch.setattr("nomad_lab.workspace.DEFAULT_STORE_PATH", tmp_path / "none.duckdb")
+    monkeypatch.setattr(reproduce, "STEPS", [("validate", ["eval", "check"])])
+
+    def interrupted(args: object) -> int:
+        raise KeyboardInterrupt
+
+    import nomad_lab.commands.eval_check as eval_check
+
+    assert main(["reproduce"]) == 0
+    monkeypatch.setattr(eval_check, "run", interrupted)
+    capsys.readouterr()
+    assert main(["reproduce", "--force"]) == 130
+    assert "interrupted in step 1" in capsys.readouterr().err
+    steps = json.loads((tmp_path / "results" / "manifest.json").read_text())["steps"]
+    assert "nomad-lab eval check" in steps  # the earlier finished step is kept

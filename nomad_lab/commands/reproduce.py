@@ -18,6 +18,7 @@ import argparse
 import hashlib
 import json
 import shlex
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -157,7 +158,15 @@ def run(args: argparse.Namespace) -> int:
             continue
         print(f"\n== step {number}/{len(STEPS)}: {what}\n$ {line}", flush=True)
         started = time.perf_counter()
-        code = main(argv)
+        try:
+            code = main(argv)
+        except KeyboardInterrupt:
+            print(
+                f"\nreproduce: interrupted in step {number}; every finished step is in {MANIFEST}: rerun "
+                "`nomad-lab reproduce` to go on (finished steps are skipped)",
+                file=sys.stderr,
+            )
+            return 130
         if code:
             print(f"step {number} failed with exit code {code}; rerun from it with --from {number}")
             return code
