@@ -125,8 +125,13 @@ def run_cell(
     root: str | os.PathLike[str] = DEFAULT_GRID_ROOT,
     rerun: bool = False,
     progress: bool = False,
+    cell_timeout: float | None = None,
 ) -> CellResult:
     """Execute one cell with papermill unless its ``cell.json`` already exists (or ``rerun``); its record.
+
+    ``cell_timeout`` bounds each notebook cell's wait for the kernel. Past it the notebook runs once
+    more on a fresh kernel: a kernel whose reply was lost (seen once: the kernel idle, the client
+    waiting) is a transport failure. A failing notebook is never retried; its error propagates.
 
     ``progress`` shows papermill's bar over the notebook's cells and streams what the notebook prints
     (its own progress bars included) to stderr, so a long cell is never silent.
@@ -148,16 +153,25 @@ def run_cell(
         parameters["out_dir"] = _portable(out)
     # cells running side by side on a cluster take turns on the workspace store instead of failing
     os.environ.setdefault(LOCK_WAIT_ENV, str(CELL_STORE_WAIT_S))
+    from nbclient.exceptions import CellTimeoutError
+
     started = time.perf_counter()
-    papermill.execute_notebook(
-        str(cell.notebook),
-        str(out / f"{cell.name}.ipynb"),
-        parameters=parameters,
-        kernel_name="python3",
-        cwd=str(PROJECT_ROOT),
-        progress_bar=progress,
-        log_output=progress,
-    )
+    for attempt in (1, 2):
+        try:
+            papermill.execute_notebook(
+                str(cell.notebook),
+                str(out / f"{cell.name}.ipynb"),
+                parameters=parameters,
+                kernel_name="python3",
+                cwd=str(PROJECT_ROOT),
+                progress_bar=progress,
+                log_output=progress,
+                execution_timeout=cell_timeout,
+            )
+            break
+        except CellTimeoutError:
+            if attempt == 2 or cell_timeout is None:
+                raise
     result = CellResult(
         cell_key=key,
         notebook=cell.name,
@@ -182,6 +196,7 @@ def run_cells(
     store_path: str | os.PathLike[str] | None = None,
     progress: bool = True,
     rerun: bool = False,
+    cell_timeout: float | None = None,
 ) -> list[CellResult]:
     """Run every cell, here one after another or as tasks on a Dask ``client``; record each in the store.
 
@@ -196,11 +211,15 @@ def run_cells(
     if client is None:
         if progress:
             _stream_papermill_log()
-        finished: Iterable[CellResult] = (run_cell(cell, root, rerun, progress) for cell in cells)
+        finished: Iterable[CellResult] = (
+            run_cell(cell, root, rerun, progress, cell_timeout) for cell in cells
+        )
     else:
         from distributed import as_completed
 
-        futures = [client.submit(run_cell, cell, root, rerun, pure=False) for cell in cells]
+        futures = [
+            client.submit(run_cell, cell, root, rerun, False, cell_timeout, pure=False) for cell in cells
+        ]
         finished = (future.result() for future in as_completed(futures))
     results = []
     for result in tqdm(finished, total=len(cells), desc="notebook cells", disable=not progress):

@@ -68,6 +68,8 @@ def _floor_sweep_grid(dump: Path, cells_dir: Path, store: Path) -> list[str]:
         str(cells_dir),
         "--store",
         str(store),
+        "--cell-timeout",
+        "600",
     ]
 
 
@@ -124,6 +126,8 @@ def test_a_notebook_that_opens_the_store_runs_in_a_grid_recorded_in_that_store(
         str(tmp_path),
         "--store",
         str(store),
+        "--cell-timeout",
+        "600",
     ]
     assert main(args) == 0
     assert len(_notebook_rows(store)) == before + 1
@@ -218,3 +222,28 @@ def test_a_grid_killed_midway_resumes_with_no_finished_cell_lost(stored_run, tmp
         json.loads(params).get("alpha") for name, params in _notebook_rows(store) if name == "floor_sweep"
     }
     assert {0.01, 0.02, 0.03, 0.04} <= alphas  # every cell recorded, the DuckDB file intact
+
+
+@pytest.mark.slow
+def test_a_cell_whose_kernel_stops_answering_reruns_once_on_a_fresh_kernel(tmp_path: Path) -> None:
+    import nbformat
+
+    from nomad_lab.notebook_runs import NotebookCell, run_cell
+
+    marker = tmp_path / "first-attempt"
+    source = (
+        "import pathlib, time\n"
+        f"marker = pathlib.Path({str(marker)!r})\n"
+        "if not marker.exists():\n"
+        "    marker.touch()\n"
+        "    time.sleep(60)  # the first kernel never answers in time"
+    )
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]})]
+    notebook.cells.append(nbformat.v4.new_code_cell(source))
+    path = tmp_path / "stall.ipynb"
+    nbformat.write(notebook, path)
+    result = run_cell(NotebookCell(path, {"x": 2}), tmp_path / "cells", cell_timeout=5)
+    assert marker.exists() and not result.skipped
+    assert (tmp_path / "cells" / "stall" / result.cell_key / "cell.json").exists()

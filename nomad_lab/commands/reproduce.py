@@ -76,19 +76,34 @@ STEPS: list[tuple[str, list[str]]] = [
     ("prefill by RAG placement on the embedded model", ["study", "placement"]),
     (
         "judge models against floor-only (both embedded models, notebook)",
-        ["sweep", "judge_models", "-p", "out_dir", "results/judges", "--rerun"],
+        ["sweep", "judge_models", "-p", "out_dir", "results/judges", "--rerun", "--cell-timeout", "3600"],
     ),
     ("off-topic leak against library size", ["study", "growth"]),
     (
         "floor sweep notebook",
-        ["sweep", "floor_sweep", "-p", "dump", DUMP, "-p", "alpha", "0.05", "--rerun"],
+        [
+            "sweep",
+            "floor_sweep",
+            "-p",
+            "dump",
+            DUMP,
+            "-p",
+            "alpha",
+            "0.05",
+            "--rerun",
+            "--cell-timeout",
+            "3600",
+        ],
     ),
-    ("estimator notebook", ["sweep", "estimator", "--rerun"]),
+    ("estimator notebook", ["sweep", "estimator", "--rerun", "--cell-timeout", "3600"]),
     (
         "placement notebook over the stored study",
-        ["sweep", "placement", "-p", "out_dir", "results/placement", "--rerun"],
+        ["sweep", "placement", "-p", "out_dir", "results/placement", "--rerun", "--cell-timeout", "3600"],
     ),
-    ("explore notebook over the latest stored run", ["sweep", "explore", "--rerun"]),
+    (
+        "explore notebook over the latest stored run",
+        ["sweep", "explore", "--rerun", "--cell-timeout", "3600"],
+    ),
 ]
 MANIFEST = "results/manifest.json"
 

@@ -41,6 +41,13 @@ def register(subparsers: Any) -> None:
         help="execute every cell, even those already computed (inputs that a "
         "cell reads from a folder, such as a stored study, are not part of its key)",
     )
+    parser.add_argument(
+        "--cell-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds a notebook cell may wait for its kernel; past it, one rerun on a fresh kernel",
+    )
     add_cluster_arguments(parser)
     parser.add_argument("--dump", help="candidate dump (reference --dump JSON format) for the gate sweep")
     parser.add_argument("--out", default="results/floor_sweep", help="gate sweep output folder")
@@ -80,7 +87,14 @@ def run_notebook_grid(args: argparse.Namespace) -> int:
     cells = cells_for(args.notebook, [tuple(pair) for pair in args.parameter])
     client = open_client(args.scheduler, args.workers)
     try:
-        results = run_cells(cells, args.cells_dir, client=client, store_path=args.store, rerun=args.rerun)
+        results = run_cells(
+            cells,
+            args.cells_dir,
+            client=client,
+            store_path=args.store,
+            rerun=args.rerun,
+            cell_timeout=args.cell_timeout,
+        )
     finally:
         close_client(client)
     for result in results:
