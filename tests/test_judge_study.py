@@ -9,7 +9,7 @@ import pytest
 
 from nomad_lab.judge_study import JudgedRun, compare_with_floor, judge_run, markdown
 from nomad_lab.pools import pools_from_records
-from tests.test_retrieval_e2e import CORPUS, GOLDENS, CountingJudgeBackend, embedder  # noqa: F401
+from tests.test_retrieval_e2e import CountingJudgeBackend, embedder, fixture_run  # noqa: F401
 
 
 def test_compare_with_floor_on_synthetic_verdicts() -> None:
@@ -43,19 +43,10 @@ def test_compare_with_floor_on_synthetic_verdicts() -> None:
 
 @pytest.mark.slow
 def test_judge_run_reads_and_writes_the_verdict_cache(tmp_path: Path, embedder) -> None:  # noqa: F811
-    from nomad_lab.eval_retrieval import RetrievalEvalConfig, run_retrieval_eval
     from nomad_lab.store import Store
 
     store_path = tmp_path / "ws.duckdb"
-    config = RetrievalEvalConfig(
-        corpus_dir=CORPUS,
-        goldens_dir=GOLDENS,
-        suite="core,off_topic",
-        floor=0.0,
-        store_path=store_path,
-        progress=False,
-    )
-    run_id = run_retrieval_eval(config, embedder).run_id
+    run_id = fixture_run(store_path, embedder)
     backend = CountingJudgeBackend()
     with Store(store_path) as store:
         first = judge_run(store, run_id, "test:counting-judge", floor=0.0, backend=backend, progress=False)

@@ -19,12 +19,19 @@ def test_every_step_is_a_valid_command_line() -> None:
         assert callable(parser.parse_args(argv).func)
 
 
-def test_a_rerun_skips_done_steps_and_force_reruns_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.fixture
+def one_step_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project root in tmp whose reproduce has the one cheap step ``eval check``."""
     monkeypatch.setattr("nomad_lab.workspace.PROJECT_ROOT", tmp_path)
     monkeypatch.setattr("nomad_lab.workspace.DEFAULT_STORE_PATH", tmp_path / "none.duckdb")
     monkeypatch.setattr(reproduce, "STEPS", [("validate", ["eval", "check"])])
+    return tmp_path
+
+
+def test_a_rerun_skips_done_steps_and_force_reruns_them(
+    one_step_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tmp_path = one_step_project
     assert main(["reproduce"]) == 0
     manifest = json.loads((tmp_path / "results" / "manifest.json").read_text())
     step = manifest["steps"]["nomad-lab eval check"]
@@ -39,11 +46,9 @@ def test_a_rerun_skips_done_steps_and_force_reruns_them(
 
 
 def test_an_interrupted_step_exits_130_and_says_how_to_go_on(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    one_step_project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("nomad_lab.workspace.PROJECT_ROOT", tmp_path)
-    monkeypatch.setattr("nomad_lab.workspace.DEFAULT_STORE_PATH", tmp_path / "none.duckdb")
-    monkeypatch.setattr(reproduce, "STEPS", [("validate", ["eval", "check"])])
+    tmp_path = one_step_project
 
     def interrupted(args: object) -> int:
         raise KeyboardInterrupt

@@ -20,6 +20,22 @@ FIXTURES = Path(__file__).parent / "fixtures" / "retrieval"
 CORPUS, GOLDENS = FIXTURES / "corpus", FIXTURES / "goldens"
 
 
+def fixture_run(store: Path, embedder, suite: str = "core,off_topic", **extra) -> str:
+    """A real retrieval run (no floor) of ``suite`` over the fixture corpus into ``store``; its run id."""
+    from nomad_lab.eval_retrieval import RetrievalEvalConfig, run_retrieval_eval
+
+    config = RetrievalEvalConfig(
+        corpus_dir=CORPUS,
+        goldens_dir=GOLDENS,
+        suite=suite,
+        floor=0.0,
+        store_path=store,
+        progress=False,
+        **extra,
+    )
+    return run_retrieval_eval(config, embedder).run_id
+
+
 @pytest.fixture(scope="session")
 def embedder():
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

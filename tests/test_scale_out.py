@@ -9,7 +9,7 @@ import pytest
 
 from nomad_lab.notebook_runs import NotebookGridError, cells_for, grid, notebook_path, parse_value
 from tests.fake_ollama import FakeServer, ollama_reply
-from tests.test_retrieval_e2e import CORPUS, GOLDENS, embedder  # noqa: F401
+from tests.test_retrieval_e2e import embedder, fixture_run  # noqa: F401
 
 
 def test_grid_is_the_product_of_repeated_names() -> None:
@@ -33,20 +33,9 @@ def test_unknown_notebook_or_parameter_is_named() -> None:
 @pytest.fixture(scope="module")
 def stored_run(tmp_path_factory: pytest.TempPathFactory, embedder) -> tuple[Path, str, Path]:  # noqa: F811
     """A real retrieval run over the fixture corpus: the store, the run id and its dump."""
-    from nomad_lab.eval_retrieval import RetrievalEvalConfig, run_retrieval_eval
-
     root = tmp_path_factory.mktemp("scale")
     store, dump = root / "ws.duckdb", root / "dump.json"
-    config = RetrievalEvalConfig(
-        corpus_dir=CORPUS,
-        goldens_dir=GOLDENS,
-        suite="core,off_topic",
-        floor=0.0,
-        store_path=store,
-        dump_path=dump,
-        progress=False,
-    )
-    return store, run_retrieval_eval(config, embedder).run_id, dump
+    return store, fixture_run(store, embedder, dump_path=dump), dump
 
 
 def _notebook_rows(store: Path) -> list[tuple]:
