@@ -14,7 +14,8 @@ cluster started with ``dask scheduler`` and ``dask worker`` (each worker needs n
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -22,32 +23,31 @@ from typing import Any
 from .store import Store, Verdict
 
 
-def open_client(scheduler: str | None = None, workers: int = 0) -> Any | None:
+@contextmanager
+def dask_client(scheduler: str | None = None, workers: int = 0) -> Iterator[Any | None]:
     """A Dask client on ``scheduler``, or on a new LocalCluster of ``workers`` processes; None for neither.
+    Closed on exit, with the LocalCluster it started.
 
     Local workers get one thread each: llama.cpp already uses the cores, and a process per worker keeps
     each embedded model in its own memory.
     """
     if not scheduler and workers <= 0:
-        return None
+        yield None
+        return
     from distributed import Client, LocalCluster
 
-    if scheduler:
-        return Client(scheduler)
-    cluster = LocalCluster(
-        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
-    )
-    return Client(cluster)
-
-
-def close_client(client: Any | None) -> None:
-    """Close the client and, when it owns one, its LocalCluster."""
-    if client is None:
-        return
-    cluster = getattr(client, "cluster", None)
-    client.close()
-    if cluster is not None:
-        cluster.close()
+    cluster = None
+    if not scheduler:
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+        )
+    client = Client(scheduler or cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
 
 
 @dataclass(frozen=True)

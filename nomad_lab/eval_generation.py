@@ -555,15 +555,8 @@ def _run_mode(
     rows = [("all", name, value, None, None, None) for name, value in overall.metrics().items()]
     for tag, agg in by_tag.items():
         rows += [(f"tag:{tag}", name, value, None, None, None) for name, value in agg.metrics().items()]
-    run = RunRecord(
-        kind="generation",
-        fingerprint=fingerprint,
-        params=params,
-        suite=config.suite,
-        git_sha=git["gitSha"],
-        git_branch=git["gitBranch"],
-        git_dirty=git["gitDirty"],
-        versions=versions,
+    run = RunRecord.with_git(
+        git, kind="generation", fingerprint=fingerprint, params=params, suite=config.suite, versions=versions
     )
     run_id = store.put_run(run, records, {}, rows)
     report.meta["runId"] = run_id

@@ -324,14 +324,12 @@ def run_retrieval_eval(
         metric_rows = _metric_rows(report.metrics, intervals, "all")
         for tag, agg in by_tag.items():
             metric_rows += _metric_rows(agg.metrics(), tag_intervals[tag], f"tag:{tag}")
-        run = RunRecord(
+        run = RunRecord.with_git(
+            git,
             kind="retrieval",
             fingerprint=index.fingerprint,
             params=params,
             suite=config.suite,
-            git_sha=git["gitSha"],
-            git_branch=git["gitBranch"],
-            git_dirty=git["gitDirty"],
             versions=versions,
         )
         run_id = store.put_run(run, case_records, pools, metric_rows)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -119,3 +120,31 @@ def snapshot(data: ExploreData, floor: float, use_judge: bool, k: int = gates.DE
     leak = float(nonempty[0, refusal].mean()) if refusal.any() else float("nan")
     mean_recall = float(np.nanmean(recall[0, answerable])) if answerable.any() else float("nan")
     return Snapshot(floor, judged, leak, mean_recall, sorted(leaked, key=lambda c: -c.top_score))
+
+
+def plot_snapshot(curve: Any, shot: Snapshot) -> Any:
+    """Floor-only leak and recall@5 over every floor, with the current setting marked (judge included)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    ax.plot(curve.points, curve.leak, label="leak (floor only)")
+    ax.plot(curve.points, curve.recall, "--", label="recall@5 (floor only)")
+    ax.plot([shot.floor], [shot.leak], "o", color="tab:blue")
+    ax.plot([shot.floor], [shot.recall], "s", color="tab:orange")
+    ax.axvline(shot.floor, color="grey", lw=0.8)
+    ax.set_xlabel("floor")
+    ax.set_title(
+        f"floor {shot.floor:.2f}{' + judge' if shot.use_judge else ''}: "
+        f"leak {shot.leak:.3f}, recall@5 {shot.recall:.3f}"
+    )
+    ax.legend(fontsize=7)
+    return fig
+
+
+def leaked_table(shot: Snapshot, limit: int = 25) -> str:
+    """The first ``limit`` leaked questions with their top document, score and passage (markdown)."""
+    rows = [
+        f"| {c.golden_id} | {c.query} | {c.top_doc} | {c.top_score:.3f} | {c.passage[:120]} |"
+        for c in shot.leaked[:limit]
+    ]
+    return "\n".join(["| id | question | top doc | score | top passage |", "|---|---|---|---:|---|", *rows])

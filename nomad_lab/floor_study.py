@@ -119,3 +119,9 @@ def floor_study_from_dump(
     """Load a reference-format dump, run the study and write its outputs."""
     study = run_floor_study(load_dump(dump), **kwargs)  # type: ignore[arg-type]
     return study, write_floor_study(study, out_dir)
+
+
+def tag_table(study: FloorStudy) -> str:
+    """Leak rate per refusal tag at the default floor (markdown)."""
+    rows = [f"| {tag} | {rate:.3f} | {k} / {n} |" for tag, (rate, k, n) in study.tags_at_default.items()]
+    return "\n".join(["| tag | leak rate | leaked / refusals |", "|---|---|---|", *rows])

@@ -120,6 +120,41 @@ def cells_for(notebook: str, pairs: Sequence[tuple[str, str]]) -> list[NotebookC
     return [NotebookCell(path, params) for params in grid(pairs, declared, source=str(path))]
 
 
+def execute_notebook(
+    notebook: Path,
+    output: Path,
+    parameters: dict[str, Any],
+    *,
+    cell_timeout: float | None = None,
+    progress: bool = False,
+) -> None:
+    """papermill on the project's kernel, in the project folder (where notebooks resolve their paths).
+
+    ``cell_timeout`` bounds each notebook cell's wait for the kernel. Past it the notebook runs once
+    more on a fresh kernel: a kernel whose reply was lost (seen once: the kernel idle, the client
+    waiting) is a transport failure. A failing notebook is never retried; its error propagates.
+    """
+    import papermill
+    from nbclient.exceptions import CellTimeoutError
+
+    for attempt in (1, 2):
+        try:
+            papermill.execute_notebook(
+                str(notebook),
+                str(output),
+                parameters=parameters,
+                kernel_name="python3",
+                cwd=str(PROJECT_ROOT),
+                progress_bar=progress,
+                log_output=progress,
+                execution_timeout=cell_timeout,
+            )
+            return
+        except CellTimeoutError:
+            if attempt == 2 or cell_timeout is None:
+                raise
+
+
 def run_cell(
     cell: NotebookCell,
     root: str | os.PathLike[str] = DEFAULT_GRID_ROOT,
@@ -129,17 +164,13 @@ def run_cell(
 ) -> CellResult:
     """Execute one cell with papermill unless its ``cell.json`` already exists (or ``rerun``); its record.
 
-    ``cell_timeout`` bounds each notebook cell's wait for the kernel. Past it the notebook runs once
-    more on a fresh kernel: a kernel whose reply was lost (seen once: the kernel idle, the client
-    waiting) is a transport failure. A failing notebook is never retried; its error propagates.
+    ``cell_timeout``: see :func:`execute_notebook`.
 
     ``progress`` shows papermill's bar over the notebook's cells and streams what the notebook prints
     (its own progress bars included) to stderr, so a long cell is never silent.
 
     Self-contained (no store, no shared state), so it runs unchanged in this process or on a Dask worker.
     """
-    import papermill
-
     from .provenance import git_state
 
     key = cell.key()
@@ -153,25 +184,10 @@ def run_cell(
         parameters["out_dir"] = _portable(out)
     # cells running side by side on a cluster take turns on the workspace store instead of failing
     os.environ.setdefault(LOCK_WAIT_ENV, str(CELL_STORE_WAIT_S))
-    from nbclient.exceptions import CellTimeoutError
-
     started = time.perf_counter()
-    for attempt in (1, 2):
-        try:
-            papermill.execute_notebook(
-                str(cell.notebook),
-                str(out / f"{cell.name}.ipynb"),
-                parameters=parameters,
-                kernel_name="python3",
-                cwd=str(PROJECT_ROOT),
-                progress_bar=progress,
-                log_output=progress,
-                execution_timeout=cell_timeout,
-            )
-            break
-        except CellTimeoutError:
-            if attempt == 2 or cell_timeout is None:
-                raise
+    execute_notebook(
+        cell.notebook, out / f"{cell.name}.ipynb", parameters, cell_timeout=cell_timeout, progress=progress
+    )
     result = CellResult(
         cell_key=key,
         notebook=cell.name,
@@ -226,7 +242,7 @@ def run_cells(
         # opened per finished cell, never across one: a running notebook may need the store itself
         with Store(store_path or DEFAULT_STORE_PATH) as store:
             # a skipped cell is recorded too if a kill landed between its cell.json and its row
-            if not result.skipped or result.cell_key not in store.notebook_cell_keys():
+            if not result.skipped or not store.has_notebook_cell(result.cell_key):
                 store.put_notebook_cell(
                     result.cell_key,
                     result.notebook,

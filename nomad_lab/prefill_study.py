@@ -257,6 +257,24 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def turn_table(result: dict[str, Any], rewrite_between: bool = False) -> str:
+    """Every turn of both placements: prompt tokens, evaluated vs reused, prefill, identical prefix."""
+    rows = sorted(
+        (r for r in result["rows"] if r["rewrite_between"] == rewrite_between),
+        key=lambda r: (r["turn"], r["placement"]),
+    )
+    lines = [
+        "| turn | placement | prompt tokens | evaluated | reused | prefill ms | identical prefix |",
+        "|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {r['turn']} | {r['placement']} | {r['prompt_tokens']} | {r['evaluated_tokens']} | "
+        f"{r['reused_tokens']} | {r['prefill_ms']:.0f} | {r['prefix_share']:.0%} |"
+        for r in rows
+    ]
+    return "\n".join(lines)
+
+
 def write(result: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
     """Rows and summary (JSON, markdown) and the prefill-vs-turn plot (PNG, SVG)."""
     import matplotlib.pyplot as plt
@@ -329,8 +347,8 @@ def load_or_run(
     repeats: int = 3,
     store_path: str | Path | None = None,
 ) -> dict[str, Any]:
-    """The stored study in ``out_dir`` if present (and not ``recompute``), else run it, write it to
-    ``out_dir`` and its rows to the workspace store (``study_rows``, study ``placement``)."""
+    """The stored study in ``out_dir`` if present (and not ``recompute``), else run it and store its rows
+    in the workspace store (``study_rows``, study ``placement``); :func:`write` puts it in ``out_dir``."""
     stored = Path(out_dir) / "placement.json"
     if stored.exists() and not recompute:
         return json.loads(stored.read_text())
@@ -344,5 +362,4 @@ def load_or_run(
     )
     params = {k: result[k] for k in ("model", "context_window", "repeats")} | {"turns": turns}
     result["run_id"] = record_study_rows("placement", params, result["rows"], store_path)
-    write(result, out_dir)
     return result

@@ -204,6 +204,11 @@ class RunRecord:
     run_id: str = field(default_factory=lambda: _new_run_id())
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
+    @classmethod
+    def with_git(cls, git: Mapping[str, Any], **fields: Any) -> RunRecord:
+        """A run carrying ``provenance.git_state()``'s ``{gitSha, gitBranch, gitDirty}``."""
+        return cls(git_sha=git["gitSha"], git_branch=git["gitBranch"], git_dirty=git["gitDirty"], **fields)
+
 
 @dataclass(frozen=True)
 class PoolEntry:
@@ -656,8 +661,11 @@ class Store:
                 [cell_key, notebook, json.dumps(parameters), output_dir, seconds, git_sha, datetime.now(UTC)],
             )
 
-    def notebook_cell_keys(self) -> set[str]:
-        return {row[0] for row in self.con.execute("SELECT cell_key FROM notebook_cells").fetchall()}
+    def has_notebook_cell(self, cell_key: str) -> bool:
+        return (
+            self.con.execute("SELECT 1 FROM notebook_cells WHERE cell_key = ?", [cell_key]).fetchone()
+            is not None
+        )
 
     # ---------------------------------------------------------------- the reference dump format
 

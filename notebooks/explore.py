@@ -34,7 +34,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from nomad_lab import gates
-from nomad_lab.explore import load_explore_data, snapshot
+from nomad_lab.explore import leaked_table, load_explore_data, plot_snapshot, snapshot
 from nomad_lab.sweep import sweep
 
 data = load_explore_data(store, run_id, judge_model, judge_floor)
@@ -45,28 +45,9 @@ for note in data.notes:
 
 def draw(floor: float, use_judge: bool) -> None:
     shot = snapshot(data, floor, use_judge)
-    _fig, ax = plt.subplots(figsize=(6, 3.2))
-    ax.plot(curve.points, curve.leak, label="leak (floor only)")
-    ax.plot(curve.points, curve.recall, "--", label="recall@5 (floor only)")
-    ax.plot([floor], [shot.leak], "o", color="tab:blue")
-    ax.plot([floor], [shot.recall], "s", color="tab:orange")
-    ax.axvline(floor, color="grey", lw=0.8)
-    ax.set_xlabel("floor")
-    ax.set_title(
-        f"floor {floor:.2f}{' + judge' if shot.use_judge else ''}: "
-        f"leak {shot.leak:.3f}, recall@5 {shot.recall:.3f}"
-    )
-    ax.legend(fontsize=7)
+    plot_snapshot(curve, shot)
     plt.show()
-    rows = [
-        f"| {c.golden_id} | {c.query} | {c.top_doc} | {c.top_score:.3f} | {c.passage[:120]} |"
-        for c in shot.leaked[:25]
-    ]
-    display(
-        Markdown(
-            "\n".join(["| id | question | top doc | score | top passage |", "|---|---|---|---:|---|", *rows])
-        )
-    )
+    display(Markdown(leaked_table(shot)))
 
 
 controls = widgets.interactive(

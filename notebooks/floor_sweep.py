@@ -30,7 +30,7 @@ refusal_tag = "off-topic"  # count leaks on this suite's refusals only (None: ev
 # %%
 from IPython.display import Markdown, display
 
-from nomad_lab.floor_study import floor_study_from_dump, markdown_table
+from nomad_lab.floor_study import floor_study_from_dump, markdown_table, tag_table
 
 study, paths = floor_study_from_dump(dump, out_dir, alpha=alpha, refusal_tag=refusal_tag)
 display(Markdown(markdown_table(study)))
@@ -50,11 +50,4 @@ display(Image(filename=str(paths["tradeoff_png"])))
 # Leak rate per tag at the default floor:
 
 # %%
-display(
-    Markdown(
-        "\n".join(
-            ["| tag | leak rate | leaked / refusals |", "|---|---|---|"]
-            + [f"| {tag} | {rate:.3f} | {k} / {n} |" for tag, (rate, k, n) in study.tags_at_default.items()]
-        )
-    )
-)
+display(Markdown(tag_table(study)))

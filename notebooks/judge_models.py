@@ -37,11 +37,10 @@ scheduler = None  # or a running Dask scheduler, e.g. "tcp://head:8786"
 # %%
 from IPython.display import Markdown, display
 
-from nomad_lab.cluster import close_client, open_client
+from nomad_lab.cluster import dask_client
 from nomad_lab.judge_study import markdown, plot_comparison, run_judge_study, write_study
 
-client = open_client(scheduler, workers)
-try:
+with dask_client(scheduler, workers) as client:
     rows = run_judge_study(
         judge_models,
         suite=suite,
@@ -52,8 +51,6 @@ try:
         goldens_dir=goldens,
         client=client,
     )
-finally:
-    close_client(client)
 display(Markdown(markdown(rows)))
 paths = write_study(rows, out_dir)
 

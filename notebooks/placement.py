@@ -34,7 +34,7 @@ store = None  # workspace store for the rows (None: runs/nomad-lab.duckdb)
 # %%
 from IPython.display import Image, Markdown, display
 
-from nomad_lab.prefill_study import load_or_run, markdown, write
+from nomad_lab.prefill_study import load_or_run, markdown, turn_table, write
 
 result = load_or_run(
     out_dir,
@@ -51,11 +51,4 @@ display(Markdown(markdown(result)))
 display(Image(filename=str(paths["png"])))
 
 # %%
-rows = [r for r in result["rows"] if not r["rewrite_between"]]
-print("| turn | placement | prompt tokens | evaluated | reused | prefill ms | identical prefix |")
-print("|---:|---|---:|---:|---:|---:|---:|")
-for r in sorted(rows, key=lambda r: (r["turn"], r["placement"])):
-    print(
-        f"| {r['turn']} | {r['placement']} | {r['prompt_tokens']} | {r['evaluated_tokens']} | "
-        f"{r['reused_tokens']} | {r['prefill_ms']:.0f} | {r['prefix_share']:.0%} |"
-    )
+display(Markdown(turn_table(result)))

@@ -20,32 +20,12 @@ def test_notebook_matches_its_script_and_has_parameters(notebook: Path) -> None:
     assert any("parameters" in c.metadata.get("tags", []) for c in paired.cells)
 
 
-CELL_TIMEOUT_S = 600  # per cell: far above any cell here; only a lost kernel message gets near it
-
-
 def execute(name: str, tmp_path: Path, **parameters: object) -> list[dict]:
-    """Run the notebook under papermill. Seen once in CI: the kernel idle and the client waiting forever
-    for a message that never came. A cell timeout turns that into an error, and one fresh-kernel retry
-    of that transport failure (never of a failing cell: that raises PapermillExecutionError) follows."""
-    papermill = pytest.importorskip("papermill")
-    from nbclient.exceptions import CellTimeoutError
+    """Run the project notebook under papermill, each cell bounded (a lost kernel reply retries once)."""
+    from nomad_lab.notebook_runs import execute_notebook
 
     out = tmp_path / f"{name}.out.ipynb"
-    for attempt in (1, 2):
-        try:
-            papermill.execute_notebook(
-                str(ROOT / "notebooks" / f"{name}.ipynb"),
-                str(out),
-                parameters=parameters,
-                kernel_name="python3",
-                cwd=str(ROOT),
-                progress_bar=False,
-                execution_timeout=CELL_TIMEOUT_S,
-            )
-            break
-        except CellTimeoutError:
-            if attempt == 2:
-                raise
+    execute_notebook(ROOT / "notebooks" / f"{name}.ipynb", out, parameters, cell_timeout=600)
     return json.loads(out.read_text())["cells"]
 
 

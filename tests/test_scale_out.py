@@ -125,7 +125,7 @@ def test_a_notebook_that_opens_the_store_runs_in_a_grid_recorded_in_that_store(
 @pytest.mark.slow
 def test_judge_grid_spreads_endpoints_over_dask_workers_and_fails_open(stored_run) -> None:
     """Two servers of one judge model, each on its own worker; one answers HTTP 500 to everything."""
-    from nomad_lab.cluster import close_client, fill_verdicts, missing_judge_inputs, open_client
+    from nomad_lab.cluster import dask_client, fill_verdicts, missing_judge_inputs
     from nomad_lab.judge_study import compare_with_floor, judge_run
     from nomad_lab.store import Store
 
@@ -136,42 +136,38 @@ def test_judge_grid_spreads_endpoints_over_dask_workers_and_fails_open(stored_ru
     ):
         spec = f"ollama://127.0.0.1:{good.port}/judge"
         endpoints = {spec: [spec, f"ollama://127.0.0.1:{bad.port}/judge"]}
-        client = open_client(workers=2)
-        try:
-            with Store(store_path) as store:
-                todo = missing_judge_inputs(store, run_id, spec, floor=0.0)
-                counts = fill_verdicts(
-                    client,
-                    store,
-                    run_id,
-                    [spec],
-                    floor=0.0,
-                    endpoints=endpoints,
-                    batch_size=1,
-                    progress=False,
-                )
-                assert counts == {spec: len(todo)} and len(todo) >= 4
-                assert good.chat_requests() and bad.chat_requests()  # both endpoints served the grid
-                assert len(good.chat_requests()) + len(bad.chat_requests()) >= len(todo)
-                verdicts = [store.get_verdict(spec, item.key) for item in todo]
-                assert all(v is not None for v in verdicts)
-                failed = [v for v in verdicts if not v.ok]
-                assert failed and all(v.on_topic is None for v in failed)  # HTTP 500: failed open, counted
-                assert any(v.ok and v.on_topic is False for v in verdicts)
+        with dask_client(workers=2) as client, Store(store_path) as store:
+            todo = missing_judge_inputs(store, run_id, spec, floor=0.0)
+            counts = fill_verdicts(
+                client,
+                store,
+                run_id,
+                [spec],
+                floor=0.0,
+                endpoints=endpoints,
+                batch_size=1,
+                progress=False,
+            )
+            assert counts == {spec: len(todo)} and len(todo) >= 4
+            assert good.chat_requests() and bad.chat_requests()  # both endpoints served the grid
+            assert len(good.chat_requests()) + len(bad.chat_requests()) >= len(todo)
+            verdicts = [store.get_verdict(spec, item.key) for item in todo]
+            assert all(v is not None for v in verdicts)
+            failed = [v for v in verdicts if not v.ok]
+            assert failed and all(v.on_topic is None for v in failed)  # HTTP 500: failed open, counted
+            assert any(v.ok and v.on_topic is False for v in verdicts)
 
-                asked = len(good.requests) + len(bad.requests)
-                again = fill_verdicts(
-                    client, store, run_id, [spec], floor=0.0, endpoints=endpoints, progress=False
-                )
-                assert again == {spec: 0} and len(good.requests) + len(bad.requests) == asked  # resumable
+            asked = len(good.requests) + len(bad.requests)
+            again = fill_verdicts(
+                client, store, run_id, [spec], floor=0.0, endpoints=endpoints, progress=False
+            )
+            assert again == {spec: 0} and len(good.requests) + len(bad.requests) == asked  # resumable
 
-                judged = judge_run(store, run_id, spec, floor=0.0, progress=False)  # all from the cache
-                assert len(good.requests) + len(bad.requests) == asked
-                assert judged.failures == len(failed)
-                row = compare_with_floor(judged)
-                assert row.leak_judge[0] <= row.leak_floor[0]
-        finally:
-            close_client(client)
+            judged = judge_run(store, run_id, spec, floor=0.0, progress=False)  # all from the cache
+            assert len(good.requests) + len(bad.requests) == asked
+            assert judged.failures == len(failed)
+            row = compare_with_floor(judged)
+            assert row.leak_judge[0] <= row.leak_floor[0]
 
 
 @pytest.mark.slow

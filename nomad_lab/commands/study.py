@@ -77,7 +77,7 @@ def run_estimator(args: argparse.Namespace) -> int:
 
 
 def run_placement(args: argparse.Namespace) -> int:
-    from ..prefill_study import load_or_run, markdown
+    from ..prefill_study import load_or_run, markdown, write
 
     result = load_or_run(
         args.out,
@@ -88,6 +88,7 @@ def run_placement(args: argparse.Namespace) -> int:
         recompute=True,
         repeats=args.repeats,
     )
+    write(result, args.out)
     print(markdown(result))
     print(f"wrote {args.out}/placement.json, placement.md and prefill_vs_turn.png/.svg")
     return 0
@@ -119,11 +120,10 @@ def run_transport(args: argparse.Namespace) -> int:
 
 
 def run_judges(args: argparse.Namespace) -> int:
-    from ..cluster import close_client, open_client
+    from ..cluster import dask_client
     from ..judge_study import markdown, run_judge_study, write_study
 
-    client = open_client(args.scheduler, args.workers)
-    try:
+    with dask_client(args.scheduler, args.workers) as client:
         rows = run_judge_study(
             args.judge_model,
             suite=args.suite,
@@ -132,8 +132,6 @@ def run_judges(args: argparse.Namespace) -> int:
             client=client,
             endpoints=_endpoints(args.endpoint, args.judge_model),
         )
-    finally:
-        close_client(client)
     print(markdown(rows))
     for name, path in write_study(rows, args.out).items():
         print(f"wrote {name}: {path}")

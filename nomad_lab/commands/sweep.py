@@ -81,12 +81,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_notebook_grid(args: argparse.Namespace) -> int:
-    from ..cluster import close_client, open_client
+    from ..cluster import dask_client
     from ..notebook_runs import cells_for, run_cells
 
     cells = cells_for(args.notebook, [tuple(pair) for pair in args.parameter])
-    client = open_client(args.scheduler, args.workers)
-    try:
+    with dask_client(args.scheduler, args.workers) as client:
         results = run_cells(
             cells,
             args.cells_dir,
@@ -95,8 +94,6 @@ def run_notebook_grid(args: argparse.Namespace) -> int:
             rerun=args.rerun,
             cell_timeout=args.cell_timeout,
         )
-    finally:
-        close_client(client)
     for result in results:
         state = "already computed" if result.skipped else f"{result.seconds:.1f} s"
         print(f"{result.notebook} {result.parameters}: {result.output_dir} ({state})")
