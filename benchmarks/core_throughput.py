@@ -17,8 +17,8 @@ from pathlib import Path
 
 from _measure import peak_mib
 
-from nomad_lab.estimator import estimate_tokens
-from nomad_lab.judge import excerpt_for
+from nomad_lab.core.estimator import estimate_tokens
+from nomad_lab.core.judge import excerpt_for
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "How long should I boil water at high altitude before drinking it?"

@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from nomad_lab.backends import open_backend  # noqa: E402
-from nomad_lab.estimator import TokenCalibrator, estimate_messages_tokens  # noqa: E402
-from nomad_lab.judge_service import JudgeStats, RelevanceJudge  # noqa: E402
+from nomad_lab.core.estimator import TokenCalibrator, estimate_messages_tokens  # noqa: E402
+from nomad_lab.services.judge_service import JudgeStats, RelevanceJudge  # noqa: E402
 
 CORPUS_DIRS = [ROOT / "datasets" / "corpus", Path("/work/shared/corpus-sources")]
 PREFERRED = [

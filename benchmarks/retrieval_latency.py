@@ -27,12 +27,12 @@ from pathlib import Path
 import numpy as np
 from _measure import peak_mib
 
-from nomad_lab.corpus import load_corpus
-from nomad_lab.embedding import load_embedder
-from nomad_lab.goldens import load_suites
-from nomad_lab.retrieval import RetrievalIndex, build_index
+from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
+from nomad_lab.data.corpus import load_corpus
+from nomad_lab.data.goldens import load_suites
+from nomad_lab.retrieval.embedding import load_embedder
+from nomad_lab.retrieval.index import RetrievalIndex, build_index
 from nomad_lab.store import Store
-from nomad_lab.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 
 NET = 15  # the reference's top_k × 3
 

@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 from _measure import peak_mib
 
-from nomad_lab import gates
-from nomad_lab.pools import PoolSet, pools_from_records
+from nomad_lab.gate import gates
+from nomad_lab.gate.pools import PoolSet, pools_from_records
 
 WIDTH = 15
 
@@ -100,10 +100,10 @@ def retrieval_per_floor(floors: int) -> tuple[float, int, float, float]:
     the same run's stored pools."""
     import shutil
 
-    from nomad_lab.eval_retrieval import RetrievalEvalConfig, run_retrieval_eval
-    from nomad_lab.floor_study import run_floor_study
-    from nomad_lab.pools import load_dump
-    from nomad_lab.workspace import DEFAULT_STORE_PATH
+    from nomad_lab.core.workspace import DEFAULT_STORE_PATH
+    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.gate.pools import load_dump
+    from nomad_lab.studies.gating.floor import run_floor_study
 
     with tempfile.TemporaryDirectory() as scratch:
         dump = Path(scratch) / "dump.json"

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from IPython.display import Image, Markdown, display
 
-from nomad_lab.estimator_study import markdown, run
+from nomad_lab.studies.budgeting.estimator import markdown, run
 
 summary, paths = run(Path(datasets), Path(out_dir), tokenizers, store)
 display(Markdown(markdown(summary)))

@@ -33,9 +33,9 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from nomad_lab import gates
-from nomad_lab.explore import leaked_table, load_explore_data, plot_snapshot, snapshot
-from nomad_lab.sweep import sweep
+from nomad_lab.gate import gates
+from nomad_lab.gate.sweep import sweep
+from nomad_lab.studies.gating.explore import leaked_table, load_explore_data, plot_snapshot, snapshot
 
 data = load_explore_data(store, run_id, judge_model, judge_floor)
 curve = sweep(data.pools, "score_floor", gates.FLOOR_GRID)

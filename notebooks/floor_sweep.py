@@ -30,7 +30,7 @@ refusal_tag = "off-topic"  # count leaks on this suite's refusals only (None: ev
 # %%
 from IPython.display import Markdown, display
 
-from nomad_lab.floor_study import floor_study_from_dump, markdown_table, tag_table
+from nomad_lab.studies.gating.floor import floor_study_from_dump, markdown_table, tag_table
 
 study, paths = floor_study_from_dump(dump, out_dir, alpha=alpha, refusal_tag=refusal_tag)
 display(Markdown(markdown_table(study)))

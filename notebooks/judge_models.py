@@ -37,8 +37,8 @@ scheduler = None  # or a running Dask scheduler, e.g. "tcp://head:8786"
 # %%
 from IPython.display import Markdown, display
 
-from nomad_lab.cluster import dask_client
-from nomad_lab.judge_study import markdown, plot_comparison, run_judge_study, write_study
+from nomad_lab.runners.cluster import dask_client, verdict_filler
+from nomad_lab.studies.gating.judges import markdown, plot_comparison, run_judge_study, write_study
 
 with dask_client(scheduler, workers) as client:
     rows = run_judge_study(
@@ -49,7 +49,7 @@ with dask_client(scheduler, workers) as client:
         store_path=store,
         corpus_dir=corpus,
         goldens_dir=goldens,
-        client=client,
+        fill_missing=verdict_filler(client, judge_models, floor=floor, limit=limit),
     )
 display(Markdown(markdown(rows)))
 paths = write_study(rows, out_dir)

@@ -34,7 +34,7 @@ store = None  # workspace store for the rows (None: runs/nomad-lab.duckdb)
 # %%
 from IPython.display import Image, Markdown, display
 
-from nomad_lab.prefill_study import load_or_run, markdown, turn_table, write
+from nomad_lab.studies.budgeting.prefill import load_or_run, markdown, turn_table, write
 
 result = load_or_run(
     out_dir,

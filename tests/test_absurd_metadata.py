@@ -27,7 +27,7 @@ from nomad_lab.backends.embedded import (
     show_payload,
 )
 from nomad_lab.backends.ollama_native import OllamaBackend
-from nomad_lab.context_window import CONTEXT_LADDER, GGUF_U32_MAX, ContextWindowResolver
+from nomad_lab.core.context_window import CONTEXT_LADDER, GGUF_U32_MAX, ContextWindowResolver
 from tests.fake_ollama import FakeServer
 
 GiB = 1024**3

@@ -19,9 +19,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from nomad_lab import models
+from nomad_lab.backends import models
 from nomad_lab.cli import main
-from nomad_lab.goldens import GoldenError
+from nomad_lab.data.goldens import GoldenError
 from nomad_lab.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "retrieval"
@@ -275,7 +275,7 @@ def test_debug_env_shows_the_traceback(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_a_genuine_bug_keeps_its_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
-    from nomad_lab.commands import store as store_command
+    from nomad_lab.cli import store as store_command
 
     def buggy(_args: object) -> int:
         raise KeyError("a bug, not bad input")

@@ -1,6 +1,6 @@
 """System messages survive Gemma's format: folded into the next user turn, never dropped."""
 
-from nomad_lab.chat_format import fold_system_messages
+from nomad_lab.core.chat_format import fold_system_messages
 
 
 def test_every_system_message_is_folded_in_order() -> None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from nomad_lab.context_window import (
+from nomad_lab.core.context_window import (
     ContextWindow,
     ContextWindowResolver,
     ModelFacts,

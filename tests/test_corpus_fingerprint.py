@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from nomad_lab.corpus import (
+from nomad_lab.core.jsfmt import js_json_dumps, js_number
+from nomad_lab.data.corpus import (
     REFERENCE_INGEST,
     CorpusError,
     IngestParams,
@@ -17,7 +18,6 @@ from nomad_lab.corpus import (
     load_corpus,
     reference_fingerprint,
 )
-from nomad_lab.jsfmt import js_json_dumps, js_number
 
 
 @pytest.mark.parametrize(

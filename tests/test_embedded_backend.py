@@ -12,10 +12,10 @@ from nomad_lab.backends.embedded import (
     metadata_value,
     truncate_middle,
 )
-from nomad_lab.context_window import ContextWindowResolver
-from nomad_lab.estimator import TokenCalibrator
-from nomad_lab.judge import ON_TOPIC_SCHEMA
-from nomad_lab.judge_service import RelevanceJudge
+from nomad_lab.core.context_window import ContextWindowResolver
+from nomad_lab.core.estimator import TokenCalibrator
+from nomad_lab.core.judge import ON_TOPIC_SCHEMA
+from nomad_lab.services.judge_service import RelevanceJudge
 
 BURN = [
     {

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nomad_lab.estimator import (
+from nomad_lab.core.estimator import (
     TokenCalibrator,
     chars_per_token_estimate,
     clamp_ratio,
@@ -134,14 +134,14 @@ def _reference_segment_tokens(text: str) -> int:
     import math
     import re
 
-    from nomad_lab.estimator import _CJK, _WORD, _to_utf16_units
-    from nomad_lab.jsstring import JS_WHITESPACE
+    from nomad_lab.core.estimator import CJK_RANGES, WORD_CHARS, to_utf16_units
+    from nomad_lab.core.jsstring import JS_WHITESPACE
 
     pattern = re.compile(
-        f"(?P<cjk>[{_CJK}])|(?P<word>[{_WORD}]+)|(?P<punct>[^{re.escape(JS_WHITESPACE)}{_WORD}{_CJK}]+)"
+        f"(?P<cjk>[{CJK_RANGES}])|(?P<word>[{WORD_CHARS}]+)|(?P<punct>[^{re.escape(JS_WHITESPACE)}{WORD_CHARS}{CJK_RANGES}]+)"
     )
     tokens = text.count("\n")
-    for match in pattern.finditer(_to_utf16_units(text)):
+    for match in pattern.finditer(to_utf16_units(text)):
         length = len(match.group())
         if match.lastgroup == "punct":
             tokens += math.ceil(length / 2)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nomad_lab.estimator_study import CLASSES, Row, collect_samples, run, summarize
+from nomad_lab.studies.budgeting.estimator import CLASSES, Row, collect_samples, run, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,10 +11,10 @@ import pytest
 
 from nomad_lab.backends import BackendError
 from nomad_lab.cli import main
-from nomad_lab.eval_generation import WARMUP_PROMPT, GenerationEvalConfig, run_generation_eval
-from nomad_lab.generation_metrics import BUDGET_FIELDS, GENERATION_METRIC_NAMES
+from nomad_lab.core.generation_metrics import BUDGET_FIELDS, GENERATION_METRIC_NAMES
+from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR
+from nomad_lab.eval.generation import WARMUP_PROMPT, GenerationEvalConfig, run_generation_eval
 from nomad_lab.store import Store
-from nomad_lab.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR
 from tests.scripted_backend import ScriptedBackend
 
 pytestmark = pytest.mark.slow  # MiniLM embeds the fixture index and keys the corpus fingerprint

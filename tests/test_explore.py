@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from nomad_lab.explore import ExploreData, snapshot
-from nomad_lab.pools import pools_from_records
+from nomad_lab.gate.pools import pools_from_records
+from nomad_lab.studies.gating.explore import ExploreData, snapshot
 
 RECORDS = [
     {

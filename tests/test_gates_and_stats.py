@@ -9,17 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nomad_lab import gates
-from nomad_lab.pools import load_dump, pools_from_records
-from nomad_lab.stats import (
+from nomad_lab.data.dump import DumpError
+from nomad_lab.gate import gates
+from nomad_lab.gate.pools import load_dump, pools_from_records
+from nomad_lab.gate.stats import (
     bootstrap_means,
     calibrated_floor,
     clopper_pearson_upper,
     mcnemar_exact,
     paired_bootstrap,
 )
-from nomad_lab.store import DumpError
-from nomad_lab.sweep import floor_margins, leak_by_tag, sweep
+from nomad_lab.gate.sweep import floor_margins, leak_by_tag, sweep
 
 
 def random_records(seed: int, n: int = 60) -> list[dict]:

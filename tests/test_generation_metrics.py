@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nomad_lab.generation_metrics import (
+from nomad_lab.core.generation_metrics import (
     BUDGET_FIELDS,
     GENERATION_METRIC_NAMES,
     LEAKAGE_PATTERNS,

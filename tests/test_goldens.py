@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nomad_lab.goldens import GoldenError, js_truthy, load_suite_file, load_suites, parse_suite_spec
+from nomad_lab.data.goldens import GoldenError, js_truthy, load_suite_file, load_suites, parse_suite_spec
 
 FIXTURES = Path(__file__).parent / "fixtures" / "retrieval"
 DOCS = {"water-boiling", "water-bleach", "first-aid-burns"}

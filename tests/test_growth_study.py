@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from nomad_lab.errors import NomadLabError
-from nomad_lab.growth_study import library_sizes, materialize
+from nomad_lab.core.errors import NomadLabError
+from nomad_lab.studies.gating.growth import library_sizes, materialize
 from tests.fake_ollama import FakeServer, ollama_reply
 from tests.test_retrieval_e2e import CORPUS, GOLDENS, embedder  # noqa: F401
 
@@ -54,7 +54,7 @@ def test_materialize_copies_exactly_the_size_and_removes_what_left(tmp_path: Pat
 
 @pytest.mark.slow
 def test_growth_study_end_to_end_with_a_judge_that_rejects_everything(tmp_path: Path, embedder) -> None:  # noqa: F811
-    from nomad_lab.growth_study import measure_size, write
+    from nomad_lab.studies.gating.growth import measure_size, write
 
     growth = _books(tmp_path / "growth", 3)
     store = tmp_path / "ws.duckdb"

@@ -15,10 +15,10 @@ import pytest
 
 from nomad_lab.backends import ChatResult
 from nomad_lab.cli import main
-from nomad_lab.injection_study import INJECTIONS, count_flips, inject, run_injection_study
-from nomad_lab.judge import build_judge_input, excerpt_for
-from nomad_lab.rerank import Candidate
+from nomad_lab.core.judge import build_judge_input, excerpt_for
+from nomad_lab.gate.rerank import Candidate
 from nomad_lab.store import Store
+from nomad_lab.studies.gating.injection import INJECTIONS, count_flips, inject, run_injection_study
 from tests.fake_ollama import FakeServer, ollama_reply
 
 FIXTURES = Path(__file__).parent / "fixtures" / "retrieval"
@@ -135,7 +135,7 @@ ATTACKS = [  # (question, passage, injection): two calls, one per way of attacki
 @pytest.mark.slow
 def test_injected_passages_still_get_a_schema_valid_verdict_from_the_real_model() -> None:
     from nomad_lab.backends import ChatRequest, open_backend
-    from nomad_lab.judge_service import RelevanceJudge
+    from nomad_lab.services.judge_service import RelevanceJudge
 
     # One thread: on 2 cores shared with other jobs, llama.cpp's two threads spin at every barrier and a
     # call takes 5-25 s instead of about 1 s.

@@ -1,4 +1,4 @@
-"""Differential test: nomad_lab.judge against the seed's own TypeScript, run by Node on the same inputs.
+"""Differential test: nomad_lab.core.judge against the seed's own TypeScript, run by Node on the same inputs.
 
 Inputs are generated from a seeded RNG over an alphabet chosen to hit every edge the port must get
 right: JS-only whitespace (U+FEFF), Python-only whitespace (U+001C, U+0085), letters and digits of
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from nomad_lab.judge import build_judge_input, excerpt_for, is_relevance_check_enabled, pick_on_topic
+from nomad_lab.core.judge import build_judge_input, excerpt_for, is_relevance_check_enabled, pick_on_topic
 
 HERE = Path(__file__).parent / "seed_js"
 NODE = shutil.which("node")

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nomad_lab.judge_study import JudgedRun, compare_with_floor, judge_run, markdown
-from nomad_lab.pools import pools_from_records
+from nomad_lab.gate.pools import pools_from_records
+from nomad_lab.studies.gating.judges import JudgedRun, compare_with_floor, judge_run, markdown
 from tests.test_retrieval_e2e import CountingJudgeBackend, embedder, fixture_run  # noqa: F401
 
 

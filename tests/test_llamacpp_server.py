@@ -16,11 +16,11 @@ from collections.abc import Iterator
 import pytest
 
 from nomad_lab.backends import ChatOptions, ChatRequest, collect_stream, open_backend
+from nomad_lab.backends.models import smollm2_path
+from nomad_lab.backends.ollama_server import ServerProcess, free_port
 from nomad_lab.backends.openai_compat import OpenAICompatBackend
-from nomad_lab.estimator import TokenCalibrator
-from nomad_lab.judge_service import RelevanceJudge
-from nomad_lab.models import smollm2_path
-from nomad_lab.ollama_server import ServerProcess, free_port
+from nomad_lab.core.estimator import TokenCalibrator
+from nomad_lab.services.judge_service import RelevanceJudge
 
 MODEL = "smollm2"
 BURN = [

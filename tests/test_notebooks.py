@@ -22,7 +22,7 @@ def test_notebook_matches_its_script_and_has_parameters(notebook: Path) -> None:
 
 def execute(name: str, tmp_path: Path, **parameters: object) -> list[dict]:
     """Run the project notebook under papermill, each cell bounded (a lost kernel reply retries once)."""
-    from nomad_lab.notebook_runs import execute_notebook
+    from nomad_lab.runners.notebooks import execute_notebook
 
     out = tmp_path / f"{name}.out.ipynb"
     execute_notebook(ROOT / "notebooks" / f"{name}.ipynb", out, parameters, cell_timeout=600)
@@ -97,7 +97,7 @@ def test_judge_models_notebook_on_a_local_cluster(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_explore_notebook_over_a_stored_run(tmp_path: Path) -> None:
-    from nomad_lab.eval_retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
 
     store = tmp_path / "ws.duckdb"
     run_retrieval_eval(

@@ -19,7 +19,7 @@ import httpx2
 import pytest
 
 from nomad_lab.backends.ollama_native import OllamaBackend
-from nomad_lab.transport_study import base_url
+from nomad_lab.studies.budgeting.transport import base_url
 from tests.test_ollama_protocol import CHECKS, Target
 
 HOST = os.environ.get("OLLAMA_HOST", "").strip()

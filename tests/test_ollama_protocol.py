@@ -1,6 +1,6 @@
 """The native Ollama transport against a protocol-faithful Ollama API server with a real model.
 
-The server (``nomad_lab.ollama_server``, a subprocess over llama.cpp with SmolLM2-135M-Instruct)
+The server (``nomad_lab.backends.ollama_server``, a subprocess over llama.cpp with SmolLM2-135M-Instruct)
 records every request body, so these tests assert what arrived on the wire: ``options.num_ctx``,
 ``num_predict``, temperature, seed, ``keep_alive`` and ``format`` as sent, and never ``num_ctx`` on the
 ``/v1`` path. The checks are plain functions over a ``Target`` so ``test_ollama_live.py`` runs the very
@@ -20,11 +20,11 @@ import pytest
 
 from nomad_lab.backends import ChatOptions, ChatRequest, collect_stream, open_backend
 from nomad_lab.backends.ollama_native import OllamaBackend, probe_native
+from nomad_lab.backends.ollama_server import ServerProcess, free_port, shim_command
 from nomad_lab.backends.openai_compat import OpenAICompatBackend
-from nomad_lab.estimator import TokenCalibrator
-from nomad_lab.judge import ON_TOPIC_SCHEMA
-from nomad_lab.judge_service import RelevanceJudge
-from nomad_lab.ollama_server import ServerProcess, free_port, shim_command
+from nomad_lab.core.estimator import TokenCalibrator
+from nomad_lab.core.judge import ON_TOPIC_SCHEMA
+from nomad_lab.services.judge_service import RelevanceJudge
 
 HTTP_TIMEOUT = 120.0
 BURN = [

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from nomad_lab.cli import main
-from nomad_lab.corpus import load_corpus
-from nomad_lab.retrieval import RetrievalIndex, _load
+from nomad_lab.data.corpus import load_corpus
+from nomad_lab.retrieval.index import RetrievalIndex, load_index_rows
 from nomad_lab.store import EMBEDDING_DIMENSION, ChunkRecord, IndexRecord, Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "retrieval"
@@ -46,7 +46,7 @@ def test_stored_chunk_sources_outside_the_corpus_resolve_to_no_document(tmp_path
     with Store(tmp_path / "crafted.duckdb") as store:
         store.put_embeddings("stub", [c.text_sha256 for c in chunks], vectors)
         store.put_index(IndexRecord("0" * 16, "/elsewhere", 6, 6, "stub", {}), chunks)
-        loaded, matrix = _load(store, "0" * 16, embedder, corpus)
+        loaded, matrix = load_index_rows(store, "0" * 16, embedder, corpus)
     index = RetrievalIndex("0" * 16, corpus, loaded, matrix, embedder, None)  # type: ignore[arg-type]
     found = {c.chunk_id: c for c in index.dense(vectors.sum(axis=0), len(chunks), -1.0)}
     assert found["water-boiling#0"].doc_id == "water-boiling"

@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from nomad_lab.corpus import load_corpus
-from nomad_lab.estimator import TokenCalibrator, estimate_messages_tokens
-from nomad_lab.pipeline import (
+from nomad_lab.core.estimator import TokenCalibrator, estimate_messages_tokens
+from nomad_lab.core.planner import ELISION_MARKER
+from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT
+from nomad_lab.data.corpus import load_corpus
+from nomad_lab.services.pipeline import (
     MOCK_EMPTY_ANSWER,
     PipelineConfig,
     context_limits_for,
     run_pipeline,
     split_messages,
 )
-from nomad_lab.planner import ELISION_MARKER
-from nomad_lab.prompts import DEFAULT_SYSTEM_PROMPT
 from nomad_lab.store import Store
 from tests.scripted_backend import ScriptedBackend
 
@@ -51,8 +51,8 @@ CHAT = [
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory):
-    from nomad_lab.embedding import load_embedder
-    from nomad_lab.retrieval import build_index
+    from nomad_lab.retrieval.embedding import load_embedder
+    from nomad_lab.retrieval.index import build_index
 
     with Store(tmp_path_factory.mktemp("pipeline") / "s.duckdb") as store:
         built, _ = build_index(load_corpus(CORPUS), store, load_embedder(), progress=False)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nomad_lab.estimator import estimate_messages_tokens
-from nomad_lab.planner import (
+from nomad_lab.core.estimator import estimate_messages_tokens
+from nomad_lab.core.planner import (
     ELISION_MARKER,
     TRUNCATION_MARKER,
     group_turns,

@@ -12,8 +12,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def llm():
     pytest.importorskip("llama_cpp")
-    from nomad_lab.models import gemma_path
-    from nomad_lab.prefill_study import load_model
+    from nomad_lab.backends.models import gemma_path
+    from nomad_lab.studies.budgeting.prefill import load_model
 
     return load_model(gemma_path(), 2048)
 
@@ -25,7 +25,7 @@ CHUNKS = [[f"Retrieved chunk {i} about storage containers and rotation. " * 4] f
 
 
 def test_tail_keeps_the_prefix_and_front_does_not(llm) -> None:
-    from nomad_lab.prefill_study import replay
+    from nomad_lab.studies.budgeting.prefill import replay
 
     tail = replay(llm, TURNS, CHUNKS, placement="tail", context_window=2048)
     front = replay(llm, TURNS, CHUNKS, placement="front", context_window=2048)
@@ -40,7 +40,7 @@ def test_tail_keeps_the_prefix_and_front_does_not(llm) -> None:
 
 
 def test_a_rewrite_on_the_same_slot_evicts_the_chat_prefix(llm) -> None:
-    from nomad_lab.prefill_study import replay
+    from nomad_lab.studies.budgeting.prefill import replay
 
     plain = replay(llm, TURNS, CHUNKS, placement="tail", context_window=2048)
     rewritten = replay(llm, TURNS, CHUNKS, placement="tail", context_window=2048, rewrite_between=True)
@@ -51,13 +51,13 @@ def test_a_rewrite_on_the_same_slot_evicts_the_chat_prefix(llm) -> None:
 def test_summary_takes_the_median_of_repeats_and_fits_growth_per_turn() -> None:
     from dataclasses import asdict
 
-    from nomad_lab.prefill_study import TurnRow, _median_rows, summarize
+    from nomad_lab.studies.budgeting.prefill import TurnRow, median_rows, summarize
 
     def row(placement: str, turn: int, ms: float) -> TurnRow:
         return TurnRow(placement, False, turn, 100 * turn, 50, 100 * turn - 50, ms, 0.5, 2, turn - 1)
 
     tail_runs = [[row("tail", t, 100 + 2 * t + noise) for t in range(1, 17)] for noise in (0, 500, 4)]
-    tail = _median_rows(tail_runs)
+    tail = median_rows(tail_runs)
     assert [r.prefill_ms for r in tail] == [100 + 2 * t + 4 for t in range(1, 17)]  # the 500 ms burst is gone
     front = [row("front", t, 100 + 25 * t) for t in range(1, 17)]
     summary = summarize([asdict(r) for r in tail + front])

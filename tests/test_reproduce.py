@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nomad_lab.cli import main
-from nomad_lab.commands import reproduce
+from nomad_lab.cli import main, reproduce
 
 
 def test_every_step_is_a_valid_command_line() -> None:
@@ -22,8 +21,8 @@ def test_every_step_is_a_valid_command_line() -> None:
 @pytest.fixture
 def one_step_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A project root in tmp whose reproduce has the one cheap step ``eval check``."""
-    monkeypatch.setattr("nomad_lab.workspace.PROJECT_ROOT", tmp_path)
-    monkeypatch.setattr("nomad_lab.workspace.DEFAULT_STORE_PATH", tmp_path / "none.duckdb")
+    monkeypatch.setattr("nomad_lab.core.workspace.PROJECT_ROOT", tmp_path)
+    monkeypatch.setattr("nomad_lab.core.workspace.DEFAULT_STORE_PATH", tmp_path / "none.duckdb")
     monkeypatch.setattr(reproduce, "STEPS", [("validate", ["eval", "check"])])
     return tmp_path
 
@@ -53,7 +52,7 @@ def test_an_interrupted_step_exits_130_and_says_how_to_go_on(
     def interrupted(args: object) -> int:
         raise KeyboardInterrupt
 
-    import nomad_lab.commands.eval_check as eval_check
+    import nomad_lab.cli.eval_check as eval_check
 
     assert main(["reproduce"]) == 0
     monkeypatch.setattr(eval_check, "run", interrupted)

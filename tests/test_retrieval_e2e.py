@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from nomad_lab.cli import main
-from nomad_lab.corpus import load_corpus
-from nomad_lab.store import Store, load_dump
+from nomad_lab.data.corpus import load_corpus
+from nomad_lab.data.dump import load_dump
+from nomad_lab.store import Store
 
 pytestmark = pytest.mark.slow
 
@@ -22,7 +23,7 @@ CORPUS, GOLDENS = FIXTURES / "corpus", FIXTURES / "goldens"
 
 def fixture_run(store: Path, embedder, suite: str = "core,off_topic", **extra) -> str:
     """A real retrieval run (no floor) of ``suite`` over the fixture corpus into ``store``; its run id."""
-    from nomad_lab.eval_retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
 
     config = RetrievalEvalConfig(
         corpus_dir=CORPUS,
@@ -40,7 +41,7 @@ def fixture_run(store: Path, embedder, suite: str = "core,off_topic", **extra) -
 def embedder():
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from nomad_lab.embedding import load_embedder
+    from nomad_lab.retrieval.embedding import load_embedder
 
     return load_embedder()  # process-wide: the CLI below reuses this instance
 
@@ -60,7 +61,7 @@ def test_long_texts_are_embedded_whole(embedder) -> None:
 
 
 def test_chunking_is_3000_characters_with_300_overlap() -> None:
-    from nomad_lab.retrieval import chunk_text
+    from nomad_lab.retrieval.index import chunk_text
 
     text = (CORPUS / "radio-handheld-basics.md").read_text()
     pieces = chunk_text(text)
@@ -69,7 +70,7 @@ def test_chunking_is_3000_characters_with_300_overlap() -> None:
 
 
 def test_index_is_built_once_then_reused(tmp_path: Path, embedder) -> None:
-    from nomad_lab.retrieval import build_index
+    from nomad_lab.retrieval.index import build_index
 
     corpus = load_corpus(CORPUS)
     with Store(tmp_path / "s.duckdb") as store:
@@ -95,7 +96,7 @@ def test_index_is_built_once_then_reused(tmp_path: Path, embedder) -> None:
 
 
 def test_a_moved_corpus_reuses_the_index_and_resolves_its_sources(tmp_path: Path, embedder) -> None:
-    from nomad_lab.retrieval import build_index
+    from nomad_lab.retrieval.index import build_index
 
     moved = tmp_path / "elsewhere"
     shutil.copytree(CORPUS, moved)
@@ -224,7 +225,7 @@ class CountingJudgeBackend:
 
 
 def test_judge_verdicts_are_cached_in_the_store(tmp_path: Path, embedder) -> None:
-    from nomad_lab.eval_retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
 
     config = RetrievalEvalConfig(
         corpus_dir=CORPUS,

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from nomad_lab.retrieval_metrics import (
+from nomad_lab.eval.retrieval_metrics import (
     RetrievedChunk,
     aggregate,
     aggregate_by_tag,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nomad_lab.notebook_runs import NotebookGridError, cells_for, grid, notebook_path, parse_value
+from nomad_lab.runners.notebooks import NotebookGridError, cells_for, grid, notebook_path, parse_value
 from tests.fake_ollama import FakeServer, ollama_reply
 from tests.test_retrieval_e2e import embedder, fixture_run  # noqa: F401
 
@@ -125,9 +125,9 @@ def test_a_notebook_that_opens_the_store_runs_in_a_grid_recorded_in_that_store(
 @pytest.mark.slow
 def test_judge_grid_spreads_endpoints_over_dask_workers_and_fails_open(stored_run) -> None:
     """Two servers of one judge model, each on its own worker; one answers HTTP 500 to everything."""
-    from nomad_lab.cluster import dask_client, fill_verdicts, missing_judge_inputs
-    from nomad_lab.judge_study import compare_with_floor, judge_run
+    from nomad_lab.runners.cluster import dask_client, fill_verdicts, missing_judge_inputs
     from nomad_lab.store import Store
+    from nomad_lab.studies.gating.judges import compare_with_floor, judge_run
 
     store_path, run_id, _ = stored_run
     with (
@@ -213,7 +213,7 @@ def test_a_grid_killed_midway_resumes_with_no_finished_cell_lost(stored_run, tmp
 def test_a_cell_whose_kernel_stops_answering_reruns_once_on_a_fresh_kernel(tmp_path: Path) -> None:
     import nbformat
 
-    from nomad_lab.notebook_runs import NotebookCell, run_cell
+    from nomad_lab.runners.notebooks import NotebookCell, run_cell
 
     marker = tmp_path / "first-attempt"
     source = (

@@ -10,12 +10,12 @@ import duckdb
 import numpy as np
 import pytest
 
-from nomad_lab.jsfmt import js_json_dumps
+from nomad_lab.core.jsfmt import js_json_dumps
+from nomad_lab.data.dump import DumpError, load_dump, validate_dump
 from nomad_lab.store import (
     SCHEMA_VERSION,
     CaseRecord,
     ChunkRecord,
-    DumpError,
     IndexRecord,
     PoolEntry,
     RunRecord,
@@ -24,8 +24,6 @@ from nomad_lab.store import (
     StoreSchemaError,
     Verdict,
     judge_input_sha256,
-    load_dump,
-    validate_dump,
 )
 
 REFERENCE_DUMP = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nomad_lab.think_stream import (
+from nomad_lab.core.think_stream import (
     Split,
     ThinkTagSplitter,
     normalize_non_streamed,

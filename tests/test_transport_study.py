@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from nomad_lab.cli import main
-from nomad_lab.transport_study import NeedsOllamaError, long_prompt, measure, resolve_host
-from nomad_lab.workspace import DEFAULT_CORPUS_DIR
+from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR
+from nomad_lab.studies.budgeting.transport import NeedsOllamaError, long_prompt, measure, resolve_host
 from tests.test_ollama_protocol import Target, shim  # noqa: F401
 
 

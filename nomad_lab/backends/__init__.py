@@ -7,7 +7,7 @@ Backend modules import their client libraries lazily, so importing this package 
 
 from __future__ import annotations
 
-from .base import (
+from nomad_lab.backends.base import (
     Backend,
     BackendError,
     ChatChunk,
@@ -19,7 +19,7 @@ from .base import (
     Usage,
     collect_stream,
 )
-from .spec import ACCEPTED_FORMS, DEFAULT_SPEC, BackendSpec, parse_spec
+from nomad_lab.backends.spec import ACCEPTED_FORMS, DEFAULT_SPEC, BackendSpec, parse_spec
 
 DEFAULT_HTTP_TIMEOUT_S = 120.0
 """Per-request HTTP timeout when the spec names none: long enough for a cold model load on 2 cores."""
@@ -48,7 +48,7 @@ def open_backend(spec: str | BackendSpec = DEFAULT_SPEC) -> Backend:
     parsed = spec if isinstance(spec, BackendSpec) else parse_spec(spec)
     timeout = parsed.timeout or DEFAULT_HTTP_TIMEOUT_S
     if parsed.kind == "embedded":
-        from .embedded import DEFAULT_N_CTX, DEFAULT_THREADS, EmbeddedBackend
+        from nomad_lab.backends.embedded import DEFAULT_N_CTX, DEFAULT_THREADS, EmbeddedBackend
 
         return EmbeddedBackend(
             parsed.model or "gemma3-270m",
@@ -57,16 +57,16 @@ def open_backend(spec: str | BackendSpec = DEFAULT_SPEC) -> Backend:
             chat_format=parsed.params.get("chat_format"),
         )
     if parsed.kind == "auto":
-        from .ollama_native import BackendDetector
+        from nomad_lab.backends.ollama_native import BackendDetector
 
         if not BackendDetector().is_native(parsed.base_url):
-            from .openai_compat import OpenAICompatBackend
+            from nomad_lab.backends.openai_compat import OpenAICompatBackend
 
             return OpenAICompatBackend(f"{parsed.base_url}/v1", parsed.model, timeout=timeout)
     if parsed.kind in ("ollama", "auto"):
-        from .ollama_native import OllamaBackend
+        from nomad_lab.backends.ollama_native import OllamaBackend
 
         return OllamaBackend(parsed.base_url, parsed.model, timeout=timeout)
-    from .openai_compat import OpenAICompatBackend
+    from nomad_lab.backends.openai_compat import OpenAICompatBackend
 
     return OpenAICompatBackend(parsed.base_url, parsed.model, format_mode=parsed.format_mode, timeout=timeout)

@@ -31,9 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..chat_format import fold_system_messages
-from ..context_window import CONTEXT_LADDER
-from .base import (
+from nomad_lab.backends.base import (
     ChatChunk,
     ChatRequest,
     ChatResult,
@@ -44,6 +42,8 @@ from .base import (
     normalize_result,
     normalize_stream,
 )
+from nomad_lab.core.chat_format import fold_system_messages
+from nomad_lab.core.context_window import CONTEXT_LADDER
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ _FLOAT = re.compile(r"^-?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?$")
 
 def resolve_model_path(name: str) -> tuple[str, Path]:
     """(display name, GGUF path) for an embedded alias or a file path; aliases resolve via packages."""
-    from ..models import ModelFileNotFound, gemma_path, smollm2_path
+    from nomad_lab.backends.models import ModelFileNotFound, gemma_path, smollm2_path
 
     if name == "gemma3-270m":
         return name, gemma_path()

@@ -16,8 +16,8 @@ import httpx
 import ollama
 import pydantic
 
-from .base import BackendError as BackendError  # re-export for callers catching it here
-from .base import (
+from nomad_lab.backends.base import BackendError as BackendError  # re-export for callers catching it here
+from nomad_lab.backends.base import (
     ChatChunk,
     ChatRequest,
     ChatResult,

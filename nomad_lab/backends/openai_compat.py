@@ -26,7 +26,7 @@ import httpx
 import openai
 from openai.types.chat import ChatCompletion
 
-from .base import (
+from nomad_lab.backends.base import (
     BackendError,
     ChatChunk,
     ChatRequest,

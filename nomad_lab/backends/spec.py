@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ..errors import NomadLabError
+from nomad_lab.core.errors import NomadLabError
 
 ACCEPTED_FORMS = """accepted backend specs:
   ollama://HOST:PORT/MODEL              native Ollama API (/api/chat), e.g. ollama://127.0.0.1:11434/llama3:8b

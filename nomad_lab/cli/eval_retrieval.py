@@ -1,0 +1,58 @@
+"""``nomad-lab eval retrieval``: the retrieval tier, as the reference's ``eval:retrieval`` (SPEC §8.2, §8.5).
+
+Prints the aggregate metrics with 95% intervals, per-tag leak rates and the leaked cases with their top
+scores; stores the run and every question's full pre-floor candidate pool in the workspace store.
+Exit code 1 when a retrieved chunk does not resolve to a corpus document (a filter leak), as the
+reference does, or when the corpus or goldens are invalid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Any
+
+
+def _floor(text: str) -> float:
+    value = float(text)
+    if math.isnan(value) or value < 0 or value > 1:
+        raise argparse.ArgumentTypeError(f"floor must be between 0 and 1, got {text}")
+    return value
+
+
+def register(subparsers: Any) -> None:
+    from nomad_lab.cli.workspace_args import add_workspace_arguments
+
+    parser = subparsers.add_parser("retrieval", help="retrieval metrics, leak rates and candidate pools")
+    parser.add_argument("--floor", type=_floor, default=0.62, help="post-rerank relevance floor (0 = off)")
+    parser.add_argument("--top-k", type=int, default=5, help="chunks returned per question (default 5)")
+    parser.add_argument(
+        "--judge-model", metavar="SPEC", help="relevance judge backend spec, e.g. embedded:gemma3-270m"
+    )
+    parser.add_argument(
+        "--judge-retry-failed", action="store_true", help="re-ask cached verdicts that failed open"
+    )
+    parser.add_argument(
+        "--dump", type=Path, metavar="PATH", help="write the candidate pools (reference JSON format)"
+    )
+    add_workspace_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from nomad_lab.cli.workspace_args import workspace_config
+    from nomad_lab.eval.retrieval import RetrievalEvalConfig, format_summary, run_retrieval_eval
+
+    config = RetrievalEvalConfig(
+        suite=args.suite,
+        floor=args.floor,
+        top_k=args.top_k,
+        judge_model=args.judge_model,
+        judge_retry_failed=args.judge_retry_failed,
+        dump_path=args.dump,
+        **workspace_config(args),
+    )
+    result = run_retrieval_eval(config)  # bad input raises a NomadLabError: cli.main prints it, exit 1
+    print(format_summary(result))
+    return 1 if result.unresolved_chunks else 0

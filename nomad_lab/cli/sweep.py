@@ -1,0 +1,100 @@
+"""``nomad-lab sweep``: gate sweeps over a stored candidate dump, or a notebook over a parameter grid.
+
+``nomad-lab sweep --dump D`` sweeps score floor, cosine floor and contrast over the stored pools (no
+retrieval, no model). ``nomad-lab sweep NOTEBOOK -p name value …`` executes the notebook with papermill
+once per grid cell (a name given twice is an axis), here or on Dask, keeping each cell under
+``results/notebooks/``; a rerun skips every cell already computed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from nomad_lab.cli.workspace_args import add_cluster_arguments
+
+
+def register(subparsers: Any) -> None:
+    from nomad_lab.core.workspace import DEFAULT_STORE_PATH, RESULTS_DIR
+
+    parser = subparsers.add_parser(
+        "sweep", help="gate sweeps over a dump, or a notebook over a parameter grid (papermill)"
+    )
+    parser.add_argument(
+        "notebook", nargs="?", help="notebook name or path (e.g. floor_sweep); omit with --dump"
+    )
+    parser.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="notebook parameter (VALUE parsed as JSON when it can be); repeat a NAME for a grid axis",
+    )
+    parser.add_argument("--cells-dir", type=Path, default=RESULTS_DIR / "notebooks", help="where cells go")
+    parser.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="records each finished cell")
+    parser.add_argument(
+        "--rerun",
+        action="store_true",
+        help="execute every cell, even those already computed (inputs that a "
+        "cell reads from a folder, such as a stored study, are not part of its key)",
+    )
+    parser.add_argument(
+        "--cell-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds a notebook cell may wait for its kernel; past it, one rerun on a fresh kernel",
+    )
+    add_cluster_arguments(parser)
+    parser.add_argument("--dump", help="candidate dump (reference --dump JSON format) for the gate sweep")
+    parser.add_argument("--out", default="results/floor_sweep", help="gate sweep output folder")
+    parser.add_argument("--alpha", type=float, default=0.10, help="target leak rate for the calibrated floor")
+    parser.add_argument("--refusal-tag", default=None, help="count leaks only on refusals with this tag")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from nomad_lab.core.errors import NomadLabError
+
+    if args.notebook and args.dump:
+        raise NomadLabError(
+            f"sweep: --dump is for the gate sweep; pass it to {args.notebook} as -p dump PATH"
+        )
+    if args.notebook:
+        return run_notebook_grid(args)
+    if not args.dump:
+        raise NomadLabError("sweep: give a NOTEBOOK to run, or --dump DUMP for a gate sweep")
+    if args.parameter:
+        raise NomadLabError("sweep: -p sets notebook parameters; name the NOTEBOOK first")
+    from nomad_lab.studies.gating.floor import floor_study_from_dump, markdown_table
+
+    study, paths = floor_study_from_dump(args.dump, args.out, alpha=args.alpha, refusal_tag=args.refusal_tag)
+    print(markdown_table(study))
+    print()
+    print(study.calibrated.message)
+    for name, path in paths.items():
+        print(f"wrote {name}: {path}")
+    return 0
+
+
+def run_notebook_grid(args: argparse.Namespace) -> int:
+    from nomad_lab.runners.cluster import dask_client
+    from nomad_lab.runners.notebooks import cells_for, run_cells
+
+    cells = cells_for(args.notebook, [tuple(pair) for pair in args.parameter])
+    with dask_client(args.scheduler, args.workers) as client:
+        results = run_cells(
+            cells,
+            args.cells_dir,
+            client=client,
+            store_path=args.store,
+            rerun=args.rerun,
+            cell_timeout=args.cell_timeout,
+        )
+    for result in results:
+        state = "already computed" if result.skipped else f"{result.seconds:.1f} s"
+        print(f"{result.notebook} {result.parameters}: {result.output_dir} ({state})")
+    return 0

@@ -1,0 +1,68 @@
+"""The workspace options every ``nomad-lab eval`` tier takes, declared once so they read the same everywhere.
+
+Why: ``--corpus``, ``--goldens``, ``--suite``, ``--no-distractors``, ``--report``, ``--store`` and
+``--no-progress`` mean the same thing in every tier; declared per command they drift (help texts,
+defaults). The cluster options (``--scheduler``, ``--workers``) are shared the same way by every command
+that can run its grid on Dask.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def add_workspace_arguments(parser: argparse.ArgumentParser, *, report_what: str = "reports") -> None:
+    """Corpus and goldens locations, suite selection, distractors, reports, store and progress bars."""
+    from nomad_lab.core.workspace import (
+        DEFAULT_CORPUS_DIR,
+        DEFAULT_GOLDENS_DIR,
+        DEFAULT_REPORTS_DIR,
+        DEFAULT_STORE_PATH,
+    )
+
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS_DIR, help="corpus directory (*.md)")
+    parser.add_argument(
+        "--goldens", type=Path, default=DEFAULT_GOLDENS_DIR, help="goldens directory (*.jsonl)"
+    )
+    parser.add_argument("--suite", default="core", help="suite(s): NAME, a,b or * (default: core)")
+    parser.add_argument("--no-distractors", action="store_true", help="leave distractor-*.md docs out")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        nargs="?",
+        const=DEFAULT_REPORTS_DIR,
+        metavar="DIR",
+        help=f"write JSON and markdown {report_what} (default dir: {DEFAULT_REPORTS_DIR})",
+    )
+    parser.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def workspace_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The parsed workspace options as the keyword arguments every eval config and study takes."""
+    config = {
+        "corpus_dir": args.corpus,
+        "goldens_dir": args.goldens,
+        "store_path": args.store,
+        "progress": not args.no_progress,
+    }
+    if hasattr(args, "report"):
+        config |= {"report_dir": args.report, "include_distractors": not args.no_distractors}
+    return config
+
+
+def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where a grid runs: here (default), a LocalCluster of N processes, or a running Dask scheduler."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run the grid on a local Dask cluster of N processes",
+    )
+    where.add_argument(
+        "--scheduler", metavar="URL", help="run the grid on a running Dask scheduler, e.g. tcp://host:8786"
+    )

@@ -1,1 +1,0 @@
-"""``nomad-lab`` subcommands: each module has ``register(subparsers)`` (see ``nomad_lab.cli``)."""

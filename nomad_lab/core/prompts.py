@@ -1,0 +1,78 @@
+"""The system prompts and schemas the pipeline sends, in one place so every caller sends the same bytes.
+
+The seed keeps these in ``constants/ollama.ts``, which is not in the seed documents; the texts below
+follow SPEC §1.4, §5.3 and §5.5 clause by clause. The judge prompt lives in ``nomad_lab.core.judge``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a helpful assistant running on an offline knowledge server. Answer clearly and "
+    "accurately. Format your response using markdown for readability: use headings, bullet points, "
+    "numbered lists and **bold** where they help, and code blocks for commands or code."
+)
+
+QUERY_REWRITE_SYSTEM_PROMPT = (
+    "You rewrite the user's latest message into a standalone search query for a knowledge base. "
+    "Use the conversation to resolve pronouns and references, keep the important names, numbers "
+    "and terms, and drop greetings and filler. Do not answer the question. "
+    'Respond with a JSON object whose "queries" array holds the rewritten query.'
+)
+
+QUERIES_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"queries": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
+    "required": ["queries"],
+}
+
+QUERY_REWRITE_MAX_TOKENS = 160
+
+
+def rag_context(context_block: str) -> str:
+    """The system message wrapping the retrieved passages (``SYSTEM_PROMPTS.rag_context``)."""
+    return (
+        "The following passages were retrieved from the knowledge base for the user's question. They "
+        "cleared a relevance filter, but they may still lack the detail the question needs.\n\n"
+        "[Knowledge Base Context]\n"
+        f"{context_block}\n\n"
+        "HOW TO ANSWER:\n"
+        "1. If the passages answer the question, use them.\n"
+        "2. If they do not, answer from your general knowledge without mentioning the passages.\n"
+        '3. Never narrate the retrieval: do not write "according to Context 1", "the provided context" '
+        "or similar.\n"
+        "4. Do not fabricate specifics (numbers, names, procedures) that you do not know.\n\n"
+        "Format your response using markdown for readability."
+    )
+
+
+def _meta(chunk: Mapping[str, Any], key: str) -> Any:
+    metadata = chunk.get("metadata")
+    if isinstance(metadata, Mapping) and metadata.get(key):
+        return metadata.get(key)
+    return chunk.get(key)
+
+
+def build_context_block(chunks: Iterable[Mapping[str, Any]]) -> str:
+    """``[Context i — <title> (<date>)]`` then the text, per chunk; scores are never shown.
+
+    The title is ``archive_title`` || ``full_title`` || ``article_title`` from the chunk's metadata
+    (or the chunk itself); without one the header is ``[Context i]``.
+    """
+    blocks = []
+    for i, chunk in enumerate(chunks, start=1):
+        title = _meta(chunk, "archive_title") or _meta(chunk, "full_title") or _meta(chunk, "article_title")
+        date = _meta(chunk, "archive_date")
+        if title:
+            header = f"[Context {i} \u2014 {title}" + (f" ({date})" if date else "") + "]"
+        else:
+            header = f"[Context {i}]"
+        blocks.append(f"{header}\n{chunk.get('text', '')}")
+    return "\n\n".join(blocks)
+
+
+def render_rag_message(chunks: Iterable[Mapping[str, Any]]) -> str:
+    """The full RAG system message content for ``chunks``: the planner's default renderer."""
+    return rag_context(build_context_block(chunks))

@@ -1,0 +1,1 @@
+"""Files in, records out: the eval corpus, the golden questions and the candidate-dump format."""

@@ -1,0 +1,291 @@
+"""Golden suites in the reference's JSONL format (SPEC §8.1): load, validate, select.
+
+The format is the interchange format, so a suite written for the reference system loads unchanged and
+fails the same way. Every error names ``<file>:<line>`` (1-based), and all of a run's errors are
+reported together so a suite author fixes them in one pass. Regexes are compiled at load: a pattern
+that would only fail mid-run (in the generation tier, after minutes of model calls) fails here instead.
+
+Regex dialect: patterns are compiled with Python's ``re`` (case-insensitive). JavaScript and Python agree
+on the common subset (classes, groups, alternation, quantifiers, lookahead); JS-only syntax such as
+``\\p{L}`` without the ``regex`` module, or ``(?<name>`` spelled ``(?P<name>`` in older Pythons, is
+reported as an invalid regex at load rather than silently behaving differently.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.jsstring import js_trim
+
+__all__ = [
+    "Golden",
+    "GoldenError",
+    "Turn",
+    "available_suites",
+    "check_doc_id",
+    "load_suite_file",
+    "load_suites",
+    "parse_suite_spec",
+]
+
+SUITE_SUFFIX = ".jsonl"
+_ROLES = ("user", "assistant")
+
+
+class GoldenError(NomadLabError, ValueError):
+    """One or more golden-file problems; ``errors`` holds each ``<file>:<line>: message`` line."""
+
+    def __init__(self, errors: Sequence[str]) -> None:
+        self.errors = list(errors)
+        super().__init__("\n".join(self.errors))
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class Golden:
+    """One golden question. ``must_include``/``must_not_include`` hold compiled case-insensitive patterns."""
+
+    id: str
+    query: str
+    suite: str
+    file: str
+    line: int
+    turns: tuple[Turn, ...] = ()
+    relevant_doc_ids: tuple[str, ...] = ()
+    must_include: tuple[re.Pattern[str], ...] = ()
+    must_not_include: tuple[re.Pattern[str], ...] = ()
+    expect_refusal: bool = False
+    tags: tuple[str, ...] = ()
+
+    @property
+    def location(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+def js_truthy(value: Any) -> bool:
+    """JavaScript truthiness: ``[]``, ``{}`` and ``"false"`` are true; ``0``, ``""``, null and NaN false."""
+    if value is None or value is False:
+        return False
+    if isinstance(value, int | float):
+        return value == value and value != 0  # NaN != NaN
+    if isinstance(value, str):
+        return value != ""
+    return True
+
+
+def check_doc_id(doc_id: str) -> str | None:
+    """Why a doc id is unsafe, or None. Doc ids name files in the corpus dir and must not leave it."""
+    if not doc_id:
+        return "is empty"
+    if "/" in doc_id or "\\" in doc_id or "\x00" in doc_id:
+        return "contains a path separator"
+    if doc_id in (".", "..") or doc_id.startswith(".."):
+        return "is a relative path component"
+    return None
+
+
+class _LineChecker:
+    """Collects errors for one line so all problems of a golden are reported, not just the first."""
+
+    def __init__(self, where: str, errors: list[str]) -> None:
+        self.where = where
+        self.errors = errors
+        self.ok = True
+
+    def fail(self, message: str) -> None:
+        self.errors.append(f"{self.where}: {message}")
+        self.ok = False
+
+    def string_list(self, obj: dict[str, Any], name: str) -> tuple[str, ...]:
+        value = obj.get(name)
+        if value is None:
+            return ()
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.fail(f"field '{name}' must be an array of strings")
+            return ()
+        return tuple(value)
+
+    def patterns(self, obj: dict[str, Any], name: str) -> tuple[re.Pattern[str], ...]:
+        compiled = []
+        for i, pattern in enumerate(self.string_list(obj, name)):
+            try:
+                compiled.append(re.compile(pattern, re.IGNORECASE))
+            except re.error as exc:
+                self.fail(f"field '{name}[{i}]': invalid regex {pattern!r}: {exc}")
+        return tuple(compiled)
+
+    def turns(self, obj: dict[str, Any]) -> tuple[Turn, ...]:
+        value = obj.get("turns")
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            self.fail("field 'turns' must be an array")
+            return ()
+        turns = []
+        for i, turn in enumerate(value):
+            if not isinstance(turn, dict):
+                self.fail(f"field 'turns[{i}]' must be an object with 'role' and 'content'")
+                continue
+            role, content = turn.get("role"), turn.get("content")
+            if role not in _ROLES:
+                self.fail(f'field \'turns[{i}].role\' must be "user" or "assistant", got {role!r}')
+            if not isinstance(content, str):
+                self.fail(f"field 'turns[{i}].content' must be a string")
+            if role in _ROLES and isinstance(content, str):
+                turns.append(Turn(role, content))
+        return tuple(turns)
+
+
+def _parse_line(
+    raw: str,
+    where: str,
+    suite: str,
+    file: str,
+    line_no: int,
+    corpus_doc_ids: set[str] | None,
+    errors: list[str],
+) -> Golden | None:
+    check = _LineChecker(where, errors)
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        check.fail(f"invalid JSON: {exc.msg} (column {exc.colno})")
+        return None
+    if not isinstance(obj, dict):
+        check.fail(f"a golden must be a JSON object, got {type(obj).__name__}")
+        return None
+    golden_id = obj.get("id")
+    if not isinstance(golden_id, str) or not golden_id.strip():
+        check.fail("field 'id' is required and must be a non-empty string")
+    query = obj.get("query")
+    if not isinstance(query, str) or not js_trim(query):
+        check.fail("field 'query' is required and must be non-empty after trimming")
+    turns = check.turns(obj)
+    relevant = check.string_list(obj, "relevantDocIds")
+    must_include = check.patterns(obj, "mustInclude")
+    must_not_include = check.patterns(obj, "mustNotInclude")
+    tags = check.string_list(obj, "tags")
+    expect_refusal = js_truthy(obj.get("expectRefusal", False))
+    if expect_refusal and relevant:
+        check.fail("expectRefusal is true but relevantDocIds is not empty")
+    relevant_valid = obj.get("relevantDocIds") is None or isinstance(obj.get("relevantDocIds"), list)
+    if not expect_refusal and not relevant and relevant_valid:
+        check.fail("relevantDocIds is empty and expectRefusal is false: this golden can never be scored")
+    for doc_id in relevant:
+        problem = check_doc_id(doc_id)
+        if problem:
+            check.fail(f"relevantDocIds entry {doc_id!r} {problem}")
+        elif corpus_doc_ids is not None and doc_id not in corpus_doc_ids:
+            check.fail(f"relevantDocIds entry {doc_id!r} is not a corpus document (no {doc_id}.md)")
+    if not check.ok:
+        return None
+    return Golden(
+        id=golden_id,
+        query=query,
+        suite=suite,
+        file=file,
+        line=line_no,
+        turns=turns,
+        relevant_doc_ids=relevant,
+        must_include=must_include,
+        must_not_include=must_not_include,
+        expect_refusal=expect_refusal,
+        tags=tags,
+    )
+
+
+def _load_file(path: Path, corpus_doc_ids: set[str] | None, errors: list[str]) -> list[Golden]:
+    file = str(path)
+    suite = path.name[: -len(SUITE_SUFFIX)] if path.name.endswith(SUITE_SUFFIX) else path.stem
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        errors.append(f"{file}: cannot read: {exc}")
+        return []
+    goldens: list[Golden] = []
+    seen: dict[str, int] = {}
+    lines = text.split("\n")
+    for line_no, raw_line in enumerate(lines, start=1):
+        line = js_trim(raw_line)
+        if not line or line.startswith("//"):
+            continue
+        where = f"{file}:{line_no}"
+        golden = _parse_line(line, where, suite, file, line_no, corpus_doc_ids, errors)
+        if golden is None:
+            continue
+        if golden.id in seen:
+            errors.append(f"{where}: duplicate id {golden.id!r} (first at {file}:{seen[golden.id]})")
+            continue
+        seen[golden.id] = line_no
+        goldens.append(golden)
+    if not goldens and not any(e.startswith(f"{file}:") for e in errors):
+        errors.append(f"{file}:1: no goldens in file (all {len(lines)} lines are blank or // comments)")
+    return goldens
+
+
+def load_suite_file(path: str | Path, corpus_doc_ids: Iterable[str] | None = None) -> list[Golden]:
+    """Load and validate one suite file; raises :class:`GoldenError` with every problem found."""
+    errors: list[str] = []
+    goldens = _load_file(Path(path), None if corpus_doc_ids is None else set(corpus_doc_ids), errors)
+    if errors:
+        raise GoldenError(errors)
+    return goldens
+
+
+def available_suites(goldens_dir: str | Path) -> list[str]:
+    """Suite names (file names without ``.jsonl``), sorted."""
+    directory = Path(goldens_dir)
+    if not directory.is_dir():
+        raise GoldenError([f"{directory}: goldens directory not found"])
+    return sorted(p.name[: -len(SUITE_SUFFIX)] for p in directory.glob(f"*{SUITE_SUFFIX}") if p.is_file())
+
+
+def parse_suite_spec(spec: str, available: Sequence[str]) -> list[str]:
+    """``core``, ``a,b`` or ``*`` to suite names; an unknown name is an error listing the available ones."""
+    if spec.strip() == "*":
+        return list(available)
+    names = [name.strip() for name in spec.split(",")]
+    if not spec.strip() or any(not name for name in names):
+        raise GoldenError([f"empty suite name in {spec!r} (available: {', '.join(available) or 'none'})"])
+    unknown = [name for name in names if name not in available]
+    if unknown:
+        raise GoldenError(
+            [f"unknown suite {name!r} (available: {', '.join(available) or 'none'})" for name in unknown]
+        )
+    return list(dict.fromkeys(names))
+
+
+def load_suites(
+    goldens_dir: str | Path, spec: str = "core", corpus_doc_ids: Iterable[str] | None = None
+) -> list[Golden]:
+    """Load the suites named by ``spec`` from ``goldens_dir``; ids must be unique across all loaded suites."""
+    directory = Path(goldens_dir)
+    names = parse_suite_spec(spec, available_suites(directory))
+    doc_ids = None if corpus_doc_ids is None else set(corpus_doc_ids)
+    errors: list[str] = []
+    goldens: list[Golden] = []
+    first_seen: dict[str, Golden] = {}
+    for name in names:
+        for golden in _load_file(directory / f"{name}{SUITE_SUFFIX}", doc_ids, errors):
+            if golden.id in first_seen:
+                errors.append(
+                    f"{golden.location}: duplicate id {golden.id!r} "
+                    f"(first at {first_seen[golden.id].location})"
+                )
+                continue
+            first_seen[golden.id] = golden
+            goldens.append(golden)
+    if errors:
+        raise GoldenError(errors)
+    return goldens

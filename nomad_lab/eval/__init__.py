@@ -1,0 +1,1 @@
+"""The evaluation harness: retrieval and generation evals, their metrics, reports and provenance."""

@@ -1,0 +1,1 @@
+"""Runners: notebook grids through papermill and judge-model grids on Dask."""

@@ -1,0 +1,168 @@
+"""Scale-out on Dask distributed: the judge-model grid and the notebook grid as tasks on a cluster.
+
+Why Dask and this split: a judge grid over a large library is many independent model calls, and each
+model server (an Ollama per GPU box, an embedded llama.cpp per worker process) answers one at a time.
+So the work is cut into batches of judge inputs, each batch bound to one backend endpoint and sent to
+the worker that owns that endpoint. Workers only call models; they never open the DuckDB store. The
+client that submitted the tasks writes every verdict into the store's verdict cache as its batch
+finishes, so a run interrupted at any point keeps every finished verdict, and a rerun submits only the
+inputs still missing. After the grid, the judge study reads everything from the cache, unchanged.
+
+A ``LocalCluster`` (``--workers N``) runs on one machine; ``--scheduler tcp://host:8786`` uses a real
+cluster started with ``dask scheduler`` and ``dask worker`` (each worker needs nomad-lab installed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache, partial
+from typing import Any
+
+from nomad_lab.store import Store, Verdict
+
+
+@contextmanager
+def dask_client(scheduler: str | None = None, workers: int = 0) -> Iterator[Any | None]:
+    """A Dask client on ``scheduler``, or on a new LocalCluster of ``workers`` processes; None for neither.
+    Closed on exit, with the LocalCluster it started.
+
+    Local workers get one thread each: llama.cpp already uses the cores, and a process per worker keeps
+    each embedded model in its own memory.
+    """
+    if not scheduler and workers <= 0:
+        yield None
+        return
+    from distributed import Client, LocalCluster
+
+    cluster = None
+    if not scheduler:
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+        )
+    client = Client(scheduler or cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+@dataclass(frozen=True)
+class JudgeInput:
+    """One judge call still missing from the verdict cache: the cache key and what the judge reads."""
+
+    key: str
+    question: str
+    passages: list[dict[str, str]]
+
+
+def missing_judge_inputs(
+    store: Store, run_id: str, spec: str, *, floor: float, limit: int | None = None
+) -> list[JudgeInput]:
+    """The judge inputs of a stored run (as ``judge_study.judge_run`` builds them) with no cached verdict."""
+    from nomad_lab.services.verdict_cache import judge_passages_and_key, judged_set
+
+    run = store.get_run(run_id)
+    cases = store.get_cases(run_id)[:limit] if limit else store.get_cases(run_id)
+    pools = store.get_pools(run_id)
+    chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
+    missing: dict[str, JudgeInput] = {}
+    for case in cases:
+        chosen = judged_set(pools.get(case.golden_id, []), chunks, floor)
+        if not chosen:
+            continue  # the floor left nothing: the pipeline never calls the judge
+        passages, key = judge_passages_and_key(case.query or "", chosen)
+        if key not in missing and store.get_verdict(spec, key) is None:
+            missing[key] = JudgeInput(key, case.query or "", passages)
+    return list(missing.values())
+
+
+@lru_cache(maxsize=8)
+def _worker_judge(endpoint: str) -> Any:
+    """One judge per endpoint per worker process: an embedded model loads once, not once per batch."""
+    from nomad_lab.backends import open_backend
+    from nomad_lab.services.judge_service import RelevanceJudge
+
+    return RelevanceJudge(open_backend(endpoint))
+
+
+def judge_batch(endpoint: str, inputs: Sequence[JudgeInput]) -> list[tuple[str, Verdict]]:
+    """Runs on a worker: one verdict per input through ``endpoint`` (fails open, never raises)."""
+    judge = _worker_judge(endpoint)
+    return [(item.key, Verdict.of(judge.judge(item.question, item.passages))) for item in inputs]
+
+
+def fill_verdicts(
+    client: Any,
+    store: Store,
+    run_id: str,
+    specs: Sequence[str],
+    *,
+    floor: float,
+    limit: int | None = None,
+    endpoints: Mapping[str, Sequence[str]] | None = None,
+    batch_size: int = 4,
+    progress: bool = True,
+) -> dict[str, int]:
+    """Compute every missing verdict of the judge-model grid on the cluster; stored as each batch lands.
+
+    ``specs`` name the judge models (the verdict cache's model key). ``endpoints[spec]`` lists backend
+    specs that serve that same model (several Ollama hosts, say); each endpoint is pinned to its own
+    worker, round-robin, and batches are spread over the endpoints. By default a spec is its own single
+    endpoint. Returns how many verdicts were computed per spec.
+    """
+    from distributed import as_completed
+    from tqdm import tqdm
+
+    workers = sorted(client.scheduler_info()["workers"])
+    if not workers:
+        raise RuntimeError("the Dask cluster has no workers")
+    futures: dict[Any, str] = {}
+    counts: dict[str, int] = {}
+    slot = 0
+    for spec in specs:
+        todo = missing_judge_inputs(store, run_id, spec, floor=floor, limit=limit)
+        counts[spec] = len(todo)
+        pinned = [
+            (endpoint, workers[(slot + i) % len(workers)])
+            for i, endpoint in enumerate((endpoints or {}).get(spec) or [spec])
+        ]
+        slot += len(pinned)
+        for n, start in enumerate(range(0, len(todo), batch_size)):
+            endpoint, worker = pinned[n % len(pinned)]
+            future = client.submit(
+                judge_batch,
+                endpoint,
+                todo[start : start + batch_size],
+                workers=[worker],
+                allow_other_workers=True,  # a lost worker's batches still run elsewhere, same endpoint
+                pure=False,
+            )
+            futures[future] = spec
+    bar = tqdm(total=sum(counts.values()), desc="judge grid", unit="verdict", disable=not progress)
+    for future in as_completed(list(futures)):
+        for key, verdict in future.result():
+            store.put_verdict(futures[future], key, verdict)
+            bar.update()
+    bar.close()
+    return counts
+
+
+def verdict_filler(
+    client: Any,
+    specs: Sequence[str],
+    *,
+    floor: float,
+    limit: int | None = None,
+    endpoints: Mapping[str, Sequence[str]] | None = None,
+    progress: bool = True,
+) -> Callable[[Store, str], dict[str, int]] | None:
+    """``fill_verdicts`` bound to a grid: the judge study's ``fill_missing`` hook (None without a client)."""
+    if client is None:
+        return None
+    return partial(
+        fill_verdicts, client, specs=specs, floor=floor, limit=limit, endpoints=endpoints, progress=progress
+    )

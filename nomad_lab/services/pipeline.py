@@ -1,0 +1,500 @@
+"""The RAG pipeline as ONE function: rewrite → retrieve → floor → judge → tier → plan → chat (SPEC §5).
+
+Why one function: every experiment (the generation eval, the notebooks, a user's assistant) must put the
+same bytes in front of the model, or their numbers describe different systems. ``run_pipeline`` does what
+the reference's chat controller does for one turn and returns the answer with the full trace of SPEC §5.4,
+so a result can always be explained: which query retrieved what, what the floor and the judge removed,
+what the planner dropped, and what the model was actually sent.
+
+Order, as in the reference:
+1. query rewrite on the tasks model (§5.5), skipped without documents, when asked, for ``mock``, or with
+   fewer than 2 user messages in the last 6 conversation messages;
+2. retrieval with the post-rerank floor ``min_final_score`` (the eval pins 0.62) inside the index search;
+3. the relevance judge when ``relevance_check_model`` is set (None = off), all-or-nothing, fail-open;
+4. the model-size tier (``RAG_CONTEXT_LIMITS``) slices the chunks;
+5. the planner, at the window resolved ONCE per model (``ContextWindowResolver`` over ``show()``; Ollama
+   reloads a model whenever ``num_ctx`` changes) or given explicitly, with the calibrated token ratio;
+6. the chat call with ``num_ctx`` and ``num_predict`` from the plan, then the calibrator is fed the real
+   prompt count against the uncalibrated estimate of the exact messages sent (§3.3).
+
+``context_override`` bypasses rewrite and retrieval with given chunks (the eval's ``oracle`` and
+``noretrieval`` modes); the chunks still go through the tier slice and the planner. The ``mock`` model
+(§8.3) answers with the injected context, or a fixed refusal when nothing was injected, and calls no model.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from nomad_lab.backends.base import (
+    Backend,
+    BackendError,
+    ChatOptions,
+    ChatRequest,
+    ChatResult,
+    ModelInfo,
+    Usage,
+)
+from nomad_lab.core.context_window import (
+    DEFAULT_PARAMETER_BILLIONS,
+    ContextWindowResolver,
+    parse_parameter_billions,
+)
+from nomad_lab.core.estimator import TokenCalibrator, estimate_messages_tokens
+from nomad_lab.core.planner import BudgetTrace, camel_case, plan_prompt
+from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT
+from nomad_lab.core.reference import RAG_DEFAULT_SCORE_THRESHOLD, RAG_DEFAULT_TOP_K, RAG_MIN_FINAL_SCORE
+from nomad_lab.services.judge_service import RelevanceJudge, resolve_tasks_model, rewrite_query
+from nomad_lab.services.model_calls import feed_calibrator
+
+if TYPE_CHECKING:
+    from nomad_lab.gate.rerank import RankedResult
+
+__all__ = [
+    "MOCK_EMPTY_ANSWER",
+    "MOCK_MODEL",
+    "RAG_CONTEXT_LIMITS",
+    "ContextLimits",
+    "PipelineConfig",
+    "PipelineResult",
+    "PipelineTrace",
+    "Retriever",
+    "context_limits_for",
+    "doc_id_of",
+    "run_pipeline",
+]
+
+log = logging.getLogger(__name__)
+
+MOCK_MODEL = "mock"
+MOCK_EMPTY_ANSWER = "I don't have information about that."
+Message = dict[str, Any]
+Chunk = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ContextLimits:
+    """A model-size tier: how many chunks may reach the planner (``max_tokens`` is recorded, not enforced)."""
+
+    max_results: int
+    max_tokens: int
+
+    def to_reference(self) -> dict[str, int]:
+        return {"maxResults": self.max_results, "maxTokens": self.max_tokens}
+
+
+RAG_CONTEXT_LIMITS: tuple[tuple[float, ContextLimits], ...] = (
+    (3.0, ContextLimits(2, 1000)),
+    (8.0, ContextLimits(4, 2500)),
+    (math.inf, ContextLimits(5, 0)),
+)
+"""(max parameter billions, limits): 1–3B, 4–8B, 13B+ (the reference's ``RAG_CONTEXT_LIMITS``)."""
+
+
+def context_limits_for(
+    parameter_size: str | None, model_name: str | None, *, read_millions: bool = False
+) -> ContextLimits:
+    """The tier for a model's size: ``parameter_size`` ("8.0B"), else a size in the name, else 8B.
+
+    Reference quirk, kept by default: only "B" sizes parse, so a sub-billion model that reports
+    "134.52M" (SmolLM2-135M, Gemma 3 270M) falls back to 8B and gets 4 chunks, not 2.
+    ``read_millions=True`` (a fix, not the reference) reads "M" sizes as fractions of a billion.
+    """
+    billions = parse_parameter_billions(parameter_size, model_name)
+    if billions is None and read_millions:
+        billions = _millions(parameter_size)
+    if billions is None:
+        billions = DEFAULT_PARAMETER_BILLIONS
+    return next(limits for ceiling, limits in RAG_CONTEXT_LIMITS if billions <= ceiling)
+
+
+def _millions(parameter_size: str | None) -> float | None:
+    text = (parameter_size or "").strip().upper()
+    if text.endswith("M"):
+        try:
+            return float(text[:-1]) / 1000
+        except ValueError:
+            return None
+    return None
+
+
+class Retriever(Protocol):
+    """What the pipeline needs of an index (``nomad_lab.retrieval.index.RetrievalIndex`` is one)."""
+
+    def search(
+        self, query: str, top_k: int = ..., score_threshold: float = ..., min_final_score: float = ...
+    ) -> RankedResult: ...
+
+
+class PipelineMemo:
+    """What a process learns once per model and keeps: ``show()`` (successes only, SPEC §7.4), the
+    resolved context window (once per model: a different ``num_ctx`` reloads the model), the tasks model.
+    """
+
+    def __init__(self, backend: Backend | None, resolver: ContextWindowResolver | None = None) -> None:
+        self.backend = backend
+        self._info: dict[str, ModelInfo] = {}
+        self.resolver = resolver or ContextWindowResolver(self._show)
+        self.tasks: dict[str, tuple[Backend | None, str]] = {}
+
+    def _show(self, model: str) -> ModelInfo:
+        if self.backend is None:
+            raise BackendError("no-backend", f"no backend to describe {model!r}")
+        if model not in self._info:
+            self._info[model] = self.backend.show(model)
+        return self._info[model]
+
+    def info(self, model: str) -> ModelInfo | None:
+        try:
+            return self._show(model)
+        except Exception:  # show is advisory: the tier and window fall back to their defaults
+            return None
+
+
+@dataclass
+class PipelineConfig:
+    """Everything one turn depends on. Reuse one config across turns: it carries the per-model memo.
+
+    ``backend`` None is allowed only for ``model="mock"``. ``index`` None means an empty knowledge base
+    (no retrieval, no rewrite). ``context_window`` None resolves through ``show()``; a number pins it.
+    ``token_ratio`` None takes the calibrator's learned factor (1 without a calibrator); a number pins it.
+    ``sampling`` holds ``ChatOptions`` sampler fields (see ``nomad_lab.core.samplers.style_options``).
+    ``num_predict_cap`` (not the reference) caps the generation length below the planner's ``numPredict``.
+    ``injected_as_planned`` (not the reference) records the chunks the planner really kept as ``injected``;
+    the reference records the first ``chunksKept`` candidates, which differ when a large chunk was skipped
+    and a later one fit.
+    """
+
+    backend: Backend | None = None
+    model: str | None = None
+    index: Retriever | None = None
+    tasks_backend: Backend | None = None
+    tasks_model: str | None = None
+    top_k: int = RAG_DEFAULT_TOP_K
+    score_threshold: float = RAG_DEFAULT_SCORE_THRESHOLD
+    min_final_score: float = RAG_MIN_FINAL_SCORE
+    relevance_check_model: str | None = None
+    judge_backend: Backend | None = None
+    context_window: int | None = None
+    rag_placement: str = "tail"
+    calibrator: TokenCalibrator | None = None
+    token_ratio: float | None = None
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    skip_query_rewrite: bool = False
+    sampling: Mapping[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    keep_alive: str | None = None
+    num_predict_cap: int | None = None
+    read_million_sizes: bool = False
+    injected_as_planned: bool = False
+    memo: PipelineMemo | None = None
+
+    def __post_init__(self) -> None:
+        if self.memo is None:
+            self.memo = PipelineMemo(self.backend)
+        if self.backend is None and not self.is_mock:
+            raise ValueError(
+                f"PipelineConfig: model {self.model!r} needs a backend (only 'mock' runs without one)"
+            )
+
+    @property
+    def is_mock(self) -> bool:
+        return self.model == MOCK_MODEL
+
+    @property
+    def chat_model(self) -> str:
+        name = self.model or (self.backend.model if self.backend is not None else None)
+        if not name:
+            raise ValueError("PipelineConfig: no chat model: set model= or name one in the backend spec")
+        return name
+
+
+@dataclass(frozen=True)
+class Timings:
+    rewrite_ms: float = 0.0
+    retrieval_ms: float = 0.0
+    relevance_check_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class PipelineTrace:
+    """SPEC §5.4 ``PipelineTrace``, plus a few fields of ours (after ``uncalibrated_prompt_tokens``)."""
+
+    rewritten_query: str | None
+    did_rewrite: bool
+    retrieved: list[Chunk]
+    injected: list[Chunk]
+    messages: list[Message]
+    num_ctx: int
+    num_predict: int
+    context_limits: ContextLimits
+    timings: Timings
+    min_final_score: float
+    chunks_below_floor: int
+    relevance_check_model: str | None
+    chunks_rejected_by_check: int
+    budget: BudgetTrace
+    uncalibrated_prompt_tokens: int
+    chat_model: str = ""
+    tasks_model: str | None = None
+    retrieval_query: str | None = None
+    rewrite_reason: str | None = None
+    relevance_check_judged: bool | None = None
+    context_window_source: str = "explicit"
+    token_ratio: float = 1.0
+    retrieval_error: str | None = None
+
+    def to_reference(self) -> dict[str, Any]:
+        """The trace with the reference's camelCase names (``budget`` and ``contextLimits`` nested)."""
+        out = {
+            camel_case(k): v
+            for k, v in asdict(self).items()
+            if k not in ("budget", "context_limits", "timings")
+        }
+        out["contextLimits"] = self.context_limits.to_reference()
+        out["timings"] = {camel_case(k): v for k, v in asdict(self.timings).items()}
+        out["budget"] = self.budget.to_reference()
+        return out
+
+    @property
+    def injected_doc_ids(self) -> list[str | None]:
+        return [doc_id_of(chunk) for chunk in self.injected]
+
+    @property
+    def retrieved_doc_ids(self) -> list[str | None]:
+        return [doc_id_of(chunk) for chunk in self.retrieved]
+
+    @property
+    def context_text(self) -> str:
+        """The injected chunks' text joined by blank lines: the mock's answer, and what numbers are checked
+        against for groundedness."""
+        return "\n\n".join(str(chunk.get("text", "")) for chunk in self.injected)
+
+
+@dataclass(frozen=True)
+class PipelineResult:
+    answer: ChatResult
+    trace: PipelineTrace
+
+
+def doc_id_of(chunk: Mapping[str, Any]) -> str | None:
+    """The corpus doc id a chunk came from (nomad-lab's ``metadata.doc_id``), if known."""
+    metadata = chunk.get("metadata")
+    return metadata.get("doc_id") if isinstance(metadata, Mapping) else None
+
+
+def candidate_chunk(candidate: Any) -> Chunk:
+    """A retrieved ``Candidate`` in the reference's chunk shape ``{text, score, metadata}`` (SPEC §2.4)."""
+    return {
+        "text": candidate.text,
+        "score": candidate.final,
+        "metadata": {
+            "chunk_index": candidate.chunk_index,
+            "semantic_score": candidate.semantic_score,
+            "source": candidate.source,
+            "article_title": candidate.article_title,
+            "section_title": candidate.section_title,
+            "full_title": candidate.full_title,
+            "document_id": candidate.document_id,
+            "doc_id": candidate.doc_id,
+            "chunk_id": candidate.chunk_id,
+        },
+    }
+
+
+def _judge_passage(chunk: Mapping[str, Any]) -> dict[str, Any]:
+    """Title from content metadata only (SPEC §1.3): never the file name."""
+    meta = chunk.get("metadata") or {}
+    title = meta.get("full_title") or meta.get("article_title") or meta.get("archive_title")
+    return {"text": chunk.get("text", ""), "title": title}
+
+
+def split_messages(messages: Sequence[Mapping[str, Any]]) -> tuple[list[Message], list[Message], Message]:
+    """(system blocks, history, query): the caller's system messages first, the LAST user message as the
+    query, every other message before it as history (messages after it are dropped)."""
+    system = [dict(m) for m in messages if m.get("role") == "system"]
+    conversation = [dict(m) for m in messages if m.get("role") != "system"]
+    last_user = max((i for i, m in enumerate(conversation) if m.get("role") == "user"), default=None)
+    if last_user is None:
+        raise ValueError("run_pipeline: the messages hold no user message to answer")
+    return system, conversation[:last_user], conversation[last_user]
+
+
+def _tasks_target(config: PipelineConfig, chat_model: str) -> tuple[Backend | None, str]:
+    """(backend, model) for the rewrite: the tasks model if configured and installed, else the chat model
+    on the chat backend (SPEC §1.6). Resolved once per chat model."""
+    assert config.memo is not None
+    if chat_model not in config.memo.tasks:
+        where = config.tasks_backend or config.backend
+        configured = config.tasks_model or (config.tasks_backend.model if config.tasks_backend else None)
+        if where is None:
+            config.memo.tasks[chat_model] = (None, chat_model)
+        else:
+            resolved = resolve_tasks_model(where, chat_model, configured)
+            on_tasks = configured is not None and resolved == configured.strip()
+            config.memo.tasks[chat_model] = (where if on_tasks else config.backend, resolved)
+    return config.memo.tasks[chat_model]
+
+
+@dataclass
+class _Retrieval:
+    query: str | None = None
+    did_rewrite: bool = False
+    reason: str | None = None
+    chunks: list[Chunk] = field(default_factory=list)
+    below_floor: int = 0
+    rejected: int = 0
+    judged: bool | None = None
+    error: str | None = None
+    tasks_model: str | None = None
+    timings: Timings = field(default_factory=Timings)
+
+
+def _retrieve(conversation: list[Message], config: PipelineConfig, chat_model: str) -> _Retrieval:
+    """Rewrite, retrieve (floor inside the search), judge."""
+    out = _Retrieval()
+    if config.index is None:
+        out.reason = "no-documents"
+        return out
+    tasks_backend, tasks_model = _tasks_target(config, chat_model)
+    out.tasks_model = tasks_model
+    rewrite = rewrite_query(
+        tasks_backend,  # type: ignore[arg-type]  # None only for mock, which is skipped
+        tasks_model,
+        conversation,
+        skip=config.skip_query_rewrite or config.is_mock or tasks_backend is None,
+        calibrator=config.calibrator,
+    )
+    out.query, out.did_rewrite, out.reason = rewrite.query, rewrite.did_rewrite, rewrite.reason
+    started = time.perf_counter()
+    try:
+        ranked = config.index.search(
+            rewrite.query, config.top_k, config.score_threshold, config.min_final_score
+        )
+        out.chunks = [candidate_chunk(c) for c in ranked.chunks]
+        out.below_floor = ranked.floor.below_floor
+    except Exception as exc:  # the reference returns no chunks on any retrieval error; we also say why
+        log.warning("retrieval failed, answering without context: %s", exc)
+        out.error = f"{type(exc).__name__}: {exc}"
+    retrieval_ms = (time.perf_counter() - started) * 1e3
+    judge_ms = 0.0
+    if config.relevance_check_model and out.chunks:
+        judge = RelevanceJudge(
+            config.judge_backend or config.backend,  # type: ignore[arg-type]
+            config.relevance_check_model,
+            calibrator=config.calibrator,
+        )
+        verdict = judge.judge(rewrite.query, [_judge_passage(c) for c in out.chunks])
+        judge_ms, out.judged, out.rejected = verdict.ms, verdict.judged, verdict.rejected
+        if verdict.rejected:
+            out.chunks = []
+    out.timings = Timings(rewrite.ms, retrieval_ms, judge_ms)
+    return out
+
+
+def _mock_answer(injected: Sequence[Mapping[str, Any]]) -> ChatResult:
+    text = "\n\n".join(str(c.get("text", "")) for c in injected)
+    return ChatResult(content=text or MOCK_EMPTY_ANSWER, usage=Usage(source="mock"), model=MOCK_MODEL)
+
+
+def run_pipeline(
+    messages: Sequence[Mapping[str, Any]],
+    config: PipelineConfig,
+    *,
+    context_override: Sequence[Mapping[str, Any]] | None = None,
+) -> PipelineResult:
+    """Answer the last user message of ``messages`` the way the assistant would; returns answer and trace."""
+    assert config.memo is not None
+    chat_model = config.chat_model
+    system, history, query = split_messages(messages)
+    system_blocks = system or [{"role": "system", "content": config.system_prompt}]
+
+    if context_override is not None:
+        found = _Retrieval(chunks=[dict(c) for c in context_override], reason="context-override")
+    else:
+        found = _retrieve([*history, query], config, chat_model)
+
+    info = None if config.is_mock else config.memo.info(chat_model)
+    limits = context_limits_for(
+        info.parameter_size if info else None, chat_model, read_millions=config.read_million_sizes
+    )
+    candidates = found.chunks[: limits.max_results]
+    if config.context_window is not None:
+        window, window_source = int(config.context_window), "explicit"
+    else:
+        resolved = config.memo.resolver.resolve(chat_model)
+        window, window_source = resolved.tokens, resolved.limited_by
+    ratio = config.token_ratio
+    if ratio is None:
+        ratio = config.calibrator.ratio_for(chat_model) if config.calibrator is not None else 1.0
+
+    plan = plan_prompt(
+        system_blocks=system_blocks,
+        history=history,
+        query=query,
+        rag_chunks=candidates,
+        context_window=window,
+        ratio=ratio,
+        rag_placement=config.rag_placement,
+    )
+    budget = plan.budget
+    if budget.turns_dropped or budget.chunks_dropped or budget.query_truncated:
+        log.info(
+            "Budget for %s: %d/%d tokens (window %d); dropped %d turn(s), %d chunk(s)%s",
+            chat_model,
+            budget.estimated_prompt_tokens,
+            budget.prompt_budget,
+            window,
+            budget.turns_dropped,
+            budget.chunks_dropped,
+            ", truncated the question" if budget.query_truncated else "",
+        )
+    num_predict = budget.num_predict
+    if config.num_predict_cap is not None:
+        num_predict = min(num_predict, config.num_predict_cap)
+    trace = PipelineTrace(
+        rewritten_query=found.query,
+        did_rewrite=found.did_rewrite,
+        retrieved=found.chunks,
+        injected=list(plan.kept_chunks) if config.injected_as_planned else candidates[: budget.chunks_kept],
+        messages=plan.messages,
+        num_ctx=window,
+        num_predict=num_predict,
+        context_limits=limits,
+        timings=found.timings,
+        min_final_score=config.min_final_score,
+        chunks_below_floor=found.below_floor,
+        relevance_check_model=config.relevance_check_model,
+        chunks_rejected_by_check=found.rejected,
+        budget=budget,
+        uncalibrated_prompt_tokens=estimate_messages_tokens(plan.messages, 1.0),
+        chat_model=chat_model,
+        tasks_model=found.tasks_model,
+        retrieval_query=found.query,
+        rewrite_reason=found.reason,
+        relevance_check_judged=found.judged,
+        context_window_source=window_source,
+        token_ratio=ratio,
+        retrieval_error=found.error,
+    )
+    if config.is_mock:
+        return PipelineResult(_mock_answer(trace.injected), trace)
+
+    options = ChatOptions(
+        num_ctx=window,
+        num_predict=num_predict,
+        seed=config.seed,
+        keep_alive=config.keep_alive,
+        think=False,
+        thinking_capable=bool(info and info.has_thinking),
+        **dict(config.sampling),
+    )
+    assert config.backend is not None
+    answer = config.backend.chat(ChatRequest(plan.messages, options, config.model))
+    feed_calibrator(config.calibrator, chat_model, plan.messages, answer.usage)
+    return PipelineResult(answer, trace)

@@ -1,0 +1,93 @@
+"""The relevance judge behind a verdict cache in the store: a verdict is computed once per exact input.
+
+Studies, the retrieval eval and the Dask grid all judge through :class:`CachedJudge` (or read the same
+key from :func:`judge_passages_and_key`), so a rerun, a larger sample or another study over the same
+pools never asks a model the same question twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from nomad_lab.backends import Backend, open_backend
+from nomad_lab.core.judge import build_judge_input
+from nomad_lab.core.reference import RAG_DEFAULT_TOP_K
+from nomad_lab.gate.rerank import Candidate, apply_relevance_floor, apply_source_diversity
+from nomad_lab.services.judge_service import JudgeResult, JudgeStats, RelevanceJudge
+from nomad_lab.store import ChunkRecord, PoolEntry, Store, Verdict, judge_input_sha256
+
+__all__ = ["CachedJudge", "judge_passages_and_key", "judged_set"]
+
+
+def judged_set(
+    entries: Sequence[PoolEntry], chunks: dict[str, ChunkRecord], floor: float, top_k: int = RAG_DEFAULT_TOP_K
+) -> list[Candidate]:
+    """What retrieval returns for one stored pool at ``floor``: the passages the judge reads."""
+    candidates = [
+        Candidate(
+            text=chunks[e.chunk_id].text if e.chunk_id in chunks else "",
+            semantic_score=e.semantic_score,
+            source=chunks[e.chunk_id].source if e.chunk_id in chunks else None,
+            doc_id=e.doc_id,
+            chunk_id=e.chunk_id,
+            score=e.score,
+        )
+        for e in sorted(entries, key=lambda e: e.rank)
+    ]
+    return apply_source_diversity(apply_relevance_floor(candidates, floor).kept)[:top_k]
+
+
+def judge_passages_and_key(question: str, chunks: Sequence[Candidate]) -> tuple[list[dict[str, str]], str]:
+    """The passages the judge reads and the verdict-cache key of that exact judge input."""
+    passages = [{"text": c.text} for c in chunks]  # eval-corpus markdown carries no titles (SPEC §1.3)
+    return passages, judge_input_sha256(build_judge_input(question, passages))
+
+
+class CachedJudge:
+    """A relevance judge whose verdicts are read from, or written to, the store.
+
+    The key is (judge spec, SHA-256 of the exact judge user turn from
+    ``nomad_lab.core.judge.build_judge_input``), so the same question over the same passages is never
+    sent to the same model twice. Failed-open verdicts are cached too (a rerun reproduces the run);
+    ``retry_failed`` asks again for those.
+    """
+
+    def __init__(self, spec: str, store: Store, retry_failed: bool = False, backend: Backend | None = None):
+        self.spec = spec
+        self.store = store
+        self.retry_failed = retry_failed
+        self.judge = RelevanceJudge(backend if backend is not None else open_backend(spec))
+        self.stats = JudgeStats(model=spec)
+        self.cache_hits = 0
+
+    def __call__(self, question: str, chunks: Sequence[Candidate]) -> tuple[list[Candidate], dict[str, Any]]:
+        """The chunks the judge keeps (all or none) and a record of the verdict for the case result."""
+        passages, key = judge_passages_and_key(question, chunks)
+        cached = self.store.get_verdict(self.spec, key)
+        if cached is not None and (cached.ok or not self.retry_failed):
+            self.cache_hits += 1
+            rejected = len(chunks) if cached.on_topic is False else 0
+            result = JudgeResult(
+                [] if rejected else list(chunks),
+                rejected,
+                cached.ok,
+                cached.on_topic,
+                cached.reason,
+                cached.ms or 0.0,
+                cached.prompt_tokens,
+            )
+        else:
+            result = self.judge.judge(question, passages)
+            self.store.put_verdict(self.spec, key, Verdict.of(result))
+        self.stats.record(result)
+        kept = [] if result.judged and result.verdict is False else list(chunks)
+        record = {
+            "inputSha256": key,
+            "onTopic": result.verdict,
+            "judged": result.judged,
+            "reason": result.reason,
+            "ms": result.ms,
+            "cached": cached is not None,
+        }
+        return kept, record

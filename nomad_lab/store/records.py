@@ -1,0 +1,108 @@
+"""The rows the store reads and writes, as frozen dataclasses: chunks, indexes, runs, pools, verdicts."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    """One indexed chunk: the payload the reranker reads (``text``, ``keywords``) plus identity."""
+
+    chunk_id: str
+    doc_id: str
+    source: str
+    chunk_index: int
+    total_chunks: int
+    text: str
+    keywords: str
+    char_count: int
+    text_sha256: str
+
+
+@dataclass(frozen=True)
+class IndexRecord:
+    fingerprint: str
+    corpus_dir: str
+    doc_count: int
+    chunk_count: int
+    model_key: str
+    params: dict[str, Any]
+    build_seconds: float | None = None
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A run: ``params`` holds at least the dump keys (topK, scoreThreshold, minFinalScore, kValues)."""
+
+    kind: str
+    fingerprint: str
+    params: dict[str, Any]
+    suite: str | None = None
+    git_sha: str | None = None
+    git_branch: str | None = None
+    git_dirty: bool | None = None
+    versions: dict[str, Any] = field(default_factory=dict)
+    source: str | None = None
+    run_id: str = field(default_factory=lambda: new_run_id())
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    @classmethod
+    def with_git(cls, git: Mapping[str, Any], **fields: Any) -> RunRecord:
+        """A run carrying ``provenance.git_state()``'s ``{gitSha, gitBranch, gitDirty}``."""
+        return cls(git_sha=git["gitSha"], git_branch=git["gitBranch"], git_dirty=git["gitDirty"], **fields)
+
+
+@dataclass(frozen=True)
+class PoolEntry:
+    """One candidate of a pool, rank 1 = best after rerank (pre-floor)."""
+
+    rank: int
+    doc_id: str | None
+    chunk_id: str | None
+    score: float
+    semantic_score: float
+
+
+@dataclass(frozen=True)
+class CaseRecord:
+    golden_id: str
+    position: int
+    tags: tuple[str, ...]
+    expect_refusal: bool
+    relevant_doc_ids: tuple[str, ...]
+    suite: str | None = None
+    query: str | None = None
+    result: dict[str, Any] | None = None
+    judge: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Judge outcome; ``on_topic`` is None when the judge failed open (``ok`` false, see ``reason``)."""
+
+    on_topic: bool | None
+    ok: bool
+    reason: str | None = None
+    ms: float | None = None
+    prompt_tokens: int | None = None
+
+    @classmethod
+    def of(cls, result: Any) -> Verdict:
+        """The stored form of a ``judge_service.JudgeResult``."""
+        return cls(result.verdict, result.judged, result.reason, result.ms, result.prompt_tokens)
+
+
+def new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:8]
+
+
+def judge_input_sha256(judge_input: str) -> str:
+    """The verdict cache key's second half: SHA-256 of the exact judge user turn."""
+    return hashlib.sha256(judge_input.encode("utf-8", errors="surrogatepass")).hexdigest()

@@ -1,0 +1,58 @@
+"""The store's tables as DDL: the version-1 schema and the tables added to it since."""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+EMBEDDING_DIMENSION = 384  # FLOAT[384]: all-MiniLM-L6-v2; another model needs a new schema version
+
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS nomad_lab_meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS indexes (
+    fingerprint VARCHAR PRIMARY KEY, created_at TIMESTAMPTZ NOT NULL, corpus_dir VARCHAR NOT NULL,
+    doc_count INTEGER NOT NULL, chunk_count INTEGER NOT NULL, model_key VARCHAR NOT NULL,
+    params JSON NOT NULL, build_seconds DOUBLE);
+CREATE TABLE IF NOT EXISTS chunks (
+    fingerprint VARCHAR NOT NULL, chunk_id VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, source VARCHAR NOT NULL,
+    chunk_index INTEGER NOT NULL, total_chunks INTEGER NOT NULL, text VARCHAR NOT NULL,
+    keywords VARCHAR NOT NULL, char_count INTEGER NOT NULL, text_sha256 VARCHAR NOT NULL,
+    PRIMARY KEY (fingerprint, chunk_id));
+CREATE TABLE IF NOT EXISTS embeddings (
+    model_key VARCHAR NOT NULL, text_sha256 VARCHAR NOT NULL, vector FLOAT[{EMBEDDING_DIMENSION}] NOT NULL,
+    PRIMARY KEY (model_key, text_sha256));
+CREATE TABLE IF NOT EXISTS runs (
+    run_id VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, created_at TIMESTAMPTZ NOT NULL,
+    fingerprint VARCHAR NOT NULL, suite VARCHAR, params JSON NOT NULL, git_sha VARCHAR, git_branch VARCHAR,
+    git_dirty BOOLEAN, versions JSON NOT NULL, source VARCHAR);
+CREATE TABLE IF NOT EXISTS cases (
+    run_id VARCHAR NOT NULL, golden_id VARCHAR NOT NULL, position INTEGER NOT NULL, suite VARCHAR,
+    query VARCHAR, tags VARCHAR[] NOT NULL, expect_refusal BOOLEAN NOT NULL,
+    relevant_doc_ids VARCHAR[] NOT NULL, result JSON, judge JSON,
+    PRIMARY KEY (run_id, golden_id));
+CREATE TABLE IF NOT EXISTS pools (
+    run_id VARCHAR NOT NULL, golden_id VARCHAR NOT NULL, rank INTEGER NOT NULL, doc_id VARCHAR,
+    chunk_id VARCHAR, score DOUBLE NOT NULL, semantic_score DOUBLE NOT NULL,
+    PRIMARY KEY (run_id, golden_id, rank));
+CREATE TABLE IF NOT EXISTS run_metrics (
+    run_id VARCHAR NOT NULL, scope VARCHAR NOT NULL, name VARCHAR NOT NULL, value DOUBLE,
+    ci_low DOUBLE, ci_high DOUBLE, ci_method VARCHAR, PRIMARY KEY (run_id, scope, name));
+CREATE TABLE IF NOT EXISTS judge_verdicts (
+    model VARCHAR NOT NULL, input_sha256 VARCHAR NOT NULL, on_topic BOOLEAN, ok BOOLEAN NOT NULL,
+    reason VARCHAR, ms DOUBLE, prompt_tokens INTEGER, created_at TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (model, input_sha256));
+"""
+
+# Tables added after schema version 1 shipped. They only add, never change, so an existing version-1 store
+# gains them on its next writable open and nothing else in it changes: no version bump is needed.
+ADDITIVE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS generation_answers (
+    params_key VARCHAR NOT NULL, golden_id VARCHAR NOT NULL, golden_sha256 VARCHAR NOT NULL,
+    repeat INTEGER NOT NULL, params JSON NOT NULL, observation JSON NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (params_key, golden_id, golden_sha256, repeat));
+CREATE TABLE IF NOT EXISTS study_rows (
+    run_id VARCHAR NOT NULL, study VARCHAR NOT NULL, created_at TIMESTAMPTZ NOT NULL, params JSON NOT NULL,
+    position INTEGER NOT NULL, row_data JSON NOT NULL, PRIMARY KEY (run_id, position));
+CREATE TABLE IF NOT EXISTS notebook_cells (
+    cell_key VARCHAR PRIMARY KEY, notebook VARCHAR NOT NULL, parameters JSON NOT NULL,
+    output_dir VARCHAR NOT NULL, seconds DOUBLE NOT NULL, git_sha VARCHAR, created_at TIMESTAMPTZ NOT NULL);
+"""

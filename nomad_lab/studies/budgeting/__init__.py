@@ -1,0 +1,1 @@
+"""Budgeting studies: the estimator against real tokenizers, placement and prefill, and transport."""

@@ -1,0 +1,366 @@
+"""Prefill by placement on a real model: does ``tail`` keep the KV-cache prefix and make turns cheap?
+
+The seed moved the per-turn retrieved block behind history so the prompt prefix stays byte-identical
+turn to turn; llama.cpp then re-evaluates only the new tail. It measured, at turn 14, 231 ms prefill
+at the tail against 539 ms at the front (llama3:8b). This replays a multi-turn conversation turn by
+turn through llama.cpp in-process (its prompt cache reuses the longest common token prefix, as a
+llama.cpp server slot does) for both placements, with a different retrieved block every turn, and
+records per turn: prompt tokens, tokens evaluated vs reused, prefill time (llama.cpp's own
+``t_p_eval``) and the share of the prompt text identical to the previous turn's.
+
+Two effects the seed names are measured too: a query-rewrite call on the same single slot between
+turns (it evicts the chat prefix), and the cost of a context-window change (a model reload, which
+memoizing the resolved window avoids).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from nomad_lab.core.planner import plan_prompt
+from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT, QUERY_REWRITE_SYSTEM_PROMPT
+from nomad_lab.core.reference import RAG_PLACEMENTS
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    placement: str
+    rewrite_between: bool
+    turn: int
+    prompt_tokens: int
+    evaluated_tokens: int
+    reused_tokens: int
+    prefill_ms: float
+    prefix_share: float  # share of this prompt's characters identical to the previous prompt's start
+    chunks_kept: int
+    turns_kept: int
+
+
+def _common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def load_model(model_path: str | Path, n_ctx: int, n_threads: int = 2) -> Any:
+    from llama_cpp import Llama
+
+    return Llama(str(model_path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+
+
+def render(llm: Any, messages: list[dict[str, Any]]) -> str:
+    """The exact prompt text the embedded backend would send (the GGUF's template, or Gemma folded)."""
+    from nomad_lab.backends.embedded import chat_formatter
+
+    return chat_formatter(llm, None)(messages).prompt
+
+
+def prefill(llm: Any, prompt: str) -> tuple[int, int, int, float]:
+    """Evaluate ``prompt`` (plus one sampled token) on the model's single slot.
+
+    Returns (prompt tokens, tokens evaluated, tokens reused from the cache, prefill ms).
+    """
+    import llama_cpp
+
+    tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+    reused = min(_common_prefix(list(llm._input_ids), tokens), len(tokens) - 1)
+    llama_cpp.llama_perf_context_reset(llm._ctx.ctx)
+    llm.create_completion(tokens, max_tokens=1, temperature=0.0)
+    perf = llama_cpp.llama_perf_context(llm._ctx.ctx)
+    return len(tokens), int(perf.n_p_eval), reused, float(perf.t_p_eval_ms)
+
+
+def replay(
+    llm: Any,
+    turns: Sequence[tuple[str, str]],
+    chunks_per_turn: Sequence[Sequence[str]],
+    *,
+    placement: str,
+    context_window: int,
+    rewrite_between: bool = False,
+) -> list[TurnRow]:
+    """Replay ``turns`` (user, assistant) one by one; turn t retrieves ``chunks_per_turn[t]``."""
+    llm.reset()
+    rows: list[TurnRow] = []
+    previous = ""
+    history: list[dict[str, str]] = []
+    for t, (user, assistant) in enumerate(turns):
+        if rewrite_between and history:
+            rewrite = [
+                {"role": "system", "content": QUERY_REWRITE_SYSTEM_PROMPT},
+                {"role": "user", "content": f'Conversation:\nUser: "{user}"\n\nRewritten Query:'},
+            ]
+            prefill(llm, render(llm, rewrite))
+        plan = plan_prompt(
+            system_blocks=[{"role": "system", "content": DEFAULT_SYSTEM_PROMPT}],
+            history=history,
+            query=user,
+            rag_chunks=[{"text": c} for c in chunks_per_turn[t % len(chunks_per_turn)]],
+            context_window=context_window,
+            rag_placement=placement,
+        )
+        prompt = render(llm, plan.messages)
+        n, evaluated, reused, ms = prefill(llm, prompt)
+        share = _common_prefix(previous, prompt) / len(prompt) if previous else 0.0
+        rows.append(
+            TurnRow(
+                placement,
+                rewrite_between,
+                t + 1,
+                n,
+                evaluated,
+                reused,
+                ms,
+                share,
+                plan.budget.chunks_kept,
+                plan.budget.turns_kept,
+            )
+        )
+        previous = prompt
+        history += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
+    return rows
+
+
+def reload_cost(model_path: str | Path, n_ctx: int, other_ctx: int, prompt: str) -> dict[str, float]:
+    """What a context-window change costs: a reload plus re-evaluating the whole prompt, against a warm
+    turn that only appends a short follow-up question to the cached prompt."""
+    llm = load_model(model_path, n_ctx)
+    prefill(llm, prompt)
+    _, _, _, warm_ms = prefill(llm, prompt + "\n" + WARM_FOLLOW_UP)
+    start = time.perf_counter()
+    reloaded = load_model(model_path, other_ctx)
+    load_ms = (time.perf_counter() - start) * 1000
+    _, _, _, cold_ms = prefill(reloaded, prompt + "\n" + WARM_FOLLOW_UP)
+    return {"reload_ms": load_ms, "cold_prefill_ms": cold_ms, "warm_prefill_ms": warm_ms}
+
+
+WARM_FOLLOW_UP = "And how long does that take?"
+SERIES = (*RAG_PLACEMENTS, *(f"{placement}+rewrite" for placement in RAG_PLACEMENTS))
+SEED_TURN = 14  # the seed measured prefill at turn 14: 231 ms tail, 539 ms front (llama3:8b)
+
+
+def median_rows(runs: Sequence[Sequence[TurnRow]]) -> list[TurnRow]:
+    """One row per turn with the median prefill time of the repeats (token counts are deterministic)."""
+    import statistics
+
+    return [
+        TurnRow(**{**asdict(same[0]), "prefill_ms": statistics.median(r.prefill_ms for r in same)})
+        for same in zip(*runs, strict=True)
+    ]
+
+
+def summarize(rows: Sequence[dict[str, Any]], turn: int = SEED_TURN) -> dict[str, Any]:
+    """Per series: prefill at ``turn`` (or the last turn, if shorter) and the least-squares growth per turn.
+
+    The slope is the robust figure: one turn's prefill is one noisy sample, the slope uses them all.
+    """
+    import numpy as np
+
+    out: dict[str, Any] = {}
+    for key in SERIES:
+        placement, _, rewrite = key.partition("+")
+        series = sorted(
+            (r for r in rows if r["placement"] == placement and r["rewrite_between"] == bool(rewrite)),
+            key=lambda r: r["turn"],
+        )
+        if not series:
+            continue
+        at = min(turn, series[-1]["turn"])
+        turns = np.array([r["turn"] for r in series], dtype=float)
+        ms = np.array([r["prefill_ms"] for r in series])
+        slope = float(np.polyfit(turns, ms, 1)[0]) if len(series) > 1 else float("nan")
+        row = next(r for r in series if r["turn"] == at)
+        out[key] = {
+            "turn": at,
+            "prefill_ms": row["prefill_ms"],
+            "evaluated_tokens": row["evaluated_tokens"],
+            "slope_ms_per_turn": slope,
+        }
+    if "tail" in out and "front" in out:
+        out["front_over_tail"] = out["front"]["prefill_ms"] / out["tail"]["prefill_ms"]
+        out["seed_front_over_tail"] = 539 / 231
+    return out
+
+
+def run_study(
+    model_path: str | Path,
+    turns: Sequence[tuple[str, str]],
+    chunks_per_turn: Sequence[Sequence[str]],
+    *,
+    context_window: int = 8192,
+    repeats: int = 3,
+) -> dict[str, Any]:
+    """Both placements, with and without a rewrite between turns, ``repeats`` replays each (median per
+    turn, replays interleaved so a burst of machine noise hits every series alike), plus the reload cost."""
+    from tqdm import tqdm
+
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    llm = load_model(model_path, context_window)
+    settings = [(rewrite, placement) for rewrite in (False, True) for placement in RAG_PLACEMENTS]
+    runs: dict[tuple[bool, str], list[list[TurnRow]]] = {k: [] for k in settings}
+    for _ in tqdm(range(repeats), desc="placement replays", unit="round"):
+        for rewrite, placement in settings:
+            runs[(rewrite, placement)].append(
+                replay(
+                    llm,
+                    turns,
+                    chunks_per_turn,
+                    placement=placement,
+                    context_window=context_window,
+                    rewrite_between=rewrite,
+                )
+            )
+    rows = [asdict(r) for k in settings for r in median_rows(runs[k])]
+    probe = render(llm, [{"role": "user", "content": " ".join(chunks_per_turn[0])}])
+    return {
+        "model": Path(model_path).name,
+        "context_window": context_window,
+        "repeats": repeats,
+        "rows": rows,
+        "summary": summarize(rows),
+        "reload": reload_cost(model_path, context_window, context_window // 2, probe),
+    }
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The per-series summary beside the seed's turn-14 figures, and the reload cost."""
+    summary = result["summary"]
+    lines = [
+        "| series | turn | prefill ms | tokens evaluated | growth ms/turn |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for key in SERIES:
+        if key in summary:
+            r = summary[key]
+            lines.append(
+                f"| {key} | {r['turn']} | {r['prefill_ms']:.0f} | {r['evaluated_tokens']} "
+                f"| {r['slope_ms_per_turn']:+.1f} |"
+            )
+    if "front_over_tail" in summary:
+        lines.append(
+            f"\nfront/tail prefill at turn {summary['tail']['turn']}: {summary['front_over_tail']:.2f}x "
+            f"(seed, llama3:8b at turn 14: 539/231 = {summary['seed_front_over_tail']:.2f}x)"
+        )
+    reload = result["reload"]
+    lines.append(
+        f"\ncontext-window change: reload {reload['reload_ms']:.0f} ms + cold prefill "
+        f"{reload['cold_prefill_ms']:.0f} ms, against {reload['warm_prefill_ms']:.0f} ms for a warm follow-up"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def turn_table(result: dict[str, Any], rewrite_between: bool = False) -> str:
+    """Every turn of both placements: prompt tokens, evaluated vs reused, prefill, identical prefix."""
+    rows = sorted(
+        (r for r in result["rows"] if r["rewrite_between"] == rewrite_between),
+        key=lambda r: (r["turn"], r["placement"]),
+    )
+    lines = [
+        "| turn | placement | prompt tokens | evaluated | reused | prefill ms | identical prefix |",
+        "|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {r['turn']} | {r['placement']} | {r['prompt_tokens']} | {r['evaluated_tokens']} | "
+        f"{r['reused_tokens']} | {r['prefill_ms']:.0f} | {r['prefix_share']:.0%} |"
+        for r in rows
+    ]
+    return "\n".join(lines)
+
+
+def write(result: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
+    """Rows and summary (JSON, markdown) and the prefill-vs-turn plot (PNG, SVG)."""
+    import matplotlib.pyplot as plt
+
+    from nomad_lab.studies.plots import save
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "placement.json", "md": out / "placement.md", "png": out / "prefill_vs_turn.png"}
+    paths["json"].write_text(json.dumps(result, indent=2) + "\n")
+    paths["md"].write_text(markdown(result))
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for key in SERIES:
+        placement, _, rewrite = key.partition("+")
+        series = [
+            r for r in result["rows"] if r["placement"] == placement and r["rewrite_between"] == bool(rewrite)
+        ]
+        ax.plot(
+            [r["turn"] for r in series],
+            [r["prefill_ms"] for r in series],
+            "o-" if not rewrite else "x--",
+            ms=3,
+            label=key,
+        )
+    ax.set_xlabel("turn")
+    ax.set_ylabel("prefill (ms, llama.cpp t_p_eval)")
+    ax.set_title(
+        f"Prefill by RAG placement ({result['model']}, window {result['context_window']}, "
+        f"median of {result.get('repeats', 1)})",
+        fontsize=9,
+    )
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    save(fig, paths["png"])
+    return paths
+
+
+def conversation_from_corpus(
+    corpus: str | Path, n_turns: int, chunk_chars: int = 1200
+) -> tuple[list[tuple[str, str]], list[list[str]]]:
+    """A replayable conversation over the domain corpus: one question per document, two retrieved chunks.
+
+    Each turn asks about the next domain document (sorted by name), the canned answer is that
+    document's first paragraph, and the turn's retrieved block is two slices of it and its neighbour,
+    so the block changes every turn as it does in a real chat.
+    """
+    docs = [p for p in sorted(Path(corpus).glob("*.md")) if not p.name.startswith("distractor-")]
+    if not docs:
+        raise FileNotFoundError(f"{corpus}: no domain documents (*.md) to build a conversation from")
+    turns, chunks = [], []
+    for t in range(n_turns):
+        doc = docs[t % len(docs)]
+        text = doc.read_text(encoding="utf-8")
+        title = text.splitlines()[0].lstrip("# ").strip() if text else doc.stem
+        body = " ".join(text.split())
+        turns.append((f"What should I know about {title.lower()}?", body[:400]))
+        neighbour = " ".join(docs[(t + 1) % len(docs)].read_text(encoding="utf-8").split())
+        chunks.append([body[:chunk_chars], neighbour[:chunk_chars]])
+    return turns, chunks
+
+
+def load_or_run(
+    out_dir: str | Path,
+    corpus: str | Path,
+    *,
+    turns: int,
+    context_window: int,
+    model: str | Path | None = None,
+    recompute: bool = False,
+    repeats: int = 3,
+    store_path: str | Path | None = None,
+) -> dict[str, Any]:
+    """The stored study in ``out_dir`` if present (and not ``recompute``), else run it and store its rows
+    in the workspace store (``study_rows``, study ``placement``); :func:`write` puts it in ``out_dir``."""
+    stored = Path(out_dir) / "placement.json"
+    if stored.exists() and not recompute:
+        return json.loads(stored.read_text())
+    from nomad_lab.backends.models import gemma_path
+
+    conversation, chunks = conversation_from_corpus(corpus, turns)
+    from nomad_lab.store import record_study_rows
+
+    result = run_study(
+        model or gemma_path(), conversation, chunks, context_window=context_window, repeats=repeats
+    )
+    params = {k: result[k] for k in ("model", "context_window", "repeats")} | {"turns": turns}
+    result["run_id"] = record_study_rows("placement", params, result["rows"], store_path)
+    return result

@@ -1,0 +1,123 @@
+"""The transport effect: one long prompt through Ollama's native API and through its ``/v1`` layer.
+
+The seed moved chat from Ollama's OpenAI-compatible ``/v1`` endpoint to the native ``/api/chat``
+because ``/v1`` cannot carry ``options.num_ctx``: the model runs at its default context and a longer
+prompt is truncated from the middle, silently. The native path sends the window the context resolver
+chose, so the whole prompt is processed. This sends the same long prompt both ways and reports the
+tokens each path says it processed (``prompt_eval_count`` / ``usage.prompt_tokens``), beside the
+structural estimate, so the loss is a measured number on the user's own server and model.
+
+It needs a real Ollama (or ``nomad-lab serve``, which truncates the way Ollama does); with none it
+says so instead of guessing.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from nomad_lab.core.errors import NomadLabError
+
+HOST_ENV = "OLLAMA_HOST"
+
+
+class NeedsOllamaError(NomadLabError):
+    """No server to measure against."""
+
+
+def base_url(host: str) -> str:
+    """A host the way ``OLLAMA_HOST`` is written (scheme and port optional) as a base URL."""
+    base = (host if "://" in host else f"http://{host}").rstrip("/")
+    return base if base.count(":") == 2 else f"{base}:11434"
+
+
+def resolve_host(host: str | None) -> str:
+    """``host``, else ``OLLAMA_HOST``, else a plain error saying a real server is needed."""
+    chosen = (host or os.environ.get(HOST_ENV, "")).strip()
+    if not chosen:
+        raise NeedsOllamaError(
+            "study transport needs a real Ollama server: set OLLAMA_HOST=host:port (or pass --host); "
+            "`nomad-lab serve --model embedded:gemma3-270m` serves an embedded model over Ollama's API"
+        )
+    return base_url(chosen)
+
+
+def long_prompt(corpus_dir: str | Path, chars: int) -> str:
+    """The corpus's documents, in name order, concatenated to ``chars`` characters: a realistic RAG prompt."""
+    parts, total = [], 0
+    for path in sorted(Path(corpus_dir).glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        parts.append(text)
+        total += len(text)
+        if total >= chars:
+            break
+    return ("\n\n".join(parts))[:chars] + "\n\nIn one word: what is the main topic above?"
+
+
+@dataclass(frozen=True)
+class TransportResult:
+    base_url: str
+    model: str
+    prompt_chars: int
+    estimated_tokens: int
+    num_ctx: int
+    native_prompt_tokens: int | None
+    v1_prompt_tokens: int | None
+
+    @property
+    def lost_on_v1(self) -> int | None:
+        if self.native_prompt_tokens is None or self.v1_prompt_tokens is None:
+            return None
+        return self.native_prompt_tokens - self.v1_prompt_tokens
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self) | {"lost_on_v1": self.lost_on_v1}
+
+
+def measure(url: str, model: str, prompt: str, num_ctx: int) -> TransportResult:
+    """One call each way, one generated token, temperature 0; the tokens each path reports processing."""
+    from nomad_lab.backends.base import ChatOptions, ChatRequest
+    from nomad_lab.backends.ollama_native import OllamaBackend
+    from nomad_lab.backends.openai_compat import OpenAICompatBackend
+    from nomad_lab.core.estimator import estimate_tokens
+
+    messages = [{"role": "user", "content": prompt}]
+    native = OllamaBackend(url, model).chat(
+        ChatRequest(messages, ChatOptions(num_ctx=num_ctx, num_predict=1, temperature=0), model)
+    )
+    v1 = OpenAICompatBackend(f"{url}/v1", model).chat(
+        ChatRequest(messages, ChatOptions(num_predict=1, temperature=0), model)
+    )
+    return TransportResult(
+        base_url=url,
+        model=model,
+        prompt_chars=len(prompt),
+        estimated_tokens=estimate_tokens(prompt),
+        num_ctx=num_ctx,
+        native_prompt_tokens=native.usage.prompt_tokens,
+        v1_prompt_tokens=v1.usage.prompt_tokens,
+    )
+
+
+def markdown(result: TransportResult) -> str:
+    lost = result.lost_on_v1
+    share = (
+        ""
+        if lost is None or not result.native_prompt_tokens
+        else f" ({lost / result.native_prompt_tokens:.0%})"
+    )
+    return "\n".join(
+        [
+            f"model {result.model} at {result.base_url}; prompt {result.prompt_chars:,} chars, "
+            f"~{result.estimated_tokens:,} tokens by the structural estimate",
+            "",
+            "| path | context sent | prompt tokens processed |",
+            "|---|---|---:|",
+            f"| native /api/chat | num_ctx {result.num_ctx} | {result.native_prompt_tokens} |",
+            f"| /v1/chat/completions | (cannot be sent: server default) | {result.v1_prompt_tokens} |",
+            "",
+            f"tokens the /v1 path did not process: {lost}{share}",
+        ]
+    )

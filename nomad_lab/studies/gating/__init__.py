@@ -1,0 +1,1 @@
+"""Gating studies: floor sweeps, judge models, injection, library growth and the explore snapshot."""

@@ -1,0 +1,150 @@
+"""What the ``explore`` notebook's widgets show: one operating point, recomputed on every move.
+
+Moving the floor slider or toggling the judge calls ``snapshot``, which re-gates the stored pools
+(no retrieval, no model call: judge verdicts are read from the store) and returns the leak rate,
+recall@5 and the leaked questions with their top passage, so a person can read what got through.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nomad_lab.gate import gates
+from nomad_lab.gate.pools import PoolSet, pools_from_records
+
+
+@dataclass(frozen=True)
+class LeakedCase:
+    golden_id: str
+    query: str
+    top_doc: str | None
+    top_score: float
+    passage: str
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    floor: float
+    use_judge: bool
+    leak: float
+    recall: float
+    leaked: list[LeakedCase]
+
+
+@dataclass(frozen=True)
+class ExploreData:
+    """A stored run's pools with the text needed to show a leaked case, and optional verdicts."""
+
+    pools: PoolSet
+    queries: list[str]
+    top_passages: list[str]
+    verdicts: np.ndarray | None = None
+    judge_model: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def load_explore_data(
+    store_path: str | Path,
+    run_id: str | None = None,
+    judge_model: str | None = None,
+    judge_floor: float = 0.0,
+) -> ExploreData:
+    """Pools of ``run_id`` (default: the latest retrieval run); verdicts only if already in the store.
+
+    Verdicts missing from the store are not computed here (a slider must stay instant): run
+    ``nomad-lab study judges`` first. Questions without a stored verdict count as unjudged (kept).
+    """
+    from nomad_lab.core.judge import build_judge_input
+    from nomad_lab.store import Store, judge_input_sha256
+    from nomad_lab.studies.gating.judges import judged_set
+
+    with Store(store_path, read_only=True) as store:
+        run_id = run_id or store.latest_run_id("retrieval")
+        if run_id is None:
+            raise FileNotFoundError(
+                f"{store_path}: no retrieval run stored yet: run `nomad-lab eval retrieval`"
+            )
+        run = store.get_run(run_id)
+        dump = store.export_dump(run_id)
+        cases = {c.golden_id: c for c in store.get_cases(run_id)}
+        stored = store.get_pools(run_id)
+        chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
+        queries = [cases[p["id"]].query or "" for p in dump["pools"]]
+        tops = []
+        verdicts = np.full(len(queries), np.nan) if judge_model else None
+        missing = 0
+        for i, pool in enumerate(dump["pools"]):
+            entries = sorted(stored.get(pool["id"], []), key=lambda e: e.rank)
+            tops.append(chunks[entries[0].chunk_id].text if entries and entries[0].chunk_id in chunks else "")
+            if verdicts is None:
+                continue
+            passages = judged_set(entries, chunks, judge_floor)
+            if not passages:
+                continue
+            key = judge_input_sha256(build_judge_input(queries[i], [{"text": c.text} for c in passages]))
+            verdict = store.get_verdict(judge_model, key)
+            if verdict is None:
+                missing += 1
+            elif verdict.ok:
+                verdicts[i] = 1.0 if verdict.on_topic else 0.0
+    notes = [f"{missing} question(s) have no stored verdict from {judge_model}"] if missing else []
+    pools = pools_from_records(
+        dump["pools"], fingerprint=dump["fingerprint"], params=dump["params"], source=run_id
+    )
+    return ExploreData(pools, queries, tops, verdicts, judge_model, notes)
+
+
+def snapshot(data: ExploreData, floor: float, use_judge: bool, k: int = gates.DEFAULT_K) -> Snapshot:
+    """Leak rate, recall@k and the leaked refusal questions at one floor, with or without the judge."""
+    keep = gates.score_floor(data.pools, [floor])
+    judged = use_judge and data.verdicts is not None
+    if judged:
+        keep = gates.both(keep, gates.judge(data.pools, data.verdicts))
+    recall, nonempty = gates.evaluate(data.pools, keep, k)
+    refusal = data.pools.expect_refusal
+    answerable = data.pools.n_relevant > 0
+    leaked = [
+        LeakedCase(
+            data.pools.ids[i],
+            data.queries[i],
+            data.pools.doc_names[data.pools.doc[i, 0]] if data.pools.doc[i, 0] >= 0 else None,
+            float(data.pools.score[i, 0]),
+            " ".join(data.top_passages[i].split())[:300],
+        )
+        for i in np.flatnonzero(refusal & nonempty[0])
+    ]
+    leak = float(nonempty[0, refusal].mean()) if refusal.any() else float("nan")
+    mean_recall = float(np.nanmean(recall[0, answerable])) if answerable.any() else float("nan")
+    return Snapshot(floor, judged, leak, mean_recall, sorted(leaked, key=lambda c: -c.top_score))
+
+
+def plot_snapshot(curve: Any, shot: Snapshot) -> Any:
+    """Floor-only leak and recall@5 over every floor, with the current setting marked (judge included)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    ax.plot(curve.points, curve.leak, label="leak (floor only)")
+    ax.plot(curve.points, curve.recall, "--", label="recall@5 (floor only)")
+    ax.plot([shot.floor], [shot.leak], "o", color="tab:blue")
+    ax.plot([shot.floor], [shot.recall], "s", color="tab:orange")
+    ax.axvline(shot.floor, color="grey", lw=0.8)
+    ax.set_xlabel("floor")
+    ax.set_title(
+        f"floor {shot.floor:.2f}{' + judge' if shot.use_judge else ''}: "
+        f"leak {shot.leak:.3f}, recall@5 {shot.recall:.3f}"
+    )
+    ax.legend(fontsize=7)
+    return fig
+
+
+def leaked_table(shot: Snapshot, limit: int = 25) -> str:
+    """The first ``limit`` leaked questions with their top document, score and passage (markdown)."""
+    rows = [
+        f"| {c.golden_id} | {c.query} | {c.top_doc} | {c.top_score:.3f} | {c.passage[:120]} |"
+        for c in shot.leaked[:limit]
+    ]
+    return "\n".join(["| id | question | top doc | score | top passage |", "|---|---|---|---:|---|", *rows])

@@ -1,0 +1,128 @@
+"""The floor study: sweep every gate over a stored dump, calibrate a floor, and write the results.
+
+One function shared by ``nomad-lab sweep`` and the ``floor_sweep`` notebook, so the published table
+and plot are exactly what the command prints.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE as DEFAULT_FLOOR
+from nomad_lab.gate import gates
+from nomad_lab.gate.pools import PoolSet, load_dump
+from nomad_lab.gate.stats import CalibratedFloor
+from nomad_lab.gate.sweep import OperatingCurve, floor_margins, leak_by_tag, restrict_refusals, sweep
+
+CONTRAST_GRID = np.round(np.linspace(0.0, 0.3, 61), 3)
+
+
+@dataclass(frozen=True)
+class FloorStudy:
+    """Curves for the score floor, cosine floor and contrast test, plus the numbers a note needs."""
+
+    pools: PoolSet
+    score: OperatingCurve
+    cosine: OperatingCurve
+    contrast: OperatingCurve
+    margins: np.ndarray
+    weakest_correct_top_hit: float | None
+    calibrated: CalibratedFloor
+    tags_at_default: dict[str, tuple[float, int, int]]
+
+
+def run_floor_study(
+    pools: PoolSet,
+    *,
+    alpha: float = 0.10,
+    refusal_tag: str | None = None,
+    default_floor: float = DEFAULT_FLOOR,
+) -> FloorStudy:
+    """Sweep the three score gates over ``pools``; leak counts only refusals tagged ``refusal_tag``."""
+    pools = restrict_refusals(pools, refusal_tag)
+    score = sweep(pools, "score_floor", gates.FLOOR_GRID)
+    return FloorStudy(
+        pools=pools,
+        score=score,
+        cosine=sweep(pools, "cosine_floor", gates.FLOOR_GRID),
+        contrast=sweep(pools, "contrast", CONTRAST_GRID),
+        margins=floor_margins(pools, gates.FLOOR_GRID),
+        weakest_correct_top_hit=gates.weakest_correct_top_hit(pools),
+        calibrated=score.calibrated(alpha),
+        tags_at_default=leak_by_tag(pools, gates.score_floor(pools, [default_floor])),
+    )
+
+
+def markdown_table(
+    study: FloorStudy, floors: tuple[float, ...] = (0.0, 0.55, 0.6, 0.62, 0.65, 0.66, 0.69, 0.72)
+) -> str:
+    """The score-floor sweep at the seed's landmark floors, with intervals and margins."""
+    lines = [
+        "| floor | leak rate [95% CI] | recall@5 [95% CI] | empty on answerable "
+        "| margin to weakest correct top hit |",
+        "|---|---|---|---|---|",
+    ]
+    for floor in floors:
+        row = study.score.at(floor)
+        i = int(np.argmin(np.abs(study.score.points - floor)))
+        lines.append(
+            f"| {row['point']:.2f} | {row['leak']:.3f} [{row['leak_lo']:.3f}, {row['leak_hi']:.3f}] "
+            f"| {row['recall@5']:.3f} [{row['recall_lo']:.3f}, {row['recall_hi']:.3f}] "
+            f"| {row['empty_on_answerable']:.3f} | {study.margins[i]:+.3f} |"
+        )
+    return "\n".join(lines)
+
+
+def write_floor_study(study: FloorStudy, out_dir: str | Path) -> dict[str, Path]:
+    """Write the curves (JSON), the landmark table (markdown) and the two plots into ``out_dir``."""
+    from nomad_lab.studies.gating.curves import plot_floor_sweep, plot_leak_vs_recall
+    from nomad_lab.studies.plots import save
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    curves = {c.gate: c.rows() for c in (study.score, study.cosine, study.contrast)}
+    summary = {
+        "fingerprint": study.pools.fingerprint,
+        "pools": study.pools.size,
+        "refusals": int(study.pools.expect_refusal.sum()),
+        "answerable": int((study.pools.n_relevant > 0).sum()),
+        "weakest_correct_top_hit": study.weakest_correct_top_hit,
+        "calibrated": asdict(study.calibrated),
+        "leak_by_tag_at_default": study.tags_at_default,
+        "curves": curves,
+    }
+    paths = {"json": out / "floor_sweep.json", "md": out / "floor_sweep.md"}
+    paths["json"].write_text(json.dumps(summary, indent=2) + "\n")
+    paths["md"].write_text(markdown_table(study) + "\n\n" + study.calibrated.message + "\n")
+    paths["sweep_png"] = save(
+        plot_floor_sweep(
+            [study.score],
+            calibrated=study.calibrated.floor,
+            margins=study.margins,
+            title=f"Score floor sweep ({study.pools.size} questions)",
+        ),
+        out / "floor_sweep.png",
+    )
+    paths["tradeoff_png"] = save(
+        plot_leak_vs_recall([study.score, study.cosine, study.contrast], title="Leak vs recall by gate"),
+        out / "leak_vs_recall.png",
+    )
+    return paths
+
+
+def floor_study_from_dump(
+    dump: str | Path, out_dir: str | Path, **kwargs: object
+) -> tuple[FloorStudy, dict[str, Path]]:
+    """Load a reference-format dump, run the study and write its outputs."""
+    study = run_floor_study(load_dump(dump), **kwargs)  # type: ignore[arg-type]
+    return study, write_floor_study(study, out_dir)
+
+
+def tag_table(study: FloorStudy) -> str:
+    """Leak rate per refusal tag at the default floor (markdown)."""
+    rows = [f"| {tag} | {rate:.3f} | {k} / {n} |" for tag, (rate, k, n) in study.tags_at_default.items()]
+    return "\n".join(["| tag | leak rate | leaked / refusals |", "|---|---|---|", *rows])

@@ -1,0 +1,284 @@
+"""Leak against library size: does a score floor, or a judge after it, hold up as the library grows?
+
+The seed's remark is that off-topic leaks "get worse as the library grows": every book added is more
+prose for a coherent off-topic question to land on. This study grows the library step by step (the
+domain corpus alone, then its distractors, then the library-growth books a few at a time), and at each
+size retrieves the core and off-topic suites once (pools stored), then reads from those pools the
+off-topic leak rate and core recall@5 at each floor, with 95% bootstrap intervals, and runs the
+relevance judge after the default floor (verdicts cached in the store, so a rerun asks nothing twice).
+
+Each size is a corpus folder under ``runs/library_growth/`` holding copies of its documents; the index
+is cached by corpus fingerprint and every chunk embedding by text hash, so a size re-embeds only the
+books it adds, and a rerun of the study re-embeds nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
+from nomad_lab.core.workspace import DATASETS_DIR, DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, PROJECT_ROOT
+from nomad_lab.data.corpus import DISTRACTOR_PREFIX, DOC_SUFFIX
+
+GROWTH_DIR = DATASETS_DIR / "library_growth"
+WORK_DIR = PROJECT_ROOT / "runs" / "library_growth"
+REFUSAL_TAG = "off-topic"
+
+
+@dataclass(frozen=True)
+class LibrarySize:
+    """One step of growth: which extra documents the domain corpus carries."""
+
+    label: str
+    distractors: bool  # the corpus's own distractor-*.md documents
+    growth_books: tuple[str, ...]  # file names from datasets/library_growth
+
+
+def library_sizes(books: int | Sequence[int], growth_dir: Path = GROWTH_DIR) -> list[LibrarySize]:
+    """Domain only, + distractors, then + the first n growth books (by name) for each n in ``books``."""
+    available = sorted(p.name for p in growth_dir.glob(f"*{DOC_SUFFIX}"))
+    counts = [books] if isinstance(books, int) else list(books)
+    for n in counts:
+        if not 0 < n <= len(available):
+            raise NomadLabError(
+                f"--books {n}: must be between 1 and {len(available)} (books in {growth_dir})"
+            )
+    sizes = [LibrarySize("domain only", False, ()), LibrarySize("+ distractors", True, ())]
+    sizes += [
+        LibrarySize(f"+ distractors + {n} books", True, tuple(available[:n])) for n in sorted(set(counts))
+    ]
+    return sizes
+
+
+def materialize(size: LibrarySize, corpus_dir: Path, growth_dir: Path, work_dir: Path) -> Path:
+    """A corpus folder holding this size's documents (copies; the fingerprint is content-based).
+
+    The corpus's distractors are always in the folder, since golden suites may name them; a size
+    without them leaves them out when loading (``include_distractors=False``), as ``--no-distractors`` does.
+    """
+    folder = work_dir / f"{len(size.growth_books):02d}-books"
+    wanted = {p.name: p for p in sorted(corpus_dir.glob(f"*{DOC_SUFFIX}"))}
+    wanted |= {name: growth_dir / name for name in size.growth_books}
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob(f"*{DOC_SUFFIX}"):
+        if stale.name not in wanted:
+            stale.unlink()
+    for name, source in wanted.items():
+        target = folder / name
+        if not target.exists() or target.read_bytes() != source.read_bytes():
+            shutil.copyfile(source, target)
+    return folder
+
+
+Interval = tuple[float, float, float]  # value, low, high
+
+
+@dataclass(frozen=True)
+class GrowthRow:
+    """Leak and recall at one library size."""
+
+    label: str
+    docs: int
+    megabytes: float
+    chunks: int
+    leak_by_floor: dict[str, Interval]  # floor -> off-topic leak rate
+    recall_by_floor: dict[str, Interval]  # floor -> core recall@5
+    judge_floor: float
+    leak_judge: Interval | None
+    judge_calls: int
+    judge_failures: int
+    refusals: int
+
+
+def _interval(curve: Any, floor: float, metric: str) -> Interval:
+    row = curve.at(floor)
+    key = "leak" if metric == "leak" else f"recall@{curve.k}"
+    lo, hi = ("leak_lo", "leak_hi") if metric == "leak" else ("recall_lo", "recall_hi")
+    return (row[key], row[lo], row[hi])
+
+
+def measure_size(
+    corpus_dir: Path,
+    *,
+    label: str,
+    include_distractors: bool,
+    floors: Sequence[float],
+    judge_model: str | None,
+    judge_floor: float,
+    store_path: Path,
+    goldens_dir: Path,
+    embedder: Any | None = None,
+    progress: bool = True,
+) -> GrowthRow:
+    """Retrieve core + off-topic once at this size, then every floor from the pools, then the judge."""
+    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.gate import gates
+    from nomad_lab.gate.pools import pools_from_records
+    from nomad_lab.gate.sweep import restrict_refusals, sweep
+    from nomad_lab.store import Store
+    from nomad_lab.studies.gating.judges import compare_with_floor, judge_run
+
+    def retrieve(suite: str) -> Any:
+        config = RetrievalEvalConfig(
+            corpus_dir=corpus_dir,
+            goldens_dir=goldens_dir,
+            suite=suite,
+            floor=0.0,
+            include_distractors=include_distractors,
+            store_path=store_path,
+            progress=progress,
+        )
+        return run_retrieval_eval(config, embedder)
+
+    both = retrieve("core,off_topic")
+    with Store(store_path) as store:
+        dump = store.export_dump(both.run_id)
+        suite_of = {case.golden_id: case.suite for case in store.get_cases(both.run_id)}
+    points = sorted(set(floors) | {judge_floor})
+    # leak over the off-topic refusals; recall over the core suite alone (the off-topic suite's
+    # distractor controls are answerable only when the distractors are in the library)
+    pools = restrict_refusals(pools_from_records(dump["pools"], fingerprint=dump["fingerprint"]), REFUSAL_TAG)
+    curve = sweep(pools, "score_floor", points, k=gates.DEFAULT_K)
+    core = [record for record in dump["pools"] if suite_of[record["id"]] == "core"]
+    core_curve = sweep(pools_from_records(core, fingerprint=dump["fingerprint"]), "score_floor", points)
+    leak_judge, calls, failures = None, 0, 0
+    if judge_model:
+        off_topic = retrieve("off_topic")
+        with Store(store_path) as store:
+            judged = judge_run(store, off_topic.run_id, judge_model, floor=judge_floor, progress=progress)
+        leak_judge = compare_with_floor(judged).leak_judge
+        calls, failures = judged.calls, judged.failures
+    docs = sorted(corpus_dir.glob(f"*{DOC_SUFFIX}"))
+    if not include_distractors:
+        docs = [p for p in docs if not p.name.startswith(DISTRACTOR_PREFIX)]
+    return GrowthRow(
+        label=label,
+        docs=len(docs),
+        megabytes=round(sum(p.stat().st_size for p in docs) / 1e6, 3),
+        chunks=both.build.chunks,
+        leak_by_floor={f"{f:g}": _interval(curve, f, "leak") for f in floors},
+        recall_by_floor={f"{f:g}": _interval(core_curve, f, "recall") for f in floors},
+        judge_floor=judge_floor,
+        leak_judge=leak_judge,
+        judge_calls=calls,
+        judge_failures=failures,
+        refusals=int(pools.expect_refusal.sum()),
+    )
+
+
+def run_growth_study(
+    books: Sequence[int] = (3, 6, 9, 15),
+    *,
+    floors: Sequence[float] = (0.0, 0.55, RAG_MIN_FINAL_SCORE),
+    judge_model: str | None = "embedded:gemma3-270m",
+    judge_floor: float = RAG_MIN_FINAL_SCORE,
+    corpus_dir: Path = DEFAULT_CORPUS_DIR,
+    goldens_dir: Path = DEFAULT_GOLDENS_DIR,
+    growth_dir: Path = GROWTH_DIR,
+    work_dir: Path = WORK_DIR,
+    store_path: Path | None = None,
+    progress: bool = True,
+) -> list[GrowthRow]:
+    """Every size from :func:`library_sizes`, smallest first, measured by :func:`measure_size`."""
+    from nomad_lab.core.workspace import DEFAULT_STORE_PATH
+    from nomad_lab.retrieval.embedding import load_embedder
+
+    embedder = load_embedder()
+    rows = []
+    for size in library_sizes(books, growth_dir):
+        folder = materialize(size, Path(corpus_dir), Path(growth_dir), Path(work_dir))
+        rows.append(
+            measure_size(
+                folder,
+                label=size.label,
+                include_distractors=size.distractors,
+                floors=floors,
+                judge_model=judge_model,
+                judge_floor=judge_floor,
+                store_path=Path(store_path) if store_path else DEFAULT_STORE_PATH,
+                goldens_dir=Path(goldens_dir),
+                embedder=embedder,
+                progress=progress,
+            )
+        )
+    return rows
+
+
+def _ci(value: Interval | None) -> str:
+    return "n/a" if value is None else f"{value[0]:.3f} [{value[1]:.3f}, {value[2]:.3f}]"
+
+
+def markdown(rows: Sequence[GrowthRow], judge_model: str | None) -> str:
+    """One row per size: leak at each floor, leak with the judge after the default floor, core recall."""
+    floors = list(rows[0].leak_by_floor) if rows else []
+    judge = f" | leak, floor {rows[0].judge_floor:g} + {judge_model}" if rows and judge_model else ""
+    head = (
+        "| library | docs | MB | chunks | "
+        + " | ".join(f"leak, floor {f}" for f in floors)
+        + judge
+        + " | "
+        + " | ".join(f"recall@5, floor {f}" for f in floors)
+        + " |"
+    )
+    lines = [head, "|" + "---|" * (4 + 2 * len(floors) + (1 if judge else 0))]
+    for r in rows:
+        cells = [r.label, str(r.docs), f"{r.megabytes:.2f}", str(r.chunks)]
+        cells += [_ci(r.leak_by_floor[f]) for f in floors]
+        if judge:
+            cells.append(f"{_ci(r.leak_judge)} ({r.judge_calls} calls, {r.judge_failures} failed open)")
+        cells += [_ci(r.recall_by_floor[f]) for f in floors]
+        lines.append("| " + " | ".join(cells) + " |")
+    refusals = {r.refusals for r in rows}
+    lines.append(
+        f"\nLeak: share of the {'/'.join(map(str, sorted(refusals)))} off-topic questions that get any "
+        "context. 95% bootstrap intervals (2,000 seeded resamples)."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: Sequence[GrowthRow], judge_model: str | None) -> Any:
+    """Leak (left) and core recall@5 (right) against library size, one line per gate, interval bars."""
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    x = [r.megabytes for r in rows]
+
+    def draw(ax: Any, series: list[Interval], label: str, **style: Any) -> None:
+        lows, highs = [v[0] - v[1] for v in series], [v[2] - v[0] for v in series]
+        ax.errorbar(x, [v[0] for v in series], yerr=[lows, highs], ms=3, capsize=3, label=label, **style)
+
+    for floor in rows[0].leak_by_floor:
+        draw(left, [r.leak_by_floor[floor] for r in rows], f"floor {floor}", marker="o")
+        draw(right, [r.recall_by_floor[floor] for r in rows], f"floor {floor}", marker="o")
+    if judge_model and all(r.leak_judge is not None for r in rows):
+        label = f"floor {rows[0].judge_floor:g} + {judge_model}"
+        draw(left, [r.leak_judge for r in rows], label, marker="s", ls="--")  # type: ignore[misc]
+    left.set_title("off-topic leak rate", fontsize=10)
+    right.set_title("core recall@5", fontsize=10)
+    for ax in (left, right):
+        ax.set_xlabel("library size (MB of text)")
+        ax.set_ylim(-0.02, 1.02)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def write(rows: Sequence[GrowthRow], judge_model: str | None, out_dir: str | Path) -> dict[str, Path]:
+    """``growth.json``, ``growth.md`` and ``leak_vs_library_size.png``/``.svg`` into ``out_dir``."""
+    from nomad_lab.studies.plots import save
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "growth.json", "md": out / "growth.md"}
+    paths["json"].write_text(
+        json.dumps({"judge_model": judge_model, "rows": [asdict(r) for r in rows]}, indent=2) + "\n"
+    )
+    paths["md"].write_text(markdown(rows, judge_model))
+    paths["png"] = save(plot(rows, judge_model), out / "leak_vs_library_size.png")
+    return paths

@@ -1,0 +1,226 @@
+"""The relevance judge as a gate over a stored retrieval run: verdicts once, then statistics.
+
+For every question of a stored run, the set the judge would read is rebuilt from the stored pool
+exactly as the pipeline builds it (floor, then source diversity, then top k; chunk texts from the
+store), and its verdict is read from the store's verdict cache or computed once through the backend
+and stored (``services.verdict_cache.CachedJudge``). The verdicts then act as a gate on the same pools, so
+the judge can be compared with floor-only on identical questions: leak and recall@5 with intervals,
+an exact McNemar test on leaks, a paired bootstrap on recall, latency and failures per model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nomad_lab.gate import gates
+from nomad_lab.gate.pools import PoolSet, pools_from_records
+from nomad_lab.gate.stats import PairedTest, bootstrap_means, mcnemar_exact, paired_bootstrap
+from nomad_lab.services.verdict_cache import judged_set
+from nomad_lab.store import Store
+
+
+@dataclass(frozen=True)
+class JudgedRun:
+    """A stored run's pools with one verdict per question (1 on topic, 0 off topic, NaN unjudged)."""
+
+    pools: PoolSet
+    verdicts: np.ndarray
+    ms: np.ndarray
+    floor: float
+    model: str
+    stats_line: str
+    failures: int
+    calls: int
+
+
+def judge_run(
+    store: Store,
+    run_id: str,
+    judge_spec: str,
+    *,
+    floor: float,
+    limit: int | None = None,
+    progress: bool = True,
+    backend: object | None = None,
+) -> JudgedRun:
+    """Verdicts for every question of ``run_id`` (or the first ``limit``), cached in ``store``."""
+    from tqdm import tqdm
+
+    from nomad_lab.services.verdict_cache import CachedJudge
+
+    run = store.get_run(run_id)
+    dump = store.export_dump(run_id)
+    records = dump["pools"][:limit] if limit else dump["pools"]
+    queries = {case.golden_id: case.query or "" for case in store.get_cases(run_id)}
+    stored = store.get_pools(run_id)
+    chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
+    judge = CachedJudge(judge_spec, store, backend=backend)  # type: ignore[arg-type]
+    verdicts = np.full(len(records), np.nan)
+    ms = np.full(len(records), np.nan)
+    for i, record in enumerate(tqdm(records, desc=f"judge {judge_spec}", disable=not progress)):
+        passages = judged_set(stored.get(record["id"], []), chunks, floor)
+        if not passages:
+            continue  # the floor left nothing: the pipeline never calls the judge
+        _, verdict = judge(queries[record["id"]], passages)
+        ms[i] = verdict["ms"]
+        if verdict["judged"]:
+            verdicts[i] = 1.0 if verdict["onTopic"] else 0.0
+    pools = pools_from_records(records, fingerprint=dump["fingerprint"], params=dump["params"], source=run_id)
+    return JudgedRun(
+        pools, verdicts, ms, floor, judge_spec, judge.stats.line(), judge.stats.failures, judge.stats.calls
+    )
+
+
+@dataclass(frozen=True)
+class GateComparison:
+    """Floor-only against floor-then-judge at one floor, on the same questions."""
+
+    model: str
+    floor: float
+    leak_floor: tuple[float, float, float]  # rate, low, high
+    leak_judge: tuple[float, float, float]
+    recall_floor: tuple[float, float, float]
+    recall_judge: tuple[float, float, float]
+    leak_test: PairedTest
+    recall_test: PairedTest
+    calls: int
+    failures: int
+    median_ms: float
+    p95_ms: float
+
+
+def compare_with_floor(judged: JudgedRun, k: int = gates.DEFAULT_K) -> GateComparison:
+    """Score floor-only and floor+judge on the judged run's pools and test the difference."""
+    pools = judged.pools
+    floor_only = gates.score_floor(pools, [judged.floor])
+    with_judge = gates.both(floor_only, gates.judge(pools, judged.verdicts))
+    recall_a, nonempty_a = gates.evaluate(pools, floor_only, k)
+    recall_b, nonempty_b = gates.evaluate(pools, with_judge, k)
+    refusal, answerable = pools.expect_refusal, pools.n_relevant > 0
+
+    def interval(values: np.ndarray) -> tuple[float, float, float]:
+        mean, lo, hi = bootstrap_means(values[None])
+        return float(mean[0]), float(lo[0]), float(hi[0])
+
+    called = judged.ms[~np.isnan(judged.ms)]
+    return GateComparison(
+        model=judged.model,
+        floor=judged.floor,
+        leak_floor=interval(nonempty_a[0, refusal].astype(float)),
+        leak_judge=interval(nonempty_b[0, refusal].astype(float)),
+        recall_floor=interval(recall_a[0, answerable]),
+        recall_judge=interval(recall_b[0, answerable]),
+        leak_test=mcnemar_exact(nonempty_a[0, refusal], nonempty_b[0, refusal]),
+        recall_test=paired_bootstrap(recall_a[0, answerable], recall_b[0, answerable]),
+        calls=judged.calls,
+        failures=judged.failures,
+        median_ms=float(np.median(called)) if called.size else float("nan"),
+        p95_ms=float(np.percentile(called, 95)) if called.size else float("nan"),
+    )
+
+
+def markdown(rows: Sequence[GateComparison]) -> str:
+    """One row per judge model: leak and recall with intervals, tests against floor-only, cost."""
+    out = [
+        "| judge | floor | leak floor-only | leak +judge | McNemar p | recall@5 floor-only | recall@5 +judge "
+        "| Δ recall [95% CI] | calls | failed open | median ms | p95 ms |",
+        "|---|---:|---|---|---:|---|---|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        out.append(
+            f"| {r.model} | {r.floor:.2f} | {_ci(r.leak_floor)} | {_ci(r.leak_judge)} "
+            f"| {r.leak_test.p_value:.3g} "
+            f"| {_ci(r.recall_floor)} | {_ci(r.recall_judge)} "
+            f"| {r.recall_test.statistic:+.3f} [{r.recall_test.low:+.3f}, {r.recall_test.high:+.3f}] "
+            f"| {r.calls} | {r.failures} | {r.median_ms:.0f} | {r.p95_ms:.0f} |"
+        )
+    return "\n".join(out)
+
+
+def _ci(value: tuple[float, float, float]) -> str:
+    return f"{value[0]:.3f} [{value[1]:.3f}, {value[2]:.3f}]"
+
+
+def run_judge_study(
+    judge_specs: Sequence[str],
+    *,
+    suite: str = "off_topic",
+    floor: float = 0.0,
+    limit: int | None = None,
+    store_path: str | None = None,
+    corpus_dir: str | None = None,
+    goldens_dir: str | None = None,
+    progress: bool = True,
+    fill_missing: Callable[[Store, str], object] | None = None,
+) -> list[GateComparison]:
+    """Retrieve ``suite`` once (pools stored, index cached), then judge it with each model in turn.
+
+    ``fill_missing(store, run_id)``, when given, computes the grid's missing verdicts first (on a Dask
+    cluster: ``nomad_lab.runners.cluster.verdict_filler``); the comparisons then read every verdict
+    from the store.
+    """
+    from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
+    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+
+    path = Path(store_path) if store_path else DEFAULT_STORE_PATH
+    config = RetrievalEvalConfig(
+        corpus_dir=Path(corpus_dir) if corpus_dir else DEFAULT_CORPUS_DIR,
+        goldens_dir=Path(goldens_dir) if goldens_dir else DEFAULT_GOLDENS_DIR,
+        suite=suite,
+        floor=floor,
+        store_path=path,
+        progress=progress,
+    )
+    run_id = run_retrieval_eval(config).run_id
+    rows = []
+    with Store(path) as store:
+        if fill_missing is not None:
+            fill_missing(store, run_id)
+        for spec in judge_specs:
+            judged = judge_run(store, run_id, spec, floor=floor, limit=limit, progress=progress)
+            print(judged.stats_line)
+            rows.append(compare_with_floor(judged))
+    return rows
+
+
+def plot_comparison(rows: Sequence[GateComparison]) -> Any:
+    """Bars with 95% intervals: floor-only, then floor+judge per model, for leak rate and recall@5."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    labels = ["floor only"] + [r.model for r in rows]
+    for ax, (title, pick) in zip(
+        axes, [("off-topic leak rate", "leak"), ("recall@5", "recall")], strict=True
+    ):
+        values = [getattr(rows[0], f"{pick}_floor")] + [getattr(r, f"{pick}_judge") for r in rows]
+        ax.bar(
+            range(len(values)),
+            [v[0] for v in values],
+            yerr=[[v[0] - v[1] for v in values], [v[2] - v[0] for v in values]],
+            capsize=4,
+        )
+        ax.set_xticks(range(len(values)), labels, rotation=20, fontsize=7)
+        ax.set_title(f"{title} (floor {rows[0].floor:g})")
+    fig.tight_layout()
+    return fig
+
+
+def write_study(rows: Sequence[GateComparison], out_dir: str | os.PathLike[str]) -> dict[str, Path]:
+    """``judges.md``, ``judges.json`` and ``judges.png``/``.svg`` into ``out_dir``."""
+    from nomad_lab.studies.plots import save
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"md": out / "judges.md", "json": out / "judges.json"}
+    paths["md"].write_text(markdown(rows) + "\n")
+    paths["json"].write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
+    if rows:
+        paths["png"] = save(plot_comparison(rows), out / "judges.png")
+    return paths
