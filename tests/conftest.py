@@ -3,6 +3,9 @@
 import os
 import tempfile
 
+# Session fixtures shared across folders: `embedder` (real MiniLM), `shim` (Ollama API over a real model).
+pytest_plugins = ["tests.support.retrieval", "tests.support.ollama_checks"]
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

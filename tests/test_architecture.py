@@ -14,7 +14,8 @@ from pathlib import Path
 import grimp
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.paths import ROOT
+
 PACKAGE = ROOT / "nomad_lab"
 
 

@@ -1,4 +1,4 @@
-"""``python -m nomad_lab.cli`` is the ``nomad-lab`` command (subprocesses use it without the console script)."""
+"""``python -m nomad_lab.cli`` is the ``nomad-lab`` command (what subprocesses run)."""
 
 from nomad_lab.cli import main
 

@@ -1,0 +1,48 @@
+"""The floor study end to end: CLI and the papermill-executed notebook over a stored dump."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nomad_lab.cli import main
+from tests.support.dumps import dump_of, random_records
+from tests.support.paths import ROOT
+
+
+@pytest.fixture
+def dump(tmp_path: Path) -> Path:
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps(dump_of(random_records(11, 150))))
+    return path
+
+
+def test_sweep_command_writes_table_curves_and_plots(dump: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out"
+    assert main(["sweep", "--dump", str(dump), "--out", str(out), "--alpha", "0.2"]) == 0
+    printed = capsys.readouterr().out
+    assert "| 0.62 |" in printed and ("floor" in printed)
+    summary = json.loads((out / "floor_sweep.json").read_text())
+    assert summary["pools"] == 150 and len(summary["curves"]["score_floor"]) == 101
+    assert set(summary["curves"]) == {"score_floor", "cosine_floor", "contrast"}
+    assert (out / "floor_sweep.png").stat().st_size > 10_000 and (out / "leak_vs_recall.png").exists()
+
+
+@pytest.mark.slow
+def test_floor_sweep_notebook_runs_under_papermill(dump: Path, tmp_path: Path) -> None:
+    papermill = pytest.importorskip("papermill")
+    out = tmp_path / "nb"
+    executed = tmp_path / "floor_sweep.out.ipynb"
+    papermill.execute_notebook(
+        str(ROOT / "notebooks" / "floor_sweep.ipynb"),
+        str(executed),
+        parameters={"dump": str(dump), "out_dir": str(out), "alpha": 0.2, "refusal_tag": "off-topic"},
+        kernel_name="python3",
+        cwd=str(ROOT),
+        progress_bar=False,
+    )
+    assert json.loads((out / "floor_sweep.json").read_text())["pools"] == 150
+    cells = json.loads(executed.read_text())["cells"]
+    assert any("injected-parameters" in c["metadata"].get("tags", []) for c in cells)

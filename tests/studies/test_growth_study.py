@@ -1,0 +1,97 @@
+"""Leak against library size: the sizes, their corpus folders, and one real end-to-end run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nomad_lab.core.errors import NomadLabError
+from nomad_lab.studies.gating.growth import library_sizes, materialize
+from tests.support.fake_ollama import FakeServer, ollama_reply
+from tests.support.retrieval import CORPUS, GOLDENS
+
+BOOK = "# {title}\n\n# Title: {title} | Author: Nobody | Source: test\n\n{body}\n"
+
+
+def _books(folder: Path, n: int) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    topics = ["whaling ships and harpoons", "autumn leaves falling in the forest", "poems about the sea"]
+    for i in range(n):
+        body = "\n\n".join(
+            f"Chapter {c}. A long passage about {topics[i % 3]}, told again." for c in range(30)
+        )
+        (folder / f"book-{i}.md").write_text(BOOK.format(title=f"Book {i}", body=body))
+    return folder
+
+
+def test_sizes_grow_from_the_domain_corpus(tmp_path: Path) -> None:
+    growth = _books(tmp_path / "growth", 3)
+    sizes = library_sizes([2, 1, 2], growth)
+    assert [(s.distractors, s.growth_books) for s in sizes] == [
+        (False, ()),
+        (True, ()),
+        (True, ("book-0.md",)),
+        (True, ("book-0.md", "book-1.md")),
+    ]
+    with pytest.raises(NomadLabError, match="--books 4: must be between 1 and 3"):
+        library_sizes([4], growth)
+
+
+def test_materialize_copies_exactly_the_size_and_removes_what_left(tmp_path: Path) -> None:
+    growth = _books(tmp_path / "growth", 2)
+    big, small = library_sizes([2], growth)[2], library_sizes([2], growth)[0]
+    folder = materialize(big, CORPUS, growth, tmp_path / "work")
+    names = {p.name for p in folder.glob("*.md")}
+    assert names == {p.name for p in CORPUS.glob("*.md")} | {"book-0.md", "book-1.md"}
+    domain = materialize(small, CORPUS, growth, tmp_path / "work")
+    assert {p.name for p in domain.glob("*.md")} == {p.name for p in CORPUS.glob("*.md")}
+    (folder / "book-1.md").unlink()
+    (folder / "stale.md").write_text("# x\n")
+    assert {p.name for p in materialize(big, CORPUS, growth, tmp_path / "work").glob("*.md")} == names
+
+
+@pytest.mark.slow
+def test_growth_study_end_to_end_with_a_judge_that_rejects_everything(tmp_path: Path, embedder) -> None:
+    from nomad_lab.studies.gating.growth import measure_size, write
+
+    growth = _books(tmp_path / "growth", 3)
+    store = tmp_path / "ws.duckdb"
+    rows = []
+    with FakeServer(ollama_reply('{"on_topic": false}')) as server:
+        spec = f"ollama://127.0.0.1:{server.port}/judge"
+        for size in library_sizes([3], growth):
+            folder = materialize(size, CORPUS, growth, tmp_path / "work")
+            rows.append(
+                measure_size(
+                    folder,
+                    label=size.label,
+                    include_distractors=size.distractors,
+                    floors=[0.0, 0.9],
+                    judge_model=spec,
+                    judge_floor=0.0,
+                    store_path=store,
+                    goldens_dir=GOLDENS,
+                    embedder=embedder,
+                    progress=False,
+                )
+            )
+        asked = len(server.chat_requests())
+        assert asked > 0
+    assert [r.docs for r in rows] == [4, 5, 8]
+    assert rows[0].chunks < rows[1].chunks < rows[2].chunks
+    leaks = [r.leak_by_floor["0"][0] for r in rows]
+    assert leaks == sorted(leaks) and leaks[-1] > leaks[0]  # more prose, more off-topic context
+    for r in rows:
+        assert r.refusals == 2  # the two off-topic questions of the fixture suite
+        leak, lo, hi = r.leak_by_floor["0"]
+        assert lo <= leak <= hi and r.leak_by_floor["0.9"][0] <= leak
+        assert r.leak_judge is not None and r.leak_judge[0] == 0.0  # the judge rejected every set
+        assert r.judge_failures == 0
+    assert rows[-1].judge_calls > 0
+    paths = write(rows, spec, tmp_path / "out")
+    saved = json.loads(paths["json"].read_text())
+    assert [r["docs"] for r in saved["rows"]] == [4, 5, 8]
+    assert (tmp_path / "out" / "leak_vs_library_size.svg").exists()
+    assert "floor 0 + ollama://" in paths["md"].read_text()

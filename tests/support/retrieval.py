@@ -1,0 +1,58 @@
+"""Real retrieval over the fixture corpus, shared by the retrieval, study and runner tests.
+
+``embedder`` is a session fixture (MiniLM loads once per test run); ``fixture_run`` stores one real
+retrieval run; ``CountingJudgeBackend`` answers the judge's schema and counts the calls it gets.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import CORPUS, GOLDENS
+
+
+def fixture_run(store: Path, embedder, suite: str = "core,off_topic", **extra) -> str:
+    """A real retrieval run (no floor) of ``suite`` over the fixture corpus into ``store``; its run id."""
+    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+
+    config = RetrievalEvalConfig(
+        corpus_dir=CORPUS,
+        goldens_dir=GOLDENS,
+        suite=suite,
+        floor=0.0,
+        store_path=store,
+        progress=False,
+        **extra,
+    )
+    return run_retrieval_eval(config, embedder).run_id
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from nomad_lab.retrieval.embedding import load_embedder
+
+    return load_embedder()  # process-wide: the CLI below reuses this instance
+
+
+class CountingJudgeBackend:
+    """A backend that answers the judge's schema like a model would, and counts the calls it receives."""
+
+    kind = "test"
+    model = "counting-judge"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def chat(self, request):
+        from nomad_lab.backends import ChatResult
+
+        self.calls += 1
+        question = request.messages[-1]["content"].splitlines()[0]
+        on_topic = "haiku" not in question and "hello" not in question
+        return ChatResult(content=json.dumps({"on_topic": on_topic}), structured=True)
