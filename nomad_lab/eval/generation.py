@@ -207,7 +207,7 @@ def golden_input_sha(golden: Golden) -> str:
 class AnswerCache:
     """Stored answers, one row per (parameter key, golden, golden-input hash, repeat), in the workspace store.
 
-    The ``generation_answers`` table is one of the store's additive tables (``nomad_lab.store.db``). Each row
+    The ``generation_answers`` table arrived with schema version 2 (``nomad_lab.store.schema``). Each row
     is written on its own as soon as the answer exists, so an interruption loses at most the answer in
     flight. Errors are never stored: a rerun retries them.
     """

@@ -2,19 +2,20 @@
 
 Why one file: gate studies (floor sweeps, judge models) are SQL or numpy passes over stored pools, so
 retrieval runs once per corpus and a model verdict is computed once per (model, exact judge input), ever.
-The file carries a schema version; a file written by an incompatible version is refused with a clear
-error before anything is written to it. Every multi-row write happens in one transaction, so an
+The file carries a schema version: an older store is upgraded in place by the numbered migrations of
+``schema.MIGRATIONS`` on its first writable open; a file of a newer or unknown version is refused with a
+clear error before anything is written to it. Every multi-row write happens in one transaction, so an
 interrupted run leaves either all of its rows or none. DuckDB lets one process at a time open the file
 for writing; a second process waits up to ``NOMAD_LAB_STORE_WAIT`` seconds (default 10) for the lock
 and then gets :class:`StoreLockedError` naming the file and the process holding it, never a torn file.
 
-Tables (see ``SCHEMA``): ``indexes`` + ``chunks`` keyed by corpus fingerprint; ``embeddings`` keyed by
-(embedder key, SHA-256 of the chunk text), so re-chunking one document or building the no-distractor
-index re-embeds only new text; ``runs``, ``cases`` (per-question results), ``pools`` (the FULL pre-floor
-candidate pool of every question), ``run_metrics``; ``judge_verdicts``; and the additive
-``generation_answers`` (eval generation's answer cache), ``study_rows`` (the measured rows of the
-estimator and placement studies, one run id per study run) and ``notebook_cells`` (one row per executed
-notebook grid cell).
+Tables (see ``schema.MIGRATIONS``): ``indexes`` + ``chunks`` keyed by corpus fingerprint; ``embeddings``
+keyed by (embedder key, SHA-256 of the chunk text), so re-chunking one document or building the no-
+distractor index re-embeds only new text; ``runs``, ``cases`` (per-question results), ``pools`` (the
+FULL pre-floor candidate pool of every question), ``run_metrics``; ``judge_verdicts``; and, since
+version 2, ``generation_answers`` (eval generation's answer cache), ``study_rows`` (the measured rows of
+the estimator and placement studies, one run id per study run) and ``notebook_cells`` (one row per
+executed notebook grid cell).
 
 The reference's candidate dump (SPEC §2.5) is the interchange format: :meth:`Store.export_dump` and
 :meth:`Store.import_dump`, with :func:`validate_dump` naming the offending field on bad input.
@@ -47,7 +48,7 @@ from nomad_lab.store.records import (
     Verdict,
     new_run_id,
 )
-from nomad_lab.store.schema import ADDITIVE_SCHEMA, EMBEDDING_DIMENSION, SCHEMA, SCHEMA_VERSION
+from nomad_lab.store.schema import EMBEDDING_DIMENSION, MIGRATIONS, SCHEMA_VERSION
 
 __all__ = ["Store", "StoreError", "StoreLockedError", "StoreSchemaError", "record_study_rows"]
 
@@ -119,13 +120,25 @@ class Store:
                 delay = min(delay * 2, 0.5)
         if not exists:
             with self.transaction():
-                self.con.execute(SCHEMA)
+                for migration in MIGRATIONS:
+                    self.con.execute(migration)
                 self.con.execute(
                     "INSERT INTO nomad_lab_meta VALUES ('schema_version', ?), ('created_by', 'nomad-lab')",
                     [str(SCHEMA_VERSION)],
                 )
-        if not self.read_only:
-            self.con.execute(ADDITIVE_SCHEMA)
+            self.found_version = SCHEMA_VERSION
+        elif not self.read_only and self.found_version < SCHEMA_VERSION:
+            self.upgrade()
+
+    def upgrade(self) -> None:
+        """Apply the migrations this store lacks, all or none, and record the new version."""
+        with self.transaction():
+            for migration in MIGRATIONS[self.found_version :]:
+                self.con.execute(migration)
+            self.con.execute(
+                "UPDATE nomad_lab_meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)]
+            )
+        self.found_version = SCHEMA_VERSION
 
     def _connect(self, duckdb: Any) -> bool:
         """One attempt at opening the file; whether it existed. Raises ``_Locked`` on a held lock."""
@@ -162,12 +175,13 @@ class Store:
         finally:
             probe.close()
         found = row[0] if row else None
-        if found != str(SCHEMA_VERSION):
+        if found is None or not found.isdigit() or not 1 <= int(found) <= SCHEMA_VERSION:
             raise StoreSchemaError(
                 f"{self.path}: store schema version {found} is not the version this nomad-lab uses "
                 f"({SCHEMA_VERSION}); the file was left untouched. Use another --store path, or delete the "
                 "file to rebuild it (its runs and cached verdicts are lost)."
             )
+        self.found_version = int(found)
 
     def close(self) -> None:
         self.con.close()

@@ -1,11 +1,16 @@
-"""The store's tables as DDL: the version-1 schema and the tables added to it since."""
+"""The store's schema as numbered migrations: migration N takes a store from version N-1 to N.
+
+Why migrations: a workspace store holds hours of model verdicts and retrieval runs, so a newer nomad-lab
+upgrades it in place rather than asking for a rebuild. A new store applies every migration; an older one
+applies the ones it lacks, all in one transaction, on its first writable open (a read-only open reads it as
+it is). A store newer than this code is refused untouched. Append migrations; never edit a shipped one.
+"""
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
-EMBEDDING_DIMENSION = 384  # FLOAT[384]: all-MiniLM-L6-v2; another model needs a new schema version
+EMBEDDING_DIMENSION = 384  # FLOAT[384]: all-MiniLM-L6-v2
 
-SCHEMA = f"""
+V1_TABLES = f"""
 CREATE TABLE IF NOT EXISTS nomad_lab_meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
 CREATE TABLE IF NOT EXISTS indexes (
     fingerprint VARCHAR PRIMARY KEY, created_at TIMESTAMPTZ NOT NULL, corpus_dir VARCHAR NOT NULL,
@@ -41,9 +46,9 @@ CREATE TABLE IF NOT EXISTS judge_verdicts (
     PRIMARY KEY (model, input_sha256));
 """
 
-# Tables added after schema version 1 shipped. They only add, never change, so an existing version-1 store
-# gains them on its next writable open and nothing else in it changes: no version bump is needed.
-ADDITIVE_SCHEMA = """
+# Version 2: result caches. Builds before numbered migrations added these to version-1 stores without a bump,
+# hence IF NOT EXISTS: on such a store this migration only records the version.
+V2_RESULT_TABLES = """
 CREATE TABLE IF NOT EXISTS generation_answers (
     params_key VARCHAR NOT NULL, golden_id VARCHAR NOT NULL, golden_sha256 VARCHAR NOT NULL,
     repeat INTEGER NOT NULL, params JSON NOT NULL, observation JSON NOT NULL,
@@ -56,3 +61,8 @@ CREATE TABLE IF NOT EXISTS notebook_cells (
     cell_key VARCHAR PRIMARY KEY, notebook VARCHAR NOT NULL, parameters JSON NOT NULL,
     output_dir VARCHAR NOT NULL, seconds DOUBLE NOT NULL, git_sha VARCHAR, created_at TIMESTAMPTZ NOT NULL);
 """
+
+MIGRATIONS: tuple[str, ...] = (V1_TABLES, V2_RESULT_TABLES)
+"""``MIGRATIONS[n - 1]`` is the DDL of migration ``n``; a store at version ``v`` lacks ``MIGRATIONS[v:]``."""
+
+SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,84 @@
+"""Numbered migrations: an older workspace store upgrades in place and keeps every row it had."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from nomad_lab.store import SCHEMA_VERSION, Store, StoreSchemaError
+from nomad_lab.store.schema import MIGRATIONS
+
+
+def version_one_store(path: Path) -> None:
+    """A store exactly as the first release wrote it: migration 1 only, version '1', one cached verdict."""
+    con = duckdb.connect(str(path))
+    con.execute(MIGRATIONS[0])
+    con.execute("INSERT INTO nomad_lab_meta VALUES ('schema_version', '1'), ('created_by', 'nomad-lab')")
+    con.execute(
+        "INSERT INTO judge_verdicts VALUES ('embedded:gemma3-270m', 'abc', false, true, NULL, 12.5, 300, ?)",
+        [datetime.now(UTC)],
+    )
+    con.close()
+
+
+def tables(path: Path) -> set[str]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    finally:
+        con.close()
+
+
+def test_the_schema_version_counts_the_migrations() -> None:
+    assert SCHEMA_VERSION == len(MIGRATIONS) >= 2
+
+
+def test_a_version_one_store_upgrades_in_place_and_keeps_its_verdicts(tmp_path: Path) -> None:
+    path = tmp_path / "old.duckdb"
+    version_one_store(path)
+    assert "study_rows" not in tables(path)
+    with Store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        verdict = store.get_verdict("embedded:gemma3-270m", "abc")
+        assert verdict is not None and verdict.on_topic is False and verdict.prompt_tokens == 300
+        run_id = store.put_study_rows("estimator", {"k": 1}, [{"x": 1}])  # a version-2 table works
+        assert store.study_rows("estimator", run_id) == [{"x": 1}]
+    with Store(path) as again:  # reopening applies nothing twice
+        assert again.schema_version == SCHEMA_VERSION
+
+
+def test_a_read_only_open_reads_an_older_store_without_upgrading_it(tmp_path: Path) -> None:
+    path = tmp_path / "old.duckdb"
+    version_one_store(path)
+    before = path.read_bytes()
+    with Store(path, read_only=True) as store:
+        assert store.get_verdict("embedded:gemma3-270m", "abc") is not None
+        assert store.schema_version == 1
+    assert path.read_bytes() == before
+
+
+def test_a_store_that_pre_dates_numbered_migrations_but_has_the_later_tables_upgrades(tmp_path: Path) -> None:
+    """Earlier builds added the version-2 tables to version-1 stores without a bump."""
+    path = tmp_path / "old.duckdb"
+    version_one_store(path)
+    con = duckdb.connect(str(path))
+    con.execute(MIGRATIONS[1])
+    con.close()
+    with Store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION
+
+
+@pytest.mark.parametrize("version", ["0", "x", str(SCHEMA_VERSION + 1)])
+def test_an_unknown_or_newer_version_is_refused_untouched(tmp_path: Path, version: str) -> None:
+    path = tmp_path / "odd.duckdb"
+    version_one_store(path)
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE nomad_lab_meta SET value = ? WHERE key = 'schema_version'", [version])
+    con.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreSchemaError, match=f"store schema version {version} is not the version"):
+        Store(path)
+    assert path.read_bytes() == before
