@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jupytext
 import pytest
 
 from tests.support.paths import ROOT
@@ -14,7 +15,6 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_matches_its_script_and_has_parameters(notebook: Path) -> None:
-    jupytext = pytest.importorskip("jupytext")
     script = jupytext.read(notebook.with_suffix(".py"))
     paired = jupytext.read(notebook)
     assert [c.source for c in script.cells] == [c.source for c in paired.cells], "run: jupytext --sync"
