@@ -113,3 +113,31 @@ def test_explore_notebook_over_a_stored_run(tmp_path: Path) -> None:
     )
     cells = execute("explore", tmp_path, store=str(store), judge_model=None, floor=0.3)
     assert any(c.get("outputs") for c in cells if c["cell_type"] == "code")  # the widget rendered
+
+
+def test_explore_runs_where_it_lives_and_says_what_to_run_on_an_empty_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JupyterLab starts the kernel in notebooks/: with default parameters the notebook finds the
+    workspace store (here an empty one named by NOMAD_LAB_STORE) and shows one line, no traceback."""
+    import papermill
+
+    from nomad_lab.store import Store
+    from nomad_lab.studies.gating.explore import RETRIEVAL_FIRST
+
+    empty = tmp_path / "empty.duckdb"
+    Store(empty).close()
+    monkeypatch.setenv("NOMAD_LAB_STORE", str(empty))
+    out = tmp_path / "explore.out.ipynb"
+    papermill.execute_notebook(
+        str(ROOT / "notebooks" / "explore.ipynb"),
+        str(out),
+        kernel_name="python3",
+        cwd=str(ROOT / "notebooks"),
+        progress_bar=False,
+    )
+    outputs = [o for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o["output_type"] == "error"]
+    shown = ["".join(o["data"]["text/markdown"]) for o in outputs if "text/markdown" in o.get("data", {})]
+    assert len(shown) == 1 and shown[0].count("\n") == 0
+    assert str(empty) in shown[0] and RETRIEVAL_FIRST in shown[0]
