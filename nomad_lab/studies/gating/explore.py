@@ -25,6 +25,14 @@ RETRIEVAL_FIRST = "nomad-lab eval retrieval --suite core,off_topic --floor 0"
 """The command that stores the run this notebook re-gates (no floor, so every floor can be read)."""
 
 
+class NothingToExplore(NomadLabError):
+    """The store is missing or holds no retrieval run: the message names the command to run first.
+
+    Only this is shown as one line; any other store error (locked, corrupt, newer schema) stays an
+    error, so a notebook run by papermill or a grid still fails on it.
+    """
+
+
 @dataclass(frozen=True)
 class LeakedCase:
     golden_id: str
@@ -71,11 +79,13 @@ def load_explore_data(
     from nomad_lab.studies.gating.judges import judged_set
 
     if not Path(store_path).is_file():
-        raise NomadLabError(f"{store_path}: no store yet: run `{RETRIEVAL_FIRST}` first")
+        raise NothingToExplore(f"{store_path}: no store yet: run `{RETRIEVAL_FIRST}` first")
     with Store(store_path, read_only=True) as store:
         run_id = run_id or store.latest_run_id("retrieval")
         if run_id is None:
-            raise NomadLabError(f"{store_path}: no retrieval run stored yet: run `{RETRIEVAL_FIRST}` first")
+            raise NothingToExplore(
+                f"{store_path}: no retrieval run stored yet: run `{RETRIEVAL_FIRST}` first"
+            )
         run = store.get_run(run_id)
         dump = store.export_dump(run_id)
         cases = {c.golden_id: c for c in store.get_cases(run_id)}
@@ -169,7 +179,7 @@ def explorer(
     """The floor slider and judge checkbox over a stored run, redrawing the plot and the leaked table.
 
     ``store`` is read with ``core.workspace.store_path`` (None: ``NOMAD_LAB_STORE`` or the workspace
-    store). A missing store, an empty one or an unknown run gives back one markdown line naming what to
+    store). A missing store or one without a retrieval run gives back one markdown line naming what to
     run first, so the notebook shows that line and nothing else.
     """
     import ipywidgets as widgets
@@ -181,7 +191,7 @@ def explorer(
 
     try:
         data = load_explore_data(store_path(store), run_id, judge_model, judge_floor)
-    except NomadLabError as exc:
+    except NothingToExplore as exc:
         return Markdown(str(exc))
     curve = sweep(data.pools, "score_floor", gates.FLOOR_GRID)
     for note in data.notes:
