@@ -3,8 +3,9 @@
 The test stores a real retrieval run of the fixture corpus (real MiniLM, real DuckDB) and verdicts for
 the notebook's default judge spec, starts JupyterLab with ``NOMAD_LAB_STORE`` naming that store, opens
 ``notebooks/explore.ipynb`` in headless Chromium, runs all cells, then moves the floor slider and ticks
-the judge box. After each move the leak figure must be redrawn and the leaked-questions table must list
-exactly the questions the library's ``snapshot`` says leak at that setting. The verdicts come from the
+the judge box. After each move the leak figure must be redrawn, its caption must give the leak and
+recall the library's ``snapshot`` computes at that setting, and the leaked-questions table must list
+exactly the questions ``snapshot`` says leak. The verdicts come from the
 test's counting judge (it rejects the haiku and the greeting) stored under the default spec, because
 the browser is what is tested here, not a model. Screenshots of each state are kept in the test's tmp
 folder (or ``$NOMAD_LAB_ARTIFACTS/explore``).
@@ -40,7 +41,8 @@ READ_STATE = """() => {
     if (!out) return null;
     const img = out.querySelector('img');
     const rows = [...out.querySelectorAll('table tbody tr')].map(r => r.cells[0].textContent.trim());
-    return img ? {img: img.getAttribute('src'), rows: rows} : null;
+    const caption = out.querySelector('.jp-RenderedMarkdown p');
+    return img && caption ? {img: img.getAttribute('src'), caption: caption.textContent, rows: rows} : null;
 }"""
 
 
@@ -56,19 +58,20 @@ def store_with_verdicts(tmp_path: Path, embedder) -> Path:
     return store
 
 
-def expected_rows(store: Path, floor: float, use_judge: bool) -> list[str]:
-    from nomad_lab.studies.gating.explore import load_explore_data, snapshot
+def expected(store: Path, floor: float, use_judge: bool) -> dict:
+    """What the page must show at this setting, from the library: the caption and the leaked ids."""
+    from nomad_lab.studies.gating.explore import describe, load_explore_data, snapshot
 
-    data = load_explore_data(store, None, JUDGE, 0.0)
-    return [case.golden_id for case in snapshot(data, floor, use_judge).leaked[:25]]
+    shot = snapshot(load_explore_data(store, None, JUDGE, 0.0), floor, use_judge)
+    return {"caption": describe(shot), "rows": [case.golden_id for case in shot.leaked[:25]]}
 
 
-def wait_for_state(page: Page, rows: list[str], not_img: str | None) -> dict:
-    """Wait until the table lists ``rows`` and the figure is no longer ``not_img``; the state read."""
+def wait_for_state(page: Page, want: dict, not_img: str | None) -> dict:
+    """Wait until caption and table show ``want`` and the figure is no longer ``not_img``; the state."""
     page.wait_for_function(
-        f"([rows, old]) => {{ const s = ({READ_STATE})(); return s && s.img !== old && "
-        "JSON.stringify(s.rows) === JSON.stringify(rows); }",
-        arg=[rows, not_img],
+        f"([want, old]) => {{ const s = ({READ_STATE})(); return s && s.img !== old && "
+        "s.caption === want.caption && JSON.stringify(s.rows) === JSON.stringify(want.rows); }",
+        arg=[want, not_img],
         timeout=WAIT_MS,
     )
     return page.evaluate(READ_STATE)
@@ -80,10 +83,10 @@ def test_floor_slider_and_judge_box_redraw_the_figure_and_the_leaked_table(
     chromium = chromium_or_skip()
     artifacts = Path(os.environ.get("NOMAD_LAB_ARTIFACTS", tmp_path)) / "explore"
     artifacts.mkdir(parents=True, exist_ok=True)
-    start = expected_rows(store_with_verdicts, 0.62, False)
-    open_floor = expected_rows(store_with_verdicts, 0.0, False)
-    judged = expected_rows(store_with_verdicts, 0.0, True)
-    assert start != open_floor != judged and set(judged) < set(open_floor)  # each move must show a change
+    start = expected(store_with_verdicts, 0.62, False)
+    open_floor = expected(store_with_verdicts, 0.0, False)
+    judged = expected(store_with_verdicts, 0.0, True)
+    assert set(judged["rows"]) < set(open_floor["rows"])  # the judge move must show in the table
 
     env = {"NOMAD_LAB_STORE": str(store_with_verdicts)}
     with (
@@ -115,6 +118,7 @@ def test_floor_slider_and_judge_box_redraw_the_figure_and_the_leaked_table(
         finally:
             browser.close()
     assert len({first["img"], second["img"], third["img"]}) == 3  # the figure was redrawn on every move
-    assert (first["rows"], second["rows"], third["rows"]) == (start, open_floor, judged)
+    for shown, want in zip([first, second, third], [start, open_floor, judged], strict=True):
+        assert (shown["caption"], shown["rows"]) == (want["caption"], want["rows"])
     assert all((artifacts / name).stat().st_size > 10_000 for name in os.listdir(artifacts))
     print(f"screenshots: {artifacts}")

@@ -140,6 +140,14 @@ def snapshot(data: ExploreData, floor: float, use_judge: bool, k: int = gates.DE
     return Snapshot(floor, judged, leak, mean_recall, sorted(leaked, key=lambda c: -c.top_score))
 
 
+def describe(shot: Snapshot) -> str:
+    """The operating point in one line: the plot's title and the caption above the leaked table."""
+    return (
+        f"floor {shot.floor:.2f}{' + judge' if shot.use_judge else ''}: "
+        f"leak {shot.leak:.3f}, recall@5 {shot.recall:.3f}"
+    )
+
+
 def plot_snapshot(curve: Any, shot: Snapshot) -> Any:
     """Floor-only leak and recall@5 over every floor, with the current setting marked (judge included)."""
     import matplotlib.pyplot as plt
@@ -151,10 +159,7 @@ def plot_snapshot(curve: Any, shot: Snapshot) -> Any:
     ax.plot([shot.floor], [shot.recall], "s", color="tab:orange")
     ax.axvline(shot.floor, color="grey", lw=0.8)
     ax.set_xlabel("floor")
-    ax.set_title(
-        f"floor {shot.floor:.2f}{' + judge' if shot.use_judge else ''}: "
-        f"leak {shot.leak:.3f}, recall@5 {shot.recall:.3f}"
-    )
+    ax.set_title(describe(shot))
     ax.legend(fontsize=7)
     return fig
 
@@ -201,7 +206,7 @@ def explorer(
         shot = snapshot(data, floor, use_judge)
         plot_snapshot(curve, shot)
         plt.show()
-        display(Markdown(leaked_table(shot)))
+        display(Markdown(f"{describe(shot)}\n\n{leaked_table(shot)}"))
 
     return widgets.interactive(
         draw,
