@@ -26,7 +26,7 @@
 # %% tags=["parameters"]
 datasets = "datasets"
 out_dir = "results/estimator"
-tokenizers = None  # None = every real tokenizer available offline; or a list of names
+tokenizers = None  # None: every real tokenizer available offline; or a list of names
 store = None  # workspace store for the rows (None: runs/nomad-lab.duckdb)
 
 # %%

@@ -29,7 +29,7 @@ out_dir = "results/placement"
 corpus = "datasets/corpus"
 turns = 16
 context_window = 8192
-model = None  # a GGUF path; None = the embedded Gemma 3 270M
+model = None  # a GGUF path; None: the embedded Gemma 3 270M
 recompute = False  # False: reuse the stored run in out_dir when there is one
 repeats = 3  # replays per series; prefill is the median per turn
 store = None  # workspace store for the rows (None: runs/nomad-lab.duckdb)

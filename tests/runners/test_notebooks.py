@@ -141,3 +141,23 @@ def test_explore_runs_where_it_lives_and_says_what_to_run_on_an_empty_store(
     shown = ["".join(o["data"]["text/markdown"]) for o in outputs if "text/markdown" in o.get("data", {})]
     assert len(shown) == 1 and shown[0].count("\n") == 0
     assert str(empty) in shown[0] and RETRIEVAL_FIRST in shown[0]
+
+
+PATH_PARAMETERS = ("store", "corpus", "goldens", "datasets", "dump", "out_dir", "model")
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_path_parameter_is_read_from_the_workspace(notebook: Path) -> None:
+    """JupyterLab runs a kernel in notebooks/: a path parameter reaches the library through
+    ``in_workspace`` (or ``explorer``, which resolves its store itself), never as the raw string; and
+    papermill can read every parameter (a comment with ``=`` in it hides the line from papermill)."""
+    from nomad_lab.runners.notebooks import declared_parameters
+
+    declared = declared_parameters(notebook)
+    script = jupytext.read(notebook.with_suffix(".py"))
+    parameters_cell = next(c for c in script.cells if "parameters" in c.metadata.get("tags", []))
+    assigned = {line.split("=")[0].strip() for line in parameters_cell.source.splitlines() if "=" in line}
+    assert set(declared) == assigned
+    code = "\n".join(c.source for c in script.cells if c.cell_type == "code" and c is not parameters_cell)
+    for name in set(declared) & set(PATH_PARAMETERS):
+        assert f"in_workspace({name})" in code or "explorer(" in code, f"{notebook.stem}: {name}"
