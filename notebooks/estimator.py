@@ -20,19 +20,21 @@
 # and the segmenter with the per-model factor learned by the calibrator (held-out halves), plus the
 # calibrator's convergence curve. The seed reports 4.6% (calibrated, end to end) against 18–20%.
 
+# %% [markdown]
+# Relative paths below are read from the repository root, wherever the kernel runs.
+
 # %% tags=["parameters"]
 datasets = "datasets"
 out_dir = "results/estimator"
-tokenizers = None  # None = every real tokenizer available offline; or a list of names
+tokenizers = None  # None: every real tokenizer available offline; or a list of names
 store = None  # workspace store for the rows (None: runs/nomad-lab.duckdb)
 
 # %%
-from pathlib import Path
-
 from IPython.display import Image, Markdown, display
 
+from nomad_lab.core.workspace import in_workspace
 from nomad_lab.studies.budgeting.estimator import markdown, run
 
-summary, paths = run(Path(datasets), Path(out_dir), tokenizers, store)
+summary, paths = run(in_workspace(datasets), in_workspace(out_dir), tokenizers, in_workspace(store))
 display(Markdown(markdown(summary)))
 display(Image(filename=str(paths["png"])))

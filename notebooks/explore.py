@@ -21,7 +21,7 @@
 # still got context, with their top passage.
 
 # %% tags=["parameters"]
-store = "runs/nomad-lab.duckdb"
+store = None  # None: $NOMAD_LAB_STORE or runs/nomad-lab.duckdb; a relative path is under the repository
 run_id = None  # None: the latest retrieval run in the store
 judge_model = "embedded:gemma3-270m"  # verdicts read from the store; None for no judge
 judge_floor = 0.0  # the floor the stored verdicts were computed after
@@ -29,30 +29,8 @@ floor = 0.62
 use_judge = False
 
 # %%
-import ipywidgets as widgets
-import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
+from IPython.display import display
 
-from nomad_lab.gate import gates
-from nomad_lab.gate.sweep import sweep
-from nomad_lab.studies.gating.explore import leaked_table, load_explore_data, plot_snapshot, snapshot
+from nomad_lab.studies.gating.explore import explorer
 
-data = load_explore_data(store, run_id, judge_model, judge_floor)
-curve = sweep(data.pools, "score_floor", gates.FLOOR_GRID)
-for note in data.notes:
-    print(note)
-
-
-def draw(floor: float, use_judge: bool) -> None:
-    shot = snapshot(data, floor, use_judge)
-    plot_snapshot(curve, shot)
-    plt.show()
-    display(Markdown(leaked_table(shot)))
-
-
-controls = widgets.interactive(
-    draw,
-    floor=widgets.FloatSlider(value=floor, min=0.0, max=1.0, step=0.01, description="floor"),
-    use_judge=widgets.Checkbox(value=use_judge, description="judge", disabled=data.verdicts is None),
-)
-display(controls)
+display(explorer(store, run_id, judge_model, judge_floor, floor, use_judge))

@@ -21,6 +21,9 @@
 # seed's 0.62 default marked, a calibrated floor for a target leak rate, and the margin between
 # each floor and the weakest correct top hit. No retrieval and no model runs here.
 
+# %% [markdown]
+# Relative paths below are read from the repository root, wherever the kernel runs.
+
 # %% tags=["parameters"]
 dump = "runs/dumps/core-off_topic.json"  # written by `nomad-lab eval retrieval --dump`
 out_dir = "results/floor_sweep"
@@ -30,9 +33,12 @@ refusal_tag = "off-topic"  # count leaks on this suite's refusals only (None: ev
 # %%
 from IPython.display import Markdown, display
 
+from nomad_lab.core.workspace import in_workspace
 from nomad_lab.studies.gating.floor import floor_study_from_dump, markdown_table, tag_table
 
-study, paths = floor_study_from_dump(dump, out_dir, alpha=alpha, refusal_tag=refusal_tag)
+study, paths = floor_study_from_dump(
+    in_workspace(dump), in_workspace(out_dir), alpha=alpha, refusal_tag=refusal_tag
+)
 display(Markdown(markdown_table(study)))
 print(study.calibrated.message)
 

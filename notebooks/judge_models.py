@@ -22,6 +22,9 @@
 # floor alone, latency per call and failures (fail-open). Any backend spec works here, e.g.
 # `ollama://127.0.0.1:11434/llama3:8b`.
 
+# %% [markdown]
+# Relative paths below are read from the repository root, wherever the kernel runs.
+
 # %% tags=["parameters"]
 judge_models = ["embedded:gemma3-270m", "embedded:smollm2-135m"]
 suite = "off_topic"
@@ -37,6 +40,7 @@ scheduler = None  # or a running Dask scheduler, e.g. "tcp://head:8786"
 # %%
 from IPython.display import Markdown, display
 
+from nomad_lab.core.workspace import in_workspace
 from nomad_lab.runners.cluster import dask_client, verdict_filler
 from nomad_lab.studies.gating.judges import markdown, plot_comparison, run_judge_study, write_study
 
@@ -46,13 +50,13 @@ with dask_client(scheduler, workers) as client:
         suite=suite,
         floor=floor,
         limit=limit,
-        store_path=store,
-        corpus_dir=corpus,
-        goldens_dir=goldens,
+        store_path=in_workspace(store),
+        corpus_dir=in_workspace(corpus),
+        goldens_dir=in_workspace(goldens),
         fill_missing=verdict_filler(client, judge_models, floor=floor, limit=limit),
     )
 display(Markdown(markdown(rows)))
-paths = write_study(rows, out_dir)
+paths = write_study(rows, in_workspace(out_dir))
 
 # %%
 fig = plot_comparison(rows)

@@ -21,12 +21,15 @@
 # without a query rewrite on the same slot between turns. The seed measured 231 ms (tail) against
 # 539 ms (front) at turn 14 on llama3:8b.
 
+# %% [markdown]
+# Relative paths below are read from the repository root, wherever the kernel runs.
+
 # %% tags=["parameters"]
 out_dir = "results/placement"
 corpus = "datasets/corpus"
 turns = 16
 context_window = 8192
-model = None  # a GGUF path; None = the embedded Gemma 3 270M
+model = None  # a GGUF path; None: the embedded Gemma 3 270M
 recompute = False  # False: reuse the stored run in out_dir when there is one
 repeats = 3  # replays per series; prefill is the median per turn
 store = None  # workspace store for the rows (None: runs/nomad-lab.duckdb)
@@ -34,19 +37,20 @@ store = None  # workspace store for the rows (None: runs/nomad-lab.duckdb)
 # %%
 from IPython.display import Image, Markdown, display
 
+from nomad_lab.core.workspace import in_workspace
 from nomad_lab.studies.budgeting.prefill import load_or_run, markdown, turn_table, write
 
 result = load_or_run(
-    out_dir,
-    corpus,
+    in_workspace(out_dir),
+    in_workspace(corpus),
     turns=turns,
     context_window=context_window,
-    model=model,
+    model=in_workspace(model),
     recompute=recompute,
     repeats=repeats,
-    store_path=store,
+    store_path=in_workspace(store),
 )
-paths = write(result, out_dir)
+paths = write(result, in_workspace(out_dir))
 display(Markdown(markdown(result)))
 display(Image(filename=str(paths["png"])))
 

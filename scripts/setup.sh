@@ -8,6 +8,13 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 LLAMA_VERSION=0.3.36
 
+# Headless Chromium for the browser tests (tests/support/browser.py); Playwright drives this binary, so
+# `playwright install` (a browser download) is never needed. Only root can apt-get; elsewhere the
+# browser tests skip and say what to install.
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 # shellcheck disable=SC1091
 . .venv/bin/activate

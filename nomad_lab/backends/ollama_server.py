@@ -452,17 +452,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--name", default=None, help="model name to advertise (default: derived from --model)"
     )
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=11434)
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    parser.add_argument("--port", type=int, default=11434, help="port to listen on (default: %(default)s)")
     parser.add_argument(
         "--num-ctx",
         type=int,
         default=DEFAULT_N_CTX,
         help="context when a request sends no num_ctx, like OLLAMA_CONTEXT_LENGTH (default: %(default)s)",
     )
-    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS)
+    parser.add_argument(
+        "--threads", type=int, default=DEFAULT_THREADS, help="llama.cpp threads (default: %(default)s)"
+    )
     parser.add_argument("--preload", action="store_true", help="load the model before accepting requests")
-    parser.add_argument("--log-level", default="warning")
+    parser.add_argument("--log-level", default="warning", help="uvicorn log level (default: %(default)s)")
 
 
 def serve(args: argparse.Namespace) -> int:

@@ -36,7 +36,13 @@ EVAL_MODULES: list[str] = [
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The whole command tree; every option carries help text (tests/cli/test_options.py walks it)."""
+    from importlib.metadata import version
+
     parser = argparse.ArgumentParser(prog="nomad-lab", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {version('nomad-lab')}", help="print the version"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)

@@ -9,18 +9,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR
+    from nomad_lab.cli.workspace_args import add_corpus_arguments
 
     parser = subparsers.add_parser("check", help="validate the eval corpus and golden suites (offline)")
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS_DIR, help="corpus directory (*.md)")
-    parser.add_argument(
-        "--goldens", type=Path, default=DEFAULT_GOLDENS_DIR, help="goldens directory (*.jsonl)"
-    )
+    add_corpus_arguments(parser)
     parser.add_argument("--suite", default="*", help="suites to check: NAME, a,b or * (default: all)")
     parser.set_defaults(func=run)
 

@@ -58,7 +58,12 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help=f"window of long-context goldens without --context-window (default {LONG_CONTEXT_WINDOW})",
     )
-    parser.add_argument("--rag-placement", choices=("tail", "front"), default="tail")
+    parser.add_argument(
+        "--rag-placement",
+        choices=("tail", "front"),
+        default="tail",
+        help="where the retrieved block goes in the prompt, RAG_PLACEMENT (default: tail)",
+    )
     parser.add_argument(
         "--token-ratio", type=float, default=1.0, help="planner token ratio k (default 1: uncalibrated)"
     )

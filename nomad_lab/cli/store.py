@@ -13,13 +13,13 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    from nomad_lab.core.workspace import DEFAULT_STORE_PATH
+    from nomad_lab.cli.workspace_args import add_store_argument
 
     parser = subparsers.add_parser("store", help="the workspace store: import candidate dumps")
     actions = parser.add_subparsers(dest="store_command", metavar="ACTION", required=True)
     importer = actions.add_parser("import", help="store a candidate dump (reference --dump JSON) as a run")
     importer.add_argument("dump", type=Path, help="candidate dump JSON")
-    importer.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
+    add_store_argument(importer)
     importer.set_defaults(func=run_import)
 
 

@@ -7,24 +7,54 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.cli.study_injection import register_injection
-from nomad_lab.cli.workspace_args import add_cluster_arguments
-from nomad_lab.core.workspace import DATASETS_DIR, DEFAULT_CORPUS_DIR, RESULTS_DIR
+from nomad_lab.cli.workspace_args import (
+    add_cluster_arguments,
+    add_corpus_arguments,
+    add_progress_argument,
+    add_store_argument,
+    workspace_config,
+)
+from nomad_lab.core.workspace import DATASETS_DIR, RESULTS_DIR
+
+
+def _out(parser: argparse.ArgumentParser, folder: str) -> None:
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=RESULTS_DIR / folder,
+        help="where the tables and plots go (default: %(default)s)",
+    )
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("study", help="rerunnable experiments (estimator error, ...)")
     studies = parser.add_subparsers(dest="study", metavar="STUDY", required=True)
     estimator = studies.add_parser("estimator", help="token estimator error against real tokenizers")
-    estimator.add_argument("--datasets", type=Path, default=DATASETS_DIR)
-    estimator.add_argument("--out", type=Path, default=RESULTS_DIR / "estimator")
+    estimator.add_argument(
+        "--datasets",
+        type=Path,
+        default=DATASETS_DIR,
+        help="the datasets folder the samples are drawn from (corpus, goldens, estimator_samples)",
+    )
+    _out(estimator, "estimator")
     estimator.add_argument("--tokenizer", action="append", help="limit to this tokenizer (repeatable)")
+    add_store_argument(estimator)
     estimator.set_defaults(func=run_estimator)
     judges = studies.add_parser("judges", help="relevance judge models against floor-only, paired tests")
-    judges.add_argument("--judge-model", action="append", required=True, metavar="SPEC", help="repeatable")
-    judges.add_argument("--suite", default="off_topic")
+    judges.add_argument(
+        "--judge-model",
+        action="append",
+        required=True,
+        metavar="SPEC",
+        help="judge backend spec, e.g. embedded:gemma3-270m (repeatable: one row per model)",
+    )
+    judges.add_argument("--suite", default="off_topic", help="suite(s) to judge (default: off_topic)")
     judges.add_argument("--floor", type=float, default=0.0, help="the floor the judge runs after")
     judges.add_argument("--limit", type=int, default=None, help="judge only the first N questions")
-    judges.add_argument("--out", type=Path, default=RESULTS_DIR / "judges")
+    _out(judges, "judges")
+    add_corpus_arguments(judges)
+    add_store_argument(judges)
+    add_progress_argument(judges)
     judges.add_argument(
         "--endpoint",
         action="append",
@@ -36,21 +66,32 @@ def register(subparsers: Any) -> None:
     judges.set_defaults(func=run_judges)
     placement = studies.add_parser("placement", help="prefill per turn for tail vs front RAG placement")
     placement.add_argument("--model", default=None, help="GGUF path (default: the embedded Gemma 3 270M)")
-    placement.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS_DIR)
-    placement.add_argument("--turns", type=int, default=16)
-    placement.add_argument("--context-window", type=int, default=8192)
+    add_corpus_arguments(placement, goldens=False)
+    placement.add_argument("--turns", type=int, default=16, help="conversation turns replayed (default 16)")
+    placement.add_argument(
+        "--context-window", type=int, default=8192, help="the model's context window (default 8192)"
+    )
     placement.add_argument("--repeats", type=int, default=3, help="replays per series; the median per turn")
-    placement.add_argument("--out", type=Path, default=RESULTS_DIR / "placement")
+    _out(placement, "placement")
+    add_store_argument(placement)
     placement.set_defaults(func=run_placement)
     growth = studies.add_parser("growth", help="off-topic leak and recall as the distractor library grows")
     growth.add_argument(
         "--books", type=int, nargs="+", default=[3, 6, 9, 15], help="library-growth books added, per size"
     )
     growth.add_argument("--floor", type=float, nargs="+", default=[0.0, 0.55, 0.62], help="floors to report")
-    growth.add_argument("--judge-model", default="embedded:gemma3-270m", metavar="SPEC")
+    growth.add_argument(
+        "--judge-model",
+        default="embedded:gemma3-270m",
+        metavar="SPEC",
+        help="judge backend spec (%(default)s)",
+    )
     growth.add_argument("--judge-floor", type=float, default=0.62, help="the floor the judge runs after")
     growth.add_argument("--no-judge", action="store_true", help="floors only")
-    growth.add_argument("--out", type=Path, default=RESULTS_DIR / "library_growth")
+    _out(growth, "library_growth")
+    add_corpus_arguments(growth)
+    add_store_argument(growth)
+    add_progress_argument(growth)
     growth.set_defaults(func=run_growth)
     transport = studies.add_parser(
         "transport", help="tokens processed: native /api/chat vs /v1 (real Ollama)"
@@ -59,7 +100,7 @@ def register(subparsers: Any) -> None:
     transport.add_argument("--model", required=True, help="a model installed on that server")
     transport.add_argument("--num-ctx", type=int, default=8192, help="the window the native path sends")
     transport.add_argument("--prompt-chars", type=int, default=24_000, help="length of the long prompt")
-    transport.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS_DIR)
+    add_corpus_arguments(transport, goldens=False)
     transport.add_argument("--out", type=Path, default=None, help="also write transport.json here")
     transport.set_defaults(func=run_transport)
     register_injection(studies)
@@ -68,7 +109,7 @@ def register(subparsers: Any) -> None:
 def run_estimator(args: argparse.Namespace) -> int:
     from nomad_lab.studies.budgeting.estimator import markdown, run
 
-    summary, paths = run(args.datasets, args.out, args.tokenizer)
+    summary, paths = run(args.datasets, args.out, args.tokenizer, args.store)
     print(markdown(summary))
     for name, path in paths.items():
         print(f"wrote {name}: {path}")
@@ -86,6 +127,7 @@ def run_placement(args: argparse.Namespace) -> int:
         model=args.model,
         recompute=True,
         repeats=args.repeats,
+        store_path=args.store,
     )
     write(result, args.out)
     print(markdown(result))
@@ -97,7 +139,13 @@ def run_growth(args: argparse.Namespace) -> int:
     from nomad_lab.studies.gating.growth import markdown, run_growth_study, write
 
     judge = None if args.no_judge else args.judge_model
-    rows = run_growth_study(args.books, floors=args.floor, judge_model=judge, judge_floor=args.judge_floor)
+    rows = run_growth_study(
+        args.books,
+        floors=args.floor,
+        judge_model=judge,
+        judge_floor=args.judge_floor,
+        **workspace_config(args),
+    )
     print(markdown(rows, judge))
     for name, path in write(rows, judge, args.out).items():
         print(f"wrote {name}: {path}")
@@ -129,6 +177,7 @@ def run_judges(args: argparse.Namespace) -> int:
             suite=args.suite,
             floor=args.floor,
             limit=args.limit,
+            **workspace_config(args),
             fill_missing=verdict_filler(
                 client, args.judge_model, floor=args.floor, limit=args.limit, endpoints=endpoints
             ),

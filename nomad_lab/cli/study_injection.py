@@ -11,7 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH, RESULTS_DIR
+from nomad_lab.cli.workspace_args import add_corpus_arguments, add_progress_argument, add_store_argument
+from nomad_lab.core.workspace import RESULTS_DIR
 
 
 def _positive(text: str) -> int:
@@ -27,11 +28,15 @@ def register_injection(studies: Any) -> None:
     parser.add_argument("--suite", default="off_topic", help="suite(s) whose refusal questions are judged")
     parser.add_argument("--limit", type=_positive, default=30, help="judge the first N questions (30)")
     parser.add_argument("--floor", type=float, default=0.0, help="the floor the judge runs after (0)")
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS_DIR)
-    parser.add_argument("--goldens", type=Path, default=DEFAULT_GOLDENS_DIR)
-    parser.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "injection")
-    parser.add_argument("--no-progress", action="store_true")
+    add_corpus_arguments(parser)
+    add_store_argument(parser)
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=RESULTS_DIR / "injection",
+        help="where the table goes (default: %(default)s)",
+    )
+    add_progress_argument(parser)
     parser.set_defaults(func=run_injection)
 
 

@@ -12,11 +12,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.cli.workspace_args import add_cluster_arguments
+from nomad_lab.cli.workspace_args import add_cluster_arguments, add_store_argument
 
 
 def register(subparsers: Any) -> None:
-    from nomad_lab.core.workspace import DEFAULT_STORE_PATH, RESULTS_DIR
+    from nomad_lab.core.workspace import RESULTS_DIR
 
     parser = subparsers.add_parser(
         "sweep", help="gate sweeps over a dump, or a notebook over a parameter grid (papermill)"
@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
         help="notebook parameter (VALUE parsed as JSON when it can be); repeat a NAME for a grid axis",
     )
     parser.add_argument("--cells-dir", type=Path, default=RESULTS_DIR / "notebooks", help="where cells go")
-    parser.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="records each finished cell")
+    add_store_argument(parser)  # records each finished cell
     parser.add_argument(
         "--rerun",
         action="store_true",

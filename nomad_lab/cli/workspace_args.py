@@ -1,9 +1,11 @@
-"""The workspace options every ``nomad-lab eval`` tier takes, declared once so they read the same everywhere.
+"""The workspace options of every command (``--corpus``, ``--goldens``, ``--store`` …), declared once.
 
 Why: ``--corpus``, ``--goldens``, ``--suite``, ``--no-distractors``, ``--report``, ``--store`` and
-``--no-progress`` mean the same thing in every tier; declared per command they drift (help texts,
-defaults). The cluster options (``--scheduler``, ``--workers``) are shared the same way by every command
-that can run its grid on Dask.
+``--no-progress`` mean the same thing in every command; declared per command they drift (names, help
+texts, defaults). Every command that reads the corpus takes ``--corpus`` (and ``--goldens`` when it reads
+golden suites) from here, every command that touches the store takes ``--store`` from here. The cluster
+options (``--scheduler``, ``--workers``) are shared the same way by every command that can run its grid
+on Dask.
 """
 
 from __future__ import annotations
@@ -13,19 +15,47 @@ from pathlib import Path
 from typing import Any
 
 
-def add_workspace_arguments(parser: argparse.ArgumentParser, *, report_what: str = "reports") -> None:
-    """Corpus and goldens locations, suite selection, distractors, reports, store and progress bars."""
-    from nomad_lab.core.workspace import (
-        DEFAULT_CORPUS_DIR,
-        DEFAULT_GOLDENS_DIR,
-        DEFAULT_REPORTS_DIR,
-        DEFAULT_STORE_PATH,
+def add_corpus_arguments(parser: argparse.ArgumentParser, *, goldens: bool = True) -> None:
+    """``--corpus``, and ``--goldens`` unless the command reads documents only (``goldens=False``)."""
+    from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR
+
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=DEFAULT_CORPUS_DIR,
+        help="corpus directory (*.md) (default: %(default)s)",
+    )
+    if goldens:
+        parser.add_argument(
+            "--goldens",
+            type=Path,
+            default=DEFAULT_GOLDENS_DIR,
+            help="goldens directory (*.jsonl) (default: %(default)s)",
+        )
+
+
+def add_store_argument(parser: argparse.ArgumentParser) -> None:
+    """``--store``: every command that reads or writes the workspace store."""
+    from nomad_lab.core.workspace import DEFAULT_STORE_PATH
+
+    parser.add_argument(
+        "--store",
+        type=Path,
+        default=DEFAULT_STORE_PATH,
+        help="workspace DuckDB store (default: %(default)s; NOMAD_LAB_STORE sets it)",
     )
 
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS_DIR, help="corpus directory (*.md)")
-    parser.add_argument(
-        "--goldens", type=Path, default=DEFAULT_GOLDENS_DIR, help="goldens directory (*.jsonl)"
-    )
+
+def add_progress_argument(parser: argparse.ArgumentParser) -> None:
+    """``--no-progress``: every command that shows progress bars."""
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def add_workspace_arguments(parser: argparse.ArgumentParser, *, report_what: str = "reports") -> None:
+    """Corpus and goldens locations, suite selection, distractors, reports, store and progress bars."""
+    from nomad_lab.core.workspace import DEFAULT_REPORTS_DIR
+
+    add_corpus_arguments(parser)
     parser.add_argument("--suite", default="core", help="suite(s): NAME, a,b or * (default: core)")
     parser.add_argument("--no-distractors", action="store_true", help="leave distractor-*.md docs out")
     parser.add_argument(
@@ -36,8 +66,8 @@ def add_workspace_arguments(parser: argparse.ArgumentParser, *, report_what: str
         metavar="DIR",
         help=f"write JSON and markdown {report_what} (default dir: {DEFAULT_REPORTS_DIR})",
     )
-    parser.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_store_argument(parser)
+    add_progress_argument(parser)
 
 
 def workspace_config(args: argparse.Namespace) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jupytext
 import pytest
 
 from tests.support.paths import ROOT
@@ -14,7 +15,6 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_matches_its_script_and_has_parameters(notebook: Path) -> None:
-    jupytext = pytest.importorskip("jupytext")
     script = jupytext.read(notebook.with_suffix(".py"))
     paired = jupytext.read(notebook)
     assert [c.source for c in script.cells] == [c.source for c in paired.cells], "run: jupytext --sync"
@@ -113,3 +113,51 @@ def test_explore_notebook_over_a_stored_run(tmp_path: Path) -> None:
     )
     cells = execute("explore", tmp_path, store=str(store), judge_model=None, floor=0.3)
     assert any(c.get("outputs") for c in cells if c["cell_type"] == "code")  # the widget rendered
+
+
+def test_explore_runs_where_it_lives_and_says_what_to_run_on_an_empty_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JupyterLab starts the kernel in notebooks/: with default parameters the notebook finds the
+    workspace store (here an empty one named by NOMAD_LAB_STORE) and shows one line, no traceback."""
+    import papermill
+
+    from nomad_lab.store import Store
+    from nomad_lab.studies.gating.explore import RETRIEVAL_FIRST
+
+    empty = tmp_path / "empty.duckdb"
+    Store(empty).close()
+    monkeypatch.setenv("NOMAD_LAB_STORE", str(empty))
+    out = tmp_path / "explore.out.ipynb"
+    papermill.execute_notebook(
+        str(ROOT / "notebooks" / "explore.ipynb"),
+        str(out),
+        kernel_name="python3",
+        cwd=str(ROOT / "notebooks"),
+        progress_bar=False,
+    )
+    outputs = [o for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o["output_type"] == "error"]
+    shown = ["".join(o["data"]["text/markdown"]) for o in outputs if "text/markdown" in o.get("data", {})]
+    assert len(shown) == 1 and shown[0].count("\n") == 0
+    assert str(empty) in shown[0] and RETRIEVAL_FIRST in shown[0]
+
+
+PATH_PARAMETERS = ("store", "corpus", "goldens", "datasets", "dump", "out_dir", "model")
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_path_parameter_is_read_from_the_workspace(notebook: Path) -> None:
+    """JupyterLab runs a kernel in notebooks/: a path parameter reaches the library through
+    ``in_workspace`` (or ``explorer``, which resolves its store itself), never as the raw string; and
+    papermill can read every parameter (a comment with ``=`` in it hides the line from papermill)."""
+    from nomad_lab.runners.notebooks import declared_parameters
+
+    declared = declared_parameters(notebook)
+    script = jupytext.read(notebook.with_suffix(".py"))
+    parameters_cell = next(c for c in script.cells if "parameters" in c.metadata.get("tags", []))
+    assigned = {line.split("=")[0].strip() for line in parameters_cell.source.splitlines() if "=" in line}
+    assert set(declared) == assigned
+    code = "\n".join(c.source for c in script.cells if c.cell_type == "code" and c is not parameters_cell)
+    for name in set(declared) & set(PATH_PARAMETERS):
+        assert f"in_workspace({name})" in code or "explorer(" in code, f"{notebook.stem}: {name}"

@@ -81,7 +81,7 @@ def test_connection_refused(template: str) -> None:
 def test_timeout(template: str, silent_port: int) -> None:
     result = judge_on(with_timeout(template.format(port=silent_port), 0.5))
     assert_failed_open(result, "timeout")
-    assert result.ms < 5000
+    assert result.ms >= 450  # it waited out its 0.5 s timeout rather than failing at once
 
 
 @pytest.mark.parametrize("template", TRANSPORTS)

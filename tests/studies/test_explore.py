@@ -48,3 +48,27 @@ def test_floor_and_judge_move_leak_and_recall() -> None:
     assert (judged.leak, judged.recall, judged.leaked) == (0.0, 1.0, [])
     too_high = snapshot(DATA, 0.68, use_judge=True)
     assert (too_high.leak, too_high.recall) == (0.0, 0.0)
+
+
+def test_a_missing_or_empty_store_says_what_to_run_first_in_one_line(tmp_path) -> None:
+    from nomad_lab.store import Store
+    from nomad_lab.studies.gating.explore import RETRIEVAL_FIRST, explorer
+
+    missing = explorer(tmp_path / "none.duckdb")
+    Store(tmp_path / "empty.duckdb").close()
+    empty = explorer(tmp_path / "empty.duckdb")
+    for shown, what in ((missing, "no store yet"), (empty, "no retrieval run stored yet")):
+        assert "\n" not in shown.data and what in shown.data and f"`{RETRIEVAL_FIRST}`" in shown.data
+
+
+def test_a_broken_store_is_still_an_error_not_a_hint(tmp_path) -> None:
+    """Only "nothing stored yet" becomes the one-line hint; a store that cannot be read still fails."""
+    import pytest
+
+    from nomad_lab.store import StoreError
+    from nomad_lab.studies.gating.explore import explorer
+
+    broken = tmp_path / "broken.duckdb"
+    broken.write_bytes(b"not a duckdb file" * 100)
+    with pytest.raises(StoreError):
+        explorer(broken)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import papermill
 import pytest
 
 from nomad_lab.cli import main
@@ -32,7 +33,6 @@ def test_sweep_command_writes_table_curves_and_plots(dump: Path, tmp_path: Path,
 
 @pytest.mark.slow
 def test_floor_sweep_notebook_runs_under_papermill(dump: Path, tmp_path: Path) -> None:
-    papermill = pytest.importorskip("papermill")
     out = tmp_path / "nb"
     executed = tmp_path / "floor_sweep.out.ipynb"
     papermill.execute_notebook(

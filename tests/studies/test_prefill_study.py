@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from itertools import pairwise
 
+import llama_cpp  # noqa: F401  required (the llm extra): missing is a failure, not a skip
 import pytest
 
 pytestmark = pytest.mark.slow
@@ -11,7 +12,6 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def llm():
-    pytest.importorskip("llama_cpp")
     from nomad_lab.backends.models import gemma_path
     from nomad_lab.studies.budgeting.prefill import load_model
 

@@ -3,6 +3,10 @@
 Moving the floor slider or toggling the judge calls ``snapshot``, which re-gates the stored pools
 (no retrieval, no model call: judge verdicts are read from the store) and returns the leak rate,
 recall@5 and the leaked questions with their top passage, so a person can read what got through.
+
+``explorer`` is the whole notebook behind one call: it reads the store the workspace means (a relative
+path is under the repository root, whatever the kernel's directory), and when that store is missing or
+holds no retrieval run it returns one line saying what to run first instead of a traceback.
 """
 
 from __future__ import annotations
@@ -13,8 +17,20 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.core.errors import NomadLabError
 from nomad_lab.gate import gates
 from nomad_lab.gate.pools import PoolSet, pools_from_records
+
+RETRIEVAL_FIRST = "nomad-lab eval retrieval --suite core,off_topic --floor 0"
+"""The command that stores the run this notebook re-gates (no floor, so every floor can be read)."""
+
+
+class NothingToExplore(NomadLabError):
+    """The store is missing or holds no retrieval run: the message names the command to run first.
+
+    Only this is shown as one line; any other store error (locked, corrupt, newer schema) stays an
+    error, so a notebook run by papermill or a grid still fails on it.
+    """
 
 
 @dataclass(frozen=True)
@@ -62,11 +78,13 @@ def load_explore_data(
     from nomad_lab.store import Store, judge_input_sha256
     from nomad_lab.studies.gating.judges import judged_set
 
+    if not Path(store_path).is_file():
+        raise NothingToExplore(f"{store_path}: no store yet: run `{RETRIEVAL_FIRST}` first")
     with Store(store_path, read_only=True) as store:
         run_id = run_id or store.latest_run_id("retrieval")
         if run_id is None:
-            raise FileNotFoundError(
-                f"{store_path}: no retrieval run stored yet: run `nomad-lab eval retrieval`"
+            raise NothingToExplore(
+                f"{store_path}: no retrieval run stored yet: run `{RETRIEVAL_FIRST}` first"
             )
         run = store.get_run(run_id)
         dump = store.export_dump(run_id)
@@ -122,6 +140,14 @@ def snapshot(data: ExploreData, floor: float, use_judge: bool, k: int = gates.DE
     return Snapshot(floor, judged, leak, mean_recall, sorted(leaked, key=lambda c: -c.top_score))
 
 
+def describe(shot: Snapshot) -> str:
+    """The operating point in one line: the plot's title and the caption above the leaked table."""
+    return (
+        f"floor {shot.floor:.2f}{' + judge' if shot.use_judge else ''}: "
+        f"leak {shot.leak:.3f}, recall@5 {shot.recall:.3f}"
+    )
+
+
 def plot_snapshot(curve: Any, shot: Snapshot) -> Any:
     """Floor-only leak and recall@5 over every floor, with the current setting marked (judge included)."""
     import matplotlib.pyplot as plt
@@ -133,10 +159,7 @@ def plot_snapshot(curve: Any, shot: Snapshot) -> Any:
     ax.plot([shot.floor], [shot.recall], "s", color="tab:orange")
     ax.axvline(shot.floor, color="grey", lw=0.8)
     ax.set_xlabel("floor")
-    ax.set_title(
-        f"floor {shot.floor:.2f}{' + judge' if shot.use_judge else ''}: "
-        f"leak {shot.leak:.3f}, recall@5 {shot.recall:.3f}"
-    )
+    ax.set_title(describe(shot))
     ax.legend(fontsize=7)
     return fig
 
@@ -148,3 +171,45 @@ def leaked_table(shot: Snapshot, limit: int = 25) -> str:
         for c in shot.leaked[:limit]
     ]
     return "\n".join(["| id | question | top doc | score | top passage |", "|---|---|---|---:|---|", *rows])
+
+
+def explorer(
+    store: str | Path | None = None,
+    run_id: str | None = None,
+    judge_model: str | None = None,
+    judge_floor: float = 0.0,
+    floor: float = 0.62,
+    use_judge: bool = False,
+) -> Any:
+    """The floor slider and judge checkbox over a stored run, redrawing the plot and the leaked table.
+
+    ``store`` is read with ``core.workspace.store_path`` (None: ``NOMAD_LAB_STORE`` or the workspace
+    store). A missing store or one without a retrieval run gives back one markdown line naming what to
+    run first, so the notebook shows that line and nothing else.
+    """
+    import ipywidgets as widgets
+    import matplotlib.pyplot as plt
+    from IPython.display import Markdown, display
+
+    from nomad_lab.core.workspace import store_path
+    from nomad_lab.gate.sweep import sweep
+
+    try:
+        data = load_explore_data(store_path(store), run_id, judge_model, judge_floor)
+    except NothingToExplore as exc:
+        return Markdown(str(exc))
+    curve = sweep(data.pools, "score_floor", gates.FLOOR_GRID)
+    for note in data.notes:
+        print(note)
+
+    def draw(floor: float, use_judge: bool) -> None:
+        shot = snapshot(data, floor, use_judge)
+        plot_snapshot(curve, shot)
+        plt.show()
+        display(Markdown(f"{describe(shot)}\n\n{leaked_table(shot)}"))
+
+    return widgets.interactive(
+        draw,
+        floor=widgets.FloatSlider(value=floor, min=0.0, max=1.0, step=0.01, description="floor"),
+        use_judge=widgets.Checkbox(value=use_judge, description="judge", disabled=data.verdicts is None),
+    )

@@ -1,0 +1,124 @@
+"""explore.ipynb as a person meets it: opened where it lives in JupyterLab, run in a real browser.
+
+The test stores a real retrieval run of the fixture corpus (real MiniLM, real DuckDB) and verdicts for
+the notebook's default judge spec, starts JupyterLab with ``NOMAD_LAB_STORE`` naming that store, opens
+``notebooks/explore.ipynb`` in headless Chromium, runs all cells, then moves the floor slider and ticks
+the judge box. After each move the leak figure must be redrawn, its caption must give the leak and
+recall the library's ``snapshot`` computes at that setting, and the leaked-questions table must list
+exactly the questions ``snapshot`` says leak. The verdicts come from the
+test's counting judge (it rejects the haiku and the greeting) stored under the default spec, because
+the browser is what is tested here, not a model. Screenshots of each state are kept in the test's tmp
+folder (or ``$NOMAD_LAB_ARTIFACTS/explore``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, sync_playwright
+
+from tests.support.browser import CHROMIUM_ARGS, chromium_or_skip, jupyterlab, restored
+from tests.support.paths import ROOT
+from tests.support.retrieval import CountingJudgeBackend, fixture_run
+
+pytestmark = pytest.mark.slow
+
+NOTEBOOK = ROOT / "notebooks" / "explore.ipynb"
+JUDGE = "embedded:gemma3-270m"  # the notebook's default judge_model parameter
+WAIT_MS = 600_000  # a hang guard for a loaded machine, not a speed claim
+
+KERNEL_READY = """() => {
+    const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    const kernel = panel && panel.sessionContext && panel.sessionContext.session?.kernel;
+    return Boolean(kernel && kernel.status === 'idle' && panel.context.isReady);
+}"""
+
+# What the page shows: the interactive's figure (its PNG source) and the first column of its table.
+READ_STATE = """() => {
+    const out = document.querySelector('.widget-interact .jp-OutputArea');
+    if (!out) return null;
+    const img = out.querySelector('img');
+    const rows = [...out.querySelectorAll('table tbody tr')].map(r => r.cells[0].textContent.trim());
+    const caption = out.querySelector('.jp-RenderedMarkdown p');
+    return img && caption ? {img: img.getAttribute('src'), caption: caption.textContent, rows: rows} : null;
+}"""
+
+
+@pytest.fixture
+def store_with_verdicts(tmp_path: Path, embedder) -> Path:
+    from nomad_lab.store import Store
+    from nomad_lab.studies.gating.judges import judge_run
+
+    store = tmp_path / "ws.duckdb"
+    run_id = fixture_run(store, embedder)
+    with Store(store) as opened:
+        judge_run(opened, run_id, JUDGE, floor=0.0, backend=CountingJudgeBackend(), progress=False)
+    return store
+
+
+def expected(store: Path, floor: float, use_judge: bool) -> dict:
+    """What the page must show at this setting, from the library: the caption and the leaked ids."""
+    from nomad_lab.studies.gating.explore import describe, load_explore_data, snapshot
+
+    shot = snapshot(load_explore_data(store, None, JUDGE, 0.0), floor, use_judge)
+    return {"caption": describe(shot), "rows": [case.golden_id for case in shot.leaked[:25]]}
+
+
+def wait_for_state(page: Page, want: dict, not_img: str | None) -> dict:
+    """Wait until caption and table show ``want`` and the figure is no longer ``not_img``; the state."""
+    page.wait_for_function(
+        f"([want, old]) => {{ const s = ({READ_STATE})(); return s && s.img !== old && "
+        "s.caption === want.caption && JSON.stringify(s.rows) === JSON.stringify(want.rows); }",
+        arg=[want, not_img],
+        timeout=WAIT_MS,
+    )
+    return page.evaluate(READ_STATE)
+
+
+def test_floor_slider_and_judge_box_redraw_the_figure_and_the_leaked_table(
+    store_with_verdicts: Path, tmp_path: Path
+) -> None:
+    chromium = chromium_or_skip()
+    artifacts = Path(os.environ.get("NOMAD_LAB_ARTIFACTS", tmp_path)) / "explore"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    start = expected(store_with_verdicts, 0.62, False)
+    open_floor = expected(store_with_verdicts, 0.0, False)
+    judged = expected(store_with_verdicts, 0.0, True)
+    assert set(judged["rows"]) < set(open_floor["rows"])  # the judge move must show in the table
+
+    env = {"NOMAD_LAB_STORE": str(store_with_verdicts)}
+    with (
+        restored([NOTEBOOK]),
+        jupyterlab(ROOT, env, tmp_path / "lab") as lab,
+        sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1600})
+            page.set_default_timeout(WAIT_MS)
+            page.goto(lab.open_url("notebooks/explore.ipynb"))
+            page.wait_for_function(KERNEL_READY)
+            page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            first = wait_for_state(page, start, None)
+            page.screenshot(path=artifacts / "1-floor-0.62.png", full_page=True)
+
+            readout = page.locator(".widget-interact .widget-slider .widget-readout")
+            readout.click()
+            page.keyboard.press("Control+A")
+            page.keyboard.type("0.00")
+            page.keyboard.press("Enter")
+            second = wait_for_state(page, open_floor, first["img"])
+            page.screenshot(path=artifacts / "2-floor-0.00.png", full_page=True)
+
+            page.locator(".widget-interact .widget-checkbox input[type=checkbox]").check()
+            third = wait_for_state(page, judged, second["img"])
+            page.screenshot(path=artifacts / "3-floor-0.00-judge.png", full_page=True)
+        finally:
+            browser.close()
+    assert len({first["img"], second["img"], third["img"]}) == 3  # the figure was redrawn on every move
+    for shown, want in zip([first, second, third], [start, open_floor, judged], strict=True):
+        assert (shown["caption"], shown["rows"]) == (want["caption"], want["rows"])
+    assert all((artifacts / name).stat().st_size > 10_000 for name in os.listdir(artifacts))
+    print(f"screenshots: {artifacts}")

@@ -1,0 +1,119 @@
+"""A real JupyterLab on 127.0.0.1 and Debian's headless Chromium driven by Playwright, for browser tests.
+
+Why this shape: the notebooks are meant to be opened by a person in JupyterLab, where the kernel runs
+in the notebook's own folder and widgets render in a browser; papermill sees neither. Playwright drives
+the system ``/usr/bin/chromium`` (``apt-get install chromium``, done by ``scripts/setup.sh``) through its
+executable path: ``playwright install`` downloads a browser build and is never run. Where no Chromium
+is installed the browser tests skip, naming what to install; a missing ``playwright`` package is a
+failure (it is in the ``test`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from nomad_lab.backends.ollama_server import free_port
+
+CHROMIUM = Path(os.environ.get("NOMAD_LAB_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]  # root in CI needs no-sandbox
+
+
+def chromium_or_skip() -> Path:
+    """The Chromium binary, or a visible skip where none is installed (CI installs it: scripts/setup.sh)."""
+    if not CHROMIUM.is_file():
+        pytest.skip(f"no browser at {CHROMIUM}: apt-get install chromium (scripts/setup.sh does it as root)")
+    return CHROMIUM
+
+
+@dataclass(frozen=True)
+class Lab:
+    url: str
+    token: str
+
+    def open_url(self, path: str) -> str:
+        """The address of ``path`` (relative to the server's root) in the Lab UI, token included."""
+        return f"{self.url}/lab/tree/{path}?token={self.token}"
+
+
+@contextmanager
+def jupyterlab(root: Path, env: dict[str, str], settings_dir: Path) -> Iterator[Lab]:
+    """JupyterLab serving ``root`` on a free loopback port with a random token; stopped on exit.
+
+    Autosave is off (user settings in ``settings_dir``) so running the notebook never writes its
+    outputs into the repository; the app is exposed as ``window.jupyterapp`` so a test can run Lab
+    commands (Run All) by their ids rather than by menu positions.
+    """
+    token, port = secrets.token_hex(16), free_port()
+    plugin = settings_dir / "@jupyterlab" / "docmanager-extension"
+    plugin.mkdir(parents=True, exist_ok=True)
+    (plugin / "plugin.jupyterlab-settings").write_text(json.dumps({"autosave": False}))
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--allow-root",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        f"--LabApp.user_settings_dir={settings_dir}",
+        f"--LabApp.workspaces_dir={settings_dir / 'workspaces'}",
+        "--LabApp.expose_app_in_browser=True",
+    ]
+    log = settings_dir / "jupyterlab.log"
+    with log.open("w") as sink:
+        proc = subprocess.Popen(command, env={**os.environ, **env}, stdout=sink, stderr=subprocess.STDOUT)
+    lab = Lab(f"http://127.0.0.1:{port}", token)
+    try:
+        _wait_until_answering(lab, proc, log)
+        yield lab
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _wait_until_answering(lab: Lab, proc: subprocess.Popen, log: Path) -> None:
+    """Poll the server's status API until it answers; a server that exits fails with its log."""
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"JupyterLab exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{lab.url}/api/status?token={lab.token}", timeout=5) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+
+
+@contextmanager
+def restored(paths: list[Path]) -> Iterator[None]:
+    """Put back the bytes of ``paths`` and drop any ``.ipynb_checkpoints`` the run leaves beside them."""
+    saved = {path: path.read_bytes() for path in paths}
+    checkpoints = {path.parent / ".ipynb_checkpoints" for path in paths}
+    existed = {folder for folder in checkpoints if folder.exists()}
+    try:
+        yield
+    finally:
+        for path, data in saved.items():
+            if path.read_bytes() != data:
+                path.write_bytes(data)
+        for folder in checkpoints - existed:
+            shutil.rmtree(folder, ignore_errors=True)
