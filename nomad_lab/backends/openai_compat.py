@@ -196,7 +196,7 @@ class OpenAICompatBackend:
         raw = getattr(choice, "logprobs", None)
         if raw is None:
             return None
-        dumped = raw.model_dump() if hasattr(raw, "model_dump") else raw
+        dumped = raw.model_dump(warnings=False) if hasattr(raw, "model_dump") else raw
         return choices_from_wire(dumped.get("content") if isinstance(dumped, dict) else dumped)
 
     @staticmethod

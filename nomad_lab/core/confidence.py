@@ -108,7 +108,8 @@ def confidence_from_choices(choices: Sequence[TokenChoice] | None) -> Confidence
     """The confidence of a judge reply whose tokens and per-position alternatives are ``choices``."""
     if not choices:
         return Confidence(None, NO_LOGPROBS)
-    if any(_finite_logprob(c.logprob) is None for c in choices):
+    numbers = [c.logprob for c in choices] + [lp for c in choices for _, lp in c.top]
+    if any(_finite_logprob(value) is None for value in numbers):
         return Confidence(None, MALFORMED)
     at = decision_index([c.token for c in choices])
     if at is None:
@@ -117,12 +118,9 @@ def confidence_from_choices(choices: Sequence[TokenChoice] | None) -> Confidence
     alternatives = {chosen.token: chosen.logprob, **dict(chosen.top)}
     mass = {"true": 0.0, "false": 0.0}
     for token, logprob in alternatives.items():
-        value = _finite_logprob(logprob)
-        if value is None:
-            return Confidence(None, MALFORMED)
         word = word_of(token)
         if word is not None:
-            mass[word] += math.exp(value)
+            mass[word] += math.exp(logprob)
     if word_of(chosen.token) is None or mass["true"] + mass["false"] <= 0.0:
         return Confidence(None, NO_DECISION)
     return Confidence(mass["true"] / (mass["true"] + mass["false"]))
