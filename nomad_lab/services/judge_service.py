@@ -60,8 +60,9 @@ class JudgeResult:
 
 
 LOGPROBS_REFUSED = "logprobs-refused"
-"""Confidence reason when the server refused a request carrying ``logprobs`` (the verdict is asked again
-without them)."""
+"""Confidence reason when the server refused a request carrying ``logprobs`` (HTTP 400/422, or an error
+naming logprobs: llama-cpp-python's server answers 500 "logprobs is not supported" unless started with
+``logits_all``) and then answered the same request without them. No other failure is retried."""
 
 
 class RelevanceJudge:
@@ -120,7 +121,8 @@ class RelevanceJudge:
         try:
             return self.backend.chat(ChatRequest(messages, options, self.model or None)), None
         except BackendError as exc:
-            if options.logprobs is None or exc.status not in (400, 422):
+            refused = exc.status in (400, 422) or (exc.status is not None and "logprobs" in exc.detail)
+            if options.logprobs is None or not refused:
                 raise
         plain = replace(options, logprobs=None)
         return self.backend.chat(ChatRequest(messages, plain, self.model or None)), LOGPROBS_REFUSED
