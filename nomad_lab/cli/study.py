@@ -8,7 +8,13 @@ from typing import Any
 
 from nomad_lab.cli.study_injection import register_injection
 from nomad_lab.cli.workspace_args import add_cluster_arguments
-from nomad_lab.core.workspace import DATASETS_DIR, DEFAULT_CORPUS_DIR, RESULTS_DIR
+from nomad_lab.core.workspace import (
+    DATASETS_DIR,
+    DEFAULT_CORPUS_DIR,
+    DEFAULT_GOLDENS_DIR,
+    DEFAULT_STORE_PATH,
+    RESULTS_DIR,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -19,12 +25,46 @@ def register(subparsers: Any) -> None:
     estimator.add_argument("--out", type=Path, default=RESULTS_DIR / "estimator")
     estimator.add_argument("--tokenizer", action="append", help="limit to this tokenizer (repeatable)")
     estimator.set_defaults(func=run_estimator)
-    judges = studies.add_parser("judges", help="relevance judge models against floor-only, paired tests")
-    judges.add_argument("--judge-model", action="append", required=True, metavar="SPEC", help="repeatable")
-    judges.add_argument("--suite", default="off_topic")
+    judges = studies.add_parser(
+        "judges", help="relevance judges against floor-only; their P(true) as a gate, agreement, cascade"
+    )
+    judges.add_argument(
+        "--judge-model",
+        action="append",
+        required=True,
+        metavar="SPEC",
+        help="judge backend spec (repeatable)",
+    )
+    judges.add_argument(
+        "--suite", default="off_topic", help="suite(s) to judge: NAME or a,b (default: %(default)s)"
+    )
     judges.add_argument("--floor", type=float, default=0.0, help="the floor the judge runs after")
     judges.add_argument("--limit", type=int, default=None, help="judge only the first N questions")
-    judges.add_argument("--out", type=Path, default=RESULTS_DIR / "judges")
+    judges.add_argument(
+        "--sample",
+        type=int,
+        default=None,
+        metavar="N",
+        help="judge a seeded stratified sample of N questions (half refusals); intervals cover the sample",
+    )
+    judges.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="leak target of the calibrated (floor, tau) (default: %(default)s)",
+    )
+    judges.add_argument(
+        "--reask-confidence",
+        action="store_true",
+        help="ask again for cached verdicts stored before P(true) was read (otherwise they keep null)",
+    )
+    judges.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS_DIR, help="corpus directory (*.md)")
+    judges.add_argument(
+        "--goldens", type=Path, default=DEFAULT_GOLDENS_DIR, help="goldens directory (*.jsonl)"
+    )
+    judges.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
+    judges.add_argument("--no-progress", action="store_true", help="no progress bars")
+    judges.add_argument("--out", type=Path, default=RESULTS_DIR / "judges", help="output directory")
     judges.add_argument(
         "--endpoint",
         action="append",
@@ -120,22 +160,42 @@ def run_transport(args: argparse.Namespace) -> int:
 
 def run_judges(args: argparse.Namespace) -> int:
     from nomad_lab.runners.cluster import dask_client, verdict_filler
+    from nomad_lab.studies.gating import judge_confidence
     from nomad_lab.studies.gating.judges import markdown, run_judge_study, write_study
 
     endpoints = _endpoints(args.endpoint, args.judge_model)
+    judged_runs: list = []
     with dask_client(args.scheduler, args.workers) as client:
+        # A stratified sample is judged in-process: the cluster filler would judge every question.
+        filler = (
+            None
+            if args.sample
+            else verdict_filler(
+                client, args.judge_model, floor=args.floor, limit=args.limit, endpoints=endpoints
+            )
+        )
         rows = run_judge_study(
             args.judge_model,
             suite=args.suite,
             floor=args.floor,
             limit=args.limit,
-            fill_missing=verdict_filler(
-                client, args.judge_model, floor=args.floor, limit=args.limit, endpoints=endpoints
-            ),
+            store_path=str(args.store),
+            corpus_dir=str(args.corpus),
+            goldens_dir=str(args.goldens),
+            progress=not args.no_progress,
+            fill_missing=filler,
+            sample=args.sample,
+            reask_confidence=args.reask_confidence,
+            judged_runs=judged_runs,
         )
     print(markdown(rows))
     for name, path in write_study(rows, args.out).items():
         print(f"wrote {name}: {path}")
+    for judged in judged_runs:
+        study = judge_confidence.run_confidence_study(judged, alpha=args.alpha)
+        print(judge_confidence.markdown(study))
+        for name, path in judge_confidence.write_confidence_study(study, args.out).items():
+            print(f"wrote {name}: {path}")
     return 0
 
 

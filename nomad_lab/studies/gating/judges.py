@@ -204,12 +204,16 @@ def run_judge_study(
     goldens_dir: str | None = None,
     progress: bool = True,
     fill_missing: Callable[[Store, str], object] | None = None,
+    sample: int | None = None,
+    reask_confidence: bool = False,
+    judged_runs: list[JudgedRun] | None = None,
 ) -> list[GateComparison]:
     """Retrieve ``suite`` once (pools stored, index cached), then judge it with each model in turn.
 
     ``fill_missing(store, run_id)``, when given, computes the grid's missing verdicts first (on a Dask
     cluster: ``nomad_lab.runners.cluster.verdict_filler``); the comparisons then read every verdict
-    from the store.
+    from the store. ``sample`` judges a stratified sample of that many questions; each model's
+    ``JudgedRun`` (verdicts, P(true), gold labels) is appended to ``judged_runs`` when given.
     """
     from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
     from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
@@ -229,8 +233,19 @@ def run_judge_study(
         if fill_missing is not None:
             fill_missing(store, run_id)
         for spec in judge_specs:
-            judged = judge_run(store, run_id, spec, floor=floor, limit=limit, progress=progress)
+            judged = judge_run(
+                store,
+                run_id,
+                spec,
+                floor=floor,
+                limit=limit,
+                progress=progress,
+                sample=sample,
+                reask_confidence=reask_confidence,
+            )
             print(judged.stats_line)
+            if judged_runs is not None:
+                judged_runs.append(judged)
             rows.append(compare_with_floor(judged))
     return rows
 
