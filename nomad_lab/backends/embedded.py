@@ -97,12 +97,20 @@ _FLOAT = re.compile(r"^-?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?$")
 
 def resolve_model_path(name: str) -> tuple[str, Path]:
     """(display name, GGUF path) for an embedded alias or a file path; aliases resolve via packages."""
-    from nomad_lab.backends.models import ModelFileNotFound, gemma_path, smollm2_path
+    from nomad_lab.backends.models import (
+        PART_MODELS,
+        ModelFileNotFound,
+        gemma_path,
+        part_model_path,
+        smollm2_path,
+    )
 
     if name == "gemma3-270m":
         return name, gemma_path()
     if name == "smollm2-135m":
         return name, smollm2_path()
+    if name in PART_MODELS:
+        return name, part_model_path(name)
     path = Path(name).expanduser()
     if not path.is_file():
         raise ModelFileNotFound(f"no GGUF file at {path}")
