@@ -74,6 +74,24 @@ def register(subparsers: Any) -> None:
     )
     add_cluster_arguments(judges)
     judges.set_defaults(func=run_judges)
+    ladder = studies.add_parser("ladder", help="small GGUF judges by size: AUC, kappa, leak and recall")
+    ladder.add_argument(
+        "--judge-model",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="judge spec (repeatable; default: the ladder, smallest to largest)",
+    )
+    ladder.add_argument("--suite", default="core,off_topic", help="suite(s) to judge (default: %(default)s)")
+    ladder.add_argument("--sample", type=int, default=40, metavar="N", help="stratified sample size (0: all)")
+    ladder.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS_DIR, help="corpus directory (*.md)")
+    ladder.add_argument(
+        "--goldens", type=Path, default=DEFAULT_GOLDENS_DIR, help="goldens directory (*.jsonl)"
+    )
+    ladder.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
+    ladder.add_argument("--no-progress", action="store_true", help="no progress bars")
+    ladder.add_argument("--out", type=Path, default=RESULTS_DIR / "judge_ladder", help="output directory")
+    ladder.set_defaults(func=run_ladder)
     placement = studies.add_parser("placement", help="prefill per turn for tail vs front RAG placement")
     placement.add_argument("--model", default=None, help="GGUF path (default: the embedded Gemma 3 270M)")
     placement.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS_DIR)
@@ -196,6 +214,33 @@ def run_judges(args: argparse.Namespace) -> int:
         print(judge_confidence.markdown(study))
         for name, path in judge_confidence.write_confidence_study(study, args.out).items():
             print(f"wrote {name}: {path}")
+    return 0
+
+
+def run_ladder(args: argparse.Namespace) -> int:
+    import json
+
+    from nomad_lab.studies.gating import judge_confidence
+    from nomad_lab.studies.gating.judges import run_judge_study
+
+    judged_runs: list = []
+    run_judge_study(
+        args.judge_model or list(judge_confidence.LADDER),
+        suite=args.suite,
+        store_path=str(args.store),
+        corpus_dir=str(args.corpus),
+        goldens_dir=str(args.goldens),
+        progress=not args.no_progress,
+        sample=args.sample or None,
+        judged_runs=judged_runs,
+    )
+    rows = [judge_confidence.ladder_row(judged) for judged in judged_runs]
+    text = judge_confidence.ladder_markdown(rows, sampled=bool(args.sample))
+    print(text)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "ladder.md").write_text(text)
+    (args.out / "ladder.json").write_text(json.dumps(rows, indent=2, default=float) + "\n")
+    print(f"wrote {args.out / 'ladder.md'} and ladder.json")
     return 0
 
 

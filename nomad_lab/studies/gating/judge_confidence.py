@@ -232,3 +232,62 @@ def write_confidence_study(study: dict[str, Any], out_dir: str | os.PathLike[str
     paths["json"].write_text(json.dumps(study, indent=2, default=float) + "\n")
     paths["png"] = save(plot(study), out / f"{stem}.png")
     return paths
+
+
+LADDER = (
+    "embedded:smollm2-135m",
+    "embedded:gemma3-270m",
+    "embedded:qwen2.5-coder-0.5b",
+    "embedded:qwen2.5-coder-1.5b",
+)
+
+
+def ladder_row(judged: JudgedRun) -> dict[str, Any]:
+    """One rung: model identity (file size, GGUF sha256 where recorded), agreement and the target cell."""
+    from nomad_lab.backends.embedded import resolve_model_path
+
+    study = run_confidence_study(judged)
+    _, path = resolve_model_path(judged.model.removeprefix("embedded:").split("?")[0])
+    recorded = path.with_suffix(".gguf.sha256")
+    called = judged.ms[~np.isnan(judged.ms)]
+    return {
+        "model": judged.model,
+        "file_mb": round(path.stat().st_size / 2**20, 1),
+        "sha256": recorded.read_text().split()[0] if recorded.is_file() else None,
+        "questions": study["questions"],
+        "agreement": study["agreement"][0],
+        "best_floor_tau_at_target": study["best_floor_tau_at_target"],
+        "median_ms": float(np.median(called)) if called.size else float("nan"),
+        "stats_line": judged.stats_line,
+    }
+
+
+def ladder_markdown(rows: list[dict[str, Any]], sampled: bool) -> str:
+    note = " (a stratified sample of sets: intervals cover the sample)" if sampled else ""
+    out = [
+        f"## Judge ladder{note}",
+        "",
+        "| model | file MB | sets | ROC AUC of P(true) | Cohen's kappa | accuracy | ECE "
+        f"| best (floor, tau) at recall@5 >= {TARGET_RECALL}: leak, recall@5 | median ms |",
+        "|---|---:|---:|---|---|---|---|---|---:|",
+    ]
+    for r in rows:
+        a = r["agreement"]
+        best = r["best_floor_tau_at_target"]
+        cell = (
+            "none"
+            if best is None
+            else (
+                f"({best['floor']:.2f}, {best['tau']:.2f}): {best['leak']:.3f} [{best['leak_lo']:.3f}, "
+                f"{best['leak_hi']:.3f}], {best['recall']:.3f}"
+            )
+        )
+        out.append(
+            f"| {r['model']} | {r['file_mb']} | {r['questions']} | {_ci(a['auc'])} | {_ci(a['kappa'])} "
+            f"| {_ci(a['accuracy'])} | {_ci(a['ece'])} | {cell} | {r['median_ms']:.0f} |"
+        )
+    out += [
+        "",
+        *(f"- {r['model']}: sha256 {r['sha256'] or 'not recorded (installed package file)'}" for r in rows),
+    ]
+    return "\n".join(out) + "\n"
