@@ -92,6 +92,21 @@ def register(subparsers: Any) -> None:
     ladder.add_argument("--no-progress", action="store_true", help="no progress bars")
     ladder.add_argument("--out", type=Path, default=RESULTS_DIR / "judge_ladder", help="output directory")
     ladder.set_defaults(func=run_ladder)
+    per_passage = studies.add_parser("per-passage", help="one judge call per passage vs one per set, paired")
+    per_passage.add_argument("--judge-model", required=True, metavar="SPEC", help="judge backend spec")
+    per_passage.add_argument("--suite", default="core,off_topic", help="suite(s) (default: %(default)s)")
+    per_passage.add_argument("--floor", type=float, default=0.0, help="the floor the judge runs after")
+    per_passage.add_argument("--sample", type=int, default=30, metavar="N", help="stratified sample (0: all)")
+    per_passage.add_argument(
+        "--corpus", type=Path, default=DEFAULT_CORPUS_DIR, help="corpus directory (*.md)"
+    )
+    per_passage.add_argument(
+        "--goldens", type=Path, default=DEFAULT_GOLDENS_DIR, help="goldens directory (*.jsonl)"
+    )
+    per_passage.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
+    per_passage.add_argument("--no-progress", action="store_true", help="no progress bars")
+    per_passage.add_argument("--out", type=Path, default=RESULTS_DIR / "judge_per_passage", help="output dir")
+    per_passage.set_defaults(func=run_per_passage)
     placement = studies.add_parser("placement", help="prefill per turn for tail vs front RAG placement")
     placement.add_argument("--model", default=None, help="GGUF path (default: the embedded Gemma 3 270M)")
     placement.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS_DIR)
@@ -241,6 +256,41 @@ def run_ladder(args: argparse.Namespace) -> int:
     (args.out / "ladder.md").write_text(text)
     (args.out / "ladder.json").write_text(json.dumps(rows, indent=2, default=float) + "\n")
     print(f"wrote {args.out / 'ladder.md'} and ladder.json")
+    return 0
+
+
+def run_per_passage(args: argparse.Namespace) -> int:
+    import json
+    from dataclasses import asdict
+
+    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.store import Store
+    from nomad_lab.studies.gating.per_passage import compare_per_passage, markdown
+
+    config = RetrievalEvalConfig(
+        corpus_dir=args.corpus,
+        goldens_dir=args.goldens,
+        suite=args.suite,
+        floor=args.floor,
+        store_path=args.store,
+        progress=not args.no_progress,
+    )
+    run_id = run_retrieval_eval(config).run_id
+    with Store(args.store) as store:
+        row = compare_per_passage(
+            store,
+            run_id,
+            args.judge_model,
+            floor=args.floor,
+            sample=args.sample or None,
+            progress=not args.no_progress,
+        )
+    text = markdown([row], sampled=bool(args.sample))
+    print(text)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "per_passage.md").write_text(text)
+    (args.out / "per_passage.json").write_text(json.dumps(asdict(row), indent=2, default=float) + "\n")
+    print(f"wrote {args.out / 'per_passage.md'} and per_passage.json")
     return 0
 
 
