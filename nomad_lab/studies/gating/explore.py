@@ -45,6 +45,8 @@ class ExploreData:
     verdicts: np.ndarray | None = None
     judge_model: str | None = None
     notes: list[str] = field(default_factory=list)
+    p_true: np.ndarray | None = None
+    """The judge's stored P(on_topic = true) per question (NaN: none), beside ``verdicts``."""
 
 
 def load_explore_data(
@@ -76,6 +78,7 @@ def load_explore_data(
         queries = [cases[p["id"]].query or "" for p in dump["pools"]]
         tops = []
         verdicts = np.full(len(queries), np.nan) if judge_model else None
+        p_true = np.full(len(queries), np.nan) if judge_model else None
         missing = 0
         for i, pool in enumerate(dump["pools"]):
             entries = sorted(stored.get(pool["id"], []), key=lambda e: e.rank)
@@ -91,19 +94,30 @@ def load_explore_data(
                 missing += 1
             elif verdict.ok:
                 verdicts[i] = 1.0 if verdict.on_topic else 0.0
+            if verdict is not None and verdict.p_true is not None and p_true is not None:
+                p_true[i] = verdict.p_true
     notes = [f"{missing} question(s) have no stored verdict from {judge_model}"] if missing else []
     pools = pools_from_records(
         dump["pools"], fingerprint=dump["fingerprint"], params=dump["params"], source=run_id
     )
-    return ExploreData(pools, queries, tops, verdicts, judge_model, notes)
+    return ExploreData(pools, queries, tops, verdicts, judge_model, notes, p_true)
 
 
-def snapshot(data: ExploreData, floor: float, use_judge: bool, k: int = gates.DEFAULT_K) -> Snapshot:
-    """Leak rate, recall@k and the leaked refusal questions at one floor, with or without the judge."""
+def snapshot(
+    data: ExploreData, floor: float, use_judge: bool, k: int = gates.DEFAULT_K, tau: float = 0.0
+) -> Snapshot:
+    """Leak rate, recall@k and the leaked refusal questions at one floor, with or without the judge.
+
+    ``tau`` > 0 also drops the sets whose stored P(true) is below it (sets without one are kept).
+    """
+    from nomad_lab.gate.confidence import confidence_gate
+
     keep = gates.score_floor(data.pools, [floor])
     judged = use_judge and data.verdicts is not None
     if judged:
         keep = gates.both(keep, gates.judge(data.pools, data.verdicts))
+    if tau > 0 and data.p_true is not None:
+        keep = gates.both(keep, confidence_gate(data.pools, data.p_true, [tau]))
     recall, nonempty = gates.evaluate(data.pools, keep, k)
     refusal = data.pools.expect_refusal
     answerable = data.pools.n_relevant > 0
