@@ -216,3 +216,55 @@ def cascade_savings(
     ]
     best = min(matching, key=lambda r: (r.calls, -r.recall, r.leak), default=None)
     return everything, best, rows
+
+
+DELTA_GRID = np.round(np.arange(0.0, 0.301, 0.01), 2)
+
+
+def best_at_recall(
+    pools: PoolSet, keep: np.ndarray, labels: Sequence[str], min_recall: float, k: int = gates.DEFAULT_K
+) -> dict[str, object] | None:
+    """Among the operating points of ``keep`` (points × pools × width), the lowest-leak one whose mean
+    recall@k is at least ``min_recall``, with 95% bootstrap intervals; None if none reaches it."""
+    recall, nonempty = gates.evaluate(pools, keep, k)
+    refusal, answerable = pools.expect_refusal, pools.n_relevant > 0
+    mean_recall = recall[:, answerable].mean(axis=1)
+    leak = nonempty[:, refusal].mean(axis=1)
+    ok = mean_recall >= min_recall - 1e-12
+    if not ok.any():
+        return None
+    i = int(np.argmin(np.where(ok, leak, np.inf)))
+    return {"setting": labels[i], **with_intervals(nonempty[i, refusal], recall[i, answerable])}
+
+
+def compositions(
+    pools: PoolSet, p_true: np.ndarray, min_recall: float, k: int = gates.DEFAULT_K
+) -> dict[str, dict[str, object] | None]:
+    """The best point of each 2-core gate composition at the recall target: floor, contrast, the
+    judge's P(true), and each of the first two followed by P(true)."""
+    taus, floors, deltas = TAU_GRID, gates.FLOOR_GRID, DELTA_GRID
+    by_tau = confidence_gate(pools, p_true, taus)
+    floor_keep, contrast_keep = gates.score_floor(pools, floors), gates.contrast(pools, deltas)
+
+    def product(first: np.ndarray) -> np.ndarray:
+        return (first[:, None] & by_tau[None]).reshape(-1, *first.shape[1:])
+
+    return {
+        "floor": best_at_recall(pools, floor_keep, [f"floor {f:.2f}" for f in floors], min_recall, k),
+        "contrast": best_at_recall(pools, contrast_keep, [f"delta {d:.2f}" for d in deltas], min_recall, k),
+        "P(true)": best_at_recall(pools, by_tau, [f"tau {t:.2f}" for t in taus], min_recall, k),
+        "floor + P(true)": best_at_recall(
+            pools,
+            product(floor_keep),
+            [f"floor {f:.2f}, tau {t:.2f}" for f in floors for t in taus],
+            min_recall,
+            k,
+        ),
+        "contrast + P(true)": best_at_recall(
+            pools,
+            product(contrast_keep),
+            [f"delta {d:.2f}, tau {t:.2f}" for d in deltas for t in taus],
+            min_recall,
+            k,
+        ),
+    }

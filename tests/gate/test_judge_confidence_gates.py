@@ -123,3 +123,16 @@ def test_an_always_true_judge_has_zero_kappa_and_no_separation() -> None:
     assert np.isnan(cohen_kappa(gold, np.ones(4))) or cohen_kappa(gold, np.ones(4)) == 0.0
     assert roc_auc(gold, np.full(4, 0.6)) == 0.5
     assert gates.DEFAULT_K == 5
+
+
+def test_compositions_pick_the_lowest_leak_at_the_recall_target() -> None:
+    table = cg.compositions(POOLS, P_TRUE, min_recall=0.75)
+    # floor alone: recall >= 0.75 needs floor <= 0.5 (tops .9 .8 .5), leaking .85 and .6: first at floor .46
+    assert table["floor"]["setting"] == "floor 0.46"
+    assert table["floor"]["leak"] == pytest.approx(0.5) and table["floor"]["recall"] >= 0.75
+    # P(true) alone: tau 0.7 keeps q0 .9, q2 .7, q3 NaN (recall 3/4) and only q6 (.8) among refusals
+    assert table["P(true)"]["leak"] == pytest.approx(0.25) and table["P(true)"]["recall"] == pytest.approx(
+        0.75
+    )
+    assert table["floor + P(true)"]["leak"] <= min(table["floor"]["leak"], table["P(true)"]["leak"])
+    assert cg.compositions(POOLS, P_TRUE, min_recall=1.01)["floor"] is None
