@@ -54,6 +54,8 @@ class Surface:
 
     def pareto(self) -> list[tuple[int, int]]:
         """Grid cells no other cell beats on both leak (lower) and recall (higher), by increasing leak."""
+        if np.isnan(self.recall).all() or np.isnan(self.leak).all():
+            return []  # one of the two axes is undefined (no answerable or no refusal question)
         cells = [(i, j) for i in range(self.floors.size) for j in range(self.taus.size)]
         front = []
         for i, j in cells:
