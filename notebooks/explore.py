@@ -17,8 +17,8 @@
 # # Explore: move the floor, toggle the judge, read what leaks
 #
 # A stored retrieval run is re-gated live: no retrieval and no model call (judge verdicts come from
-# the store; run `nomad-lab study judges` to fill them). The list shows the refusal questions that
-# still got context, with their top passage.
+# the store; run `nomad-lab study judges` to fill them, with the judge's P(on_topic = true) for the tau
+# slider). The list shows the refusal questions that still got context, with their top passage.
 
 # %% tags=["parameters"]
 store = None  # None: $NOMAD_LAB_STORE or runs/nomad-lab.duckdb; a relative path is under the repository
@@ -27,10 +27,11 @@ judge_model = "embedded:gemma3-270m"  # verdicts read from the store; None for n
 judge_floor = 0.0  # the floor the stored verdicts were computed after
 floor = 0.62
 use_judge = False
+tau = 0.0  # drop a set whose stored P(on_topic = true) is below tau (0: off)
 
 # %%
 from IPython.display import display
 
 from nomad_lab.studies.gating.explore import explorer
 
-display(explorer(store, run_id, judge_model, judge_floor, floor, use_judge))
+display(explorer(store, run_id, judge_model, judge_floor, floor, use_judge, tau))

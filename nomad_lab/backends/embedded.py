@@ -42,6 +42,7 @@ from nomad_lab.backends.base import (
     normalize_result,
     normalize_stream,
 )
+from nomad_lab.backends.logits import ON_TOPIC_PREFIX, LogitsRecorder, word_masses
 from nomad_lab.core.chat_format import fold_system_messages
 from nomad_lab.core.context_window import CONTEXT_LADDER
 
@@ -96,12 +97,20 @@ _FLOAT = re.compile(r"^-?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?$")
 
 def resolve_model_path(name: str) -> tuple[str, Path]:
     """(display name, GGUF path) for an embedded alias or a file path; aliases resolve via packages."""
-    from nomad_lab.backends.models import ModelFileNotFound, gemma_path, smollm2_path
+    from nomad_lab.backends.models import (
+        PART_MODELS,
+        ModelFileNotFound,
+        gemma_path,
+        part_model_path,
+        smollm2_path,
+    )
 
     if name == "gemma3-270m":
         return name, gemma_path()
     if name == "smollm2-135m":
         return name, smollm2_path()
+    if name in PART_MODELS:
+        return name, part_model_path(name)
     path = Path(name).expanduser()
     if not path.is_file():
         raise ModelFileNotFound(f"no GGUF file at {path}")
@@ -431,11 +440,18 @@ class EmbeddedBackend:
                 loaded.llama.reset()
 
     def chat(self, request: ChatRequest) -> ChatResult:
+        """One call; with ``options.logprobs`` each generated token carries its raw-logit alternatives."""
         started = time.perf_counter()
+        top = request.options.logprobs
         with self._session(request) as prep:
             cached = self._begin(prep)
-            out = prep.loaded.llama.create_completion(prompt=prep.tokens, stream=False, **prep.kwargs)
+            recorder = LogitsRecorder() if top is not None else None
+            extra = {"logits_processor": [recorder]} if recorder is not None else {}
+            out = prep.loaded.llama.create_completion(
+                prompt=prep.tokens, stream=False, **prep.kwargs, **extra
+            )
             usage = self._usage(prep, out["usage"]["completion_tokens"], cached)
+            logprobs = recorder.choices(prep.loaded.llama, len(prep.tokens), top) if recorder else None
         choice = out["choices"][0]
         return normalize_result(
             choice["text"],
@@ -445,7 +461,33 @@ class EmbeddedBackend:
             structured=prep.structured,
             ms=(time.perf_counter() - started) * 1e3,
             model=prep.name,
+            logprobs=logprobs,
         )
+
+    def prefill_confidence(
+        self, request: ChatRequest, answer_prefix: str = ON_TOPIC_PREFIX
+    ) -> tuple[float, int]:
+        """P(true) from one forward pass over the prompt plus ``answer_prefix``, without generating.
+
+        The cheap path of the judge's cost study: the prompt is prefilled once (reusing whatever prefix
+        the KV cache already holds) and the next-token distribution after ``{"on_topic":`` is read; the
+        grammar allows an optional space there, and the " true"/"true" variants cover both. Returns the
+        confidence and the number of tokens evaluated in this call. The constrained ``chat`` stays the
+        reference path; the benchmark measures how often the two agree.
+        """
+        import numpy as np
+
+        with self._session(request) as prep:
+            llama = prep.loaded.llama
+            cached = self._begin(prep)
+            tokens = prep.tokens + llama.tokenize(answer_prefix.encode("utf-8"), add_bos=False, special=False)
+            reuse = min(cached, len(tokens) - 1)  # at least one token must be evaluated to get logits
+            llama.n_tokens = reuse
+            llama.eval(tokens[reuse:])
+            logits = np.ctypeslib.as_array(llama._ctx.get_logits_ith(-1), shape=(llama.n_vocab(),))
+            masses = word_masses(llama, np.asarray(logits, dtype=np.float64))
+        total = masses["true"] + masses["false"]
+        return (masses["true"] / total if total > 0 else float("nan")), len(tokens) - reuse
 
     def chat_stream(self, request: ChatRequest) -> Iterator[ChatChunk]:
         return normalize_stream(self._raw_stream(request))

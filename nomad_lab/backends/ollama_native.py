@@ -29,6 +29,7 @@ from nomad_lab.backends.base import (
     normalize_stream,
     resolve_model,
 )
+from nomad_lab.core.confidence import choices_from_wire
 
 DETECT_TIMEOUT_S = 5.0
 SHOW_TIMEOUT_S = 5.0
@@ -144,13 +145,31 @@ class OllamaBackend:
             body["keep_alive"] = opts.keep_alive
         if opts.format is not None:
             body["format"] = opts.format
+        if opts.logprobs is not None:
+            body["logprobs"] = True
+            body["top_logprobs"] = opts.logprobs
         return body
+
+    def _chat_with_logprobs(self, body: dict[str, Any]) -> tuple[ollama.ChatResponse, Any]:
+        """The raw ``/api/chat`` answer, its ``logprobs`` read apart: the client's strict model would
+        turn one malformed number into a failed call, and the verdict must stand without them."""
+        wire = {k: v for k, v in body.items() if v is not None}
+        data = self.client._request_raw("POST", "/api/chat", json=wire).json()
+        if not isinstance(data, dict):
+            raise BackendError("bad-response", f"/api/chat answered {str(data)[:200]!r}")
+        raw_logprobs = data.pop("logprobs", None)
+        return ollama.ChatResponse.model_validate(data), raw_logprobs
 
     def chat(self, request: ChatRequest) -> ChatResult:
         started = time.perf_counter()
         body = self._body(request, stream=False)
+        logprobs = None
         try:
-            response = self.client.chat(**body)
+            if request.options.logprobs is not None:
+                response, raw_logprobs = self._chat_with_logprobs(body)
+                logprobs = choices_from_wire(raw_logprobs)
+            else:
+                response = self.client.chat(**body)
             message = response.message
             usage = _usage(response)
         except Exception as exc:
@@ -163,6 +182,7 @@ class OllamaBackend:
             structured=request.options.format is not None,
             ms=(time.perf_counter() - started) * 1e3,
             model=body["model"],
+            logprobs=logprobs,
         )
 
     def chat_stream(self, request: ChatRequest) -> Iterator[ChatChunk]:

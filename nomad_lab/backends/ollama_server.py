@@ -5,9 +5,11 @@ must be tested against real behaviour: ``options.num_ctx`` has to change the rea
 reloaded, as Ollama does, and a prompt longer than the window is truncated from the middle),
 ``format`` has to constrain real output, and ``prompt_eval_count`` has to be a real count. It answers
 in Ollama's documented shapes: ``/api/version``, ``/api/tags``, ``/api/show``, ``/api/ps``,
-``/api/chat`` (NDJSON streaming and not), plus ``/v1/chat/completions`` and ``/v1/models`` (where,
-like Ollama's compat layer, ``num_ctx`` cannot be sent). Every request body is recorded and served at
-``GET /_nomad/requests`` so tests can assert what arrived on the wire.
+``/api/chat`` (NDJSON streaming and not; ``logprobs``/``top_logprobs`` answered in Ollama's shape on
+non-streamed calls, from the model's raw logits; a streamed call carries none), plus
+``/v1/chat/completions`` and ``/v1/models`` (where, like Ollama's compat layer, ``num_ctx`` cannot be
+sent). Every request body is recorded and served at ``GET /_nomad/requests`` so tests can assert
+what arrived on the wire.
 
 Run: ``python -m nomad_lab.backends.ollama_server --model smollm2-135m --port 11500`` or ``nomad-lab serve``.
 """
@@ -29,6 +31,7 @@ from typing import Any, Self
 
 from nomad_lab.backends.base import ChatChunk, ChatOptions, ChatRequest, Usage
 from nomad_lab.backends.embedded import DEFAULT_N_CTX, DEFAULT_THREADS, EmbeddedBackend, show_payload
+from nomad_lab.core.confidence import TokenChoice
 
 log = logging.getLogger(__name__)
 
@@ -83,11 +86,36 @@ class ShimState:
 
 
 def chat_options(
-    options: dict[str, Any] | None, *, format_: Any = None, keep_alive: Any = None, think: Any = None
+    options: dict[str, Any] | None,
+    *,
+    format_: Any = None,
+    keep_alive: Any = None,
+    think: Any = None,
+    logprobs: int | None = None,
 ) -> ChatOptions:
     """Ollama request options → our ``ChatOptions`` (unknown options are ignored, as Ollama does)."""
     known = {k: v for k, v in (options or {}).items() if k in OPTION_NAMES and v is not None}
-    return ChatOptions(**known, format=format_ or None, keep_alive=keep_alive, think=think)
+    return ChatOptions(**known, format=format_ or None, keep_alive=keep_alive, think=think, logprobs=logprobs)
+
+
+def requested_top_logprobs(wants: Any, top: Any) -> int | None:
+    """Ollama's ``logprobs``/``top_logprobs`` (and OpenAI's, the same names): None unless asked; the
+    count is clamped to the documented 0–20."""
+    if wants is not True:
+        return None
+    return min(max(top, 0), 20) if isinstance(top, int) and not isinstance(top, bool) else 0
+
+
+def wire_logprobs(choices: tuple[TokenChoice, ...] | None) -> list[dict[str, Any]]:
+    """Token log-probabilities in Ollama's documented shape (OpenAI's ``logprobs.content`` is the same)."""
+
+    def entry(token: str, logprob: float) -> dict[str, Any]:
+        return {"token": token, "logprob": logprob, "bytes": list(token.encode("utf-8"))}
+
+    return [
+        {**entry(c.token, c.logprob), "top_logprobs": [entry(t, lp) for t, lp in c.top]}
+        for c in choices or ()
+    ]
 
 
 def _stats(usage: Usage | None, total_ms: float, load_ms: float) -> dict[str, Any]:
@@ -183,6 +211,7 @@ def create_app(state: ShimState) -> Any:
             format_=body.get("format"),
             keep_alive=body.get("keep_alive"),
             think=body.get("think"),
+            logprobs=requested_top_logprobs(body.get("logprobs"), body.get("top_logprobs")),
         )
         chat_request = ChatRequest(body.get("messages") or [], opts, None, bool(body.get("stream", True)))
         if not chat_request.stream:
@@ -210,9 +239,10 @@ def create_app(state: ShimState) -> Any:
             "top_p": body.get("top_p"),
             "seed": body.get("seed"),
         }
+        logprobs = requested_top_logprobs(body.get("logprobs"), body.get("top_logprobs"))
         chat_request = ChatRequest(
             body.get("messages") or [],
-            chat_options(options, format_=_v1_format(body.get("response_format"))),
+            chat_options(options, format_=_v1_format(body.get("response_format")), logprobs=logprobs),
             None,
             bool(body.get("stream")),
         )
@@ -237,7 +267,7 @@ def _chat_once(state: ShimState, request: ChatRequest) -> dict[str, Any]:
     started = time.perf_counter()
     load_ms = _timed_load(state, request)
     result = state.backend.chat(request)
-    return {
+    body = {
         "model": state.name,
         "created_at": _now(),
         "message": _message(result.content, result.thinking),
@@ -245,6 +275,9 @@ def _chat_once(state: ShimState, request: ChatRequest) -> dict[str, Any]:
         "done": True,
         **_stats(result.usage, (time.perf_counter() - started) * 1e3, load_ms),
     }
+    if request.options.logprobs is not None:
+        body["logprobs"] = wire_logprobs(result.logprobs)
+    return body
 
 
 def _chat_ndjson(state: ShimState, request: ChatRequest) -> Iterator[bytes]:
@@ -313,7 +346,16 @@ def _v1_once(state: ShimState, request: ChatRequest) -> dict[str, Any]:
         "created": int(time.time()),
         "model": state.name,
         "system_fingerprint": "fp_ollama",
-        "choices": [{"index": 0, "message": message, "finish_reason": result.done_reason or "stop"}],
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": result.done_reason or "stop",
+                "logprobs": None
+                if request.options.logprobs is None
+                else {"content": wire_logprobs(result.logprobs)},
+            }
+        ],
         "usage": _v1_usage(result.usage),
     }
 

@@ -38,6 +38,7 @@ from nomad_lab.backends.base import (
     normalize_stream,
     resolve_model,
 )
+from nomad_lab.core.confidence import TokenChoice, choices_from_wire
 
 API_KEY = "nomad"
 PROBE_TIMEOUT_S = 5.0
@@ -161,6 +162,9 @@ class OpenAICompatBackend:
             structured = True
         if stream:
             params["stream_options"] = {"include_usage": True}
+        elif opts.logprobs is not None:
+            params["logprobs"] = True
+            params["top_logprobs"] = opts.logprobs
         return params, structured
 
     def chat(self, request: ChatRequest) -> ChatResult:
@@ -172,6 +176,7 @@ class OpenAICompatBackend:
                 raise BackendError("bad-response", f"not a chat completion: {str(response)[:200]!r}")
             choice = response.choices[0]
             usage = self._usage(response.usage, "openai:usage")
+            logprobs = self._logprobs(choice) if "logprobs" in params else None
         except Exception as exc:
             raise backend_error(exc) from exc
         return normalize_result(
@@ -182,7 +187,17 @@ class OpenAICompatBackend:
             structured=structured,
             ms=(time.perf_counter() - started) * 1e3,
             model=params["model"],
+            logprobs=logprobs,
         )
+
+    @staticmethod
+    def _logprobs(choice: Any) -> tuple[TokenChoice, ...] | None:
+        """``choice.logprobs.content`` as sent (the client does not validate it), read without raising."""
+        raw = getattr(choice, "logprobs", None)
+        if raw is None:
+            return None
+        dumped = raw.model_dump(warnings=False) if hasattr(raw, "model_dump") else raw
+        return choices_from_wire(dumped.get("content") if isinstance(dumped, dict) else dumped)
 
     @staticmethod
     def _usage(usage: Any, source: str) -> Usage:

@@ -40,7 +40,9 @@ def register(subparsers: Any) -> None:
     estimator.add_argument("--tokenizer", action="append", help="limit to this tokenizer (repeatable)")
     add_store_argument(estimator)
     estimator.set_defaults(func=run_estimator)
-    judges = studies.add_parser("judges", help="relevance judge models against floor-only, paired tests")
+    judges = studies.add_parser(
+        "judges", help="relevance judges against floor-only; their P(true) as a gate, agreement, cascade"
+    )
     judges.add_argument(
         "--judge-model",
         action="append",
@@ -51,6 +53,24 @@ def register(subparsers: Any) -> None:
     judges.add_argument("--suite", default="off_topic", help="suite(s) to judge (default: off_topic)")
     judges.add_argument("--floor", type=float, default=0.0, help="the floor the judge runs after")
     judges.add_argument("--limit", type=int, default=None, help="judge only the first N questions")
+    judges.add_argument(
+        "--sample",
+        type=int,
+        default=None,
+        metavar="N",
+        help="judge a seeded stratified sample of N questions (half refusals); intervals cover the sample",
+    )
+    judges.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="leak target of the calibrated (floor, tau) (default: %(default)s)",
+    )
+    judges.add_argument(
+        "--reask-confidence",
+        action="store_true",
+        help="ask again for cached verdicts stored before P(true) was read (otherwise they keep null)",
+    )
     _out(judges, "judges")
     add_corpus_arguments(judges)
     add_store_argument(judges)
@@ -64,6 +84,31 @@ def register(subparsers: Any) -> None:
     )
     add_cluster_arguments(judges)
     judges.set_defaults(func=run_judges)
+    ladder = studies.add_parser("ladder", help="small GGUF judges by size: AUC, kappa, leak and recall")
+    ladder.add_argument(
+        "--judge-model",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="judge spec (repeatable; default: the ladder, smallest to largest)",
+    )
+    ladder.add_argument("--suite", default="core,off_topic", help="suite(s) to judge (default: %(default)s)")
+    ladder.add_argument("--sample", type=int, default=40, metavar="N", help="stratified sample size (0: all)")
+    add_corpus_arguments(ladder)
+    add_store_argument(ladder)
+    add_progress_argument(ladder)
+    _out(ladder, "judge_ladder")
+    ladder.set_defaults(func=run_ladder)
+    per_passage = studies.add_parser("per-passage", help="one judge call per passage vs one per set, paired")
+    per_passage.add_argument("--judge-model", required=True, metavar="SPEC", help="judge backend spec")
+    per_passage.add_argument("--suite", default="core,off_topic", help="suite(s) (default: %(default)s)")
+    per_passage.add_argument("--floor", type=float, default=0.0, help="the floor the judge runs after")
+    per_passage.add_argument("--sample", type=int, default=30, metavar="N", help="stratified sample (0: all)")
+    add_corpus_arguments(per_passage)
+    add_store_argument(per_passage)
+    add_progress_argument(per_passage)
+    _out(per_passage, "judge_per_passage")
+    per_passage.set_defaults(func=run_per_passage)
     placement = studies.add_parser("placement", help="prefill per turn for tail vs front RAG placement")
     placement.add_argument("--model", default=None, help="GGUF path (default: the embedded Gemma 3 270M)")
     add_corpus_arguments(placement, goldens=False)
@@ -168,23 +213,98 @@ def run_transport(args: argparse.Namespace) -> int:
 
 def run_judges(args: argparse.Namespace) -> int:
     from nomad_lab.runners.cluster import dask_client, verdict_filler
+    from nomad_lab.studies.gating import judge_confidence
     from nomad_lab.studies.gating.judges import markdown, run_judge_study, write_study
 
     endpoints = _endpoints(args.endpoint, args.judge_model)
+    judged_runs: list = []
     with dask_client(args.scheduler, args.workers) as client:
+        # A stratified sample is judged in-process: the cluster filler would judge every question.
+        filler = (
+            None
+            if args.sample
+            else verdict_filler(
+                client, args.judge_model, floor=args.floor, limit=args.limit, endpoints=endpoints
+            )
+        )
         rows = run_judge_study(
             args.judge_model,
             suite=args.suite,
             floor=args.floor,
             limit=args.limit,
             **workspace_config(args),
-            fill_missing=verdict_filler(
-                client, args.judge_model, floor=args.floor, limit=args.limit, endpoints=endpoints
-            ),
+            fill_missing=filler,
+            sample=args.sample,
+            reask_confidence=args.reask_confidence,
+            judged_runs=judged_runs,
         )
     print(markdown(rows))
     for name, path in write_study(rows, args.out).items():
         print(f"wrote {name}: {path}")
+    for judged in judged_runs:
+        study = judge_confidence.run_confidence_study(judged, alpha=args.alpha)
+        print(judge_confidence.markdown(study))
+        for name, path in judge_confidence.write_confidence_study(study, args.out).items():
+            print(f"wrote {name}: {path}")
+    return 0
+
+
+def run_ladder(args: argparse.Namespace) -> int:
+    import json
+
+    from nomad_lab.studies.gating import judge_confidence
+    from nomad_lab.studies.gating.judges import run_judge_study
+
+    judged_runs: list = []
+    run_judge_study(
+        args.judge_model or list(judge_confidence.LADDER),
+        suite=args.suite,
+        **workspace_config(args),
+        sample=args.sample or None,
+        judged_runs=judged_runs,
+    )
+    rows = [judge_confidence.ladder_row(judged) for judged in judged_runs]
+    text = judge_confidence.ladder_markdown(rows, sampled=bool(args.sample))
+    print(text)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "ladder.md").write_text(text)
+    (args.out / "ladder.json").write_text(json.dumps(rows, indent=2, default=float) + "\n")
+    print(f"wrote {args.out / 'ladder.md'} and ladder.json")
+    return 0
+
+
+def run_per_passage(args: argparse.Namespace) -> int:
+    import json
+    from dataclasses import asdict
+
+    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.store import Store
+    from nomad_lab.studies.gating.per_passage import compare_per_passage, markdown
+
+    config = RetrievalEvalConfig(
+        corpus_dir=args.corpus,
+        goldens_dir=args.goldens,
+        suite=args.suite,
+        floor=args.floor,
+        store_path=args.store,
+        progress=not args.no_progress,
+    )
+    run_id = run_retrieval_eval(config).run_id
+    with Store(args.store) as store:
+        row = compare_per_passage(
+            store,
+            run_id,
+            args.judge_model,
+            floor=args.floor,
+            sample=args.sample or None,
+            progress=not args.no_progress,
+        )
+    text = markdown([row], sampled=bool(args.sample))
+    print(text)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "per_passage.md").write_text(text)
+    (args.out / "per_passage.json").write_text(json.dumps(asdict(row), indent=2, default=float) + "\n")
+    print(f"wrote {args.out / 'per_passage.md'} and per_passage.json")
     return 0
 
 

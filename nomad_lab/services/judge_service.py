@@ -14,10 +14,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from nomad_lab.backends.base import Backend, ChatOptions, ChatRequest, ChatResult, Usage
+from nomad_lab.backends.base import Backend, BackendError, ChatOptions, ChatRequest, ChatResult, Usage
+from nomad_lab.core.confidence import TOP_LOGPROBS, Confidence, confidence_from_choices
 from nomad_lab.core.estimator import TokenCalibrator
 from nomad_lab.core.jsstring import js_trim
 from nomad_lab.core.judge import (
@@ -52,6 +53,16 @@ class JudgeResult:
     ms: float = 0.0
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    p_true: float | None = None
+    """P(on_topic = true) at the verdict token (``core.confidence``); None with ``confidence_reason``."""
+    confidence_reason: str | None = None
+    cached_prompt_tokens: int | None = None
+
+
+LOGPROBS_REFUSED = "logprobs-refused"
+"""Confidence reason when the server refused a request carrying ``logprobs`` (HTTP 400/422, or an error
+naming logprobs: llama-cpp-python's server answers 500 "logprobs is not supported" unless started with
+``logits_all``) and then answered the same request without them. No other failure is retried."""
 
 
 class RelevanceJudge:
@@ -69,13 +80,16 @@ class RelevanceJudge:
         *,
         thinking_capable: bool | None = None,
         calibrator: TokenCalibrator | None = None,
+        confidence: bool = True,
     ) -> None:
         """``thinking_capable`` None: ask ``backend.show()`` once (SPEC §1.4: lets the OpenAI path send
-        ``reasoning_effort: "none"``); an unanswered show means not capable."""
+        ``reasoning_effort: "none"``); an unanswered show means not capable. ``confidence`` asks for
+        token log-probabilities so every verdict carries P(true) where the backend can give it."""
         self.backend = backend
         self.model = model or backend.model or ""
         self.thinking_capable = thinking_capable
         self.calibrator = calibrator
+        self.confidence = confidence
 
     def _thinking_capable(self) -> bool:
         if self.thinking_capable is None:
@@ -98,7 +112,20 @@ class RelevanceJudge:
             think=False,
             thinking_capable=self._thinking_capable(),
             format=ON_TOPIC_SCHEMA,
+            logprobs=TOP_LOGPROBS if self.confidence else None,
         )
+
+    def _call(self, messages: list[dict[str, str]]) -> tuple[ChatResult, str | None]:
+        """The chat call, and a confidence reason if the server refused the ``logprobs`` fields."""
+        options = self.options()
+        try:
+            return self.backend.chat(ChatRequest(messages, options, self.model or None)), None
+        except BackendError as exc:
+            refused = exc.status in (400, 422) or (exc.status is not None and "logprobs" in exc.detail)
+            if options.logprobs is None or not refused:
+                raise
+        plain = replace(options, logprobs=None)
+        return self.backend.chat(ChatRequest(messages, plain, self.model or None)), LOGPROBS_REFUSED
 
     def judge(self, question: str, passages: Sequence[Any]) -> JudgeResult:
         """Judge the set; never raises. An empty set or blank question is unjudged without a call."""
@@ -111,26 +138,34 @@ class RelevanceJudge:
         started = time.perf_counter()
         messages = self.messages(question, chunks)
         result: ChatResult | None = None
+        confidence = Confidence(None, None)
         try:
-            result = self.backend.chat(ChatRequest(messages, self.options(), self.model or None))
+            result, refused = self._call(messages)
             feed_calibrator(self.calibrator, self.model, messages, result.usage)
             verdict = resolve_structured(js_trim(result.content), pick_on_topic, result.structured)
             reason = verdict.reason
+            if self.confidence:
+                confidence = (
+                    Confidence(None, refused) if refused else confidence_from_choices(result.logprobs)
+                )
         except Exception as exc:  # fail open on anything: transport, protocol, or our own bug
             verdict, reason = None, failure_reason(exc)
         ms = (time.perf_counter() - started) * 1e3
         usage = result.usage if result is not None else Usage()
-
+        common = {
+            "ms": ms,
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "p_true": confidence.p_true,
+            "confidence_reason": confidence.reason,
+            "cached_prompt_tokens": usage.cached_prompt_tokens,
+        }
         if verdict is None or not verdict.ok:
             log.warning("relevance check on %s failed open: %s", self.model, reason)
-            return JudgeResult(
-                chunks, 0, False, None, reason, ms, usage.prompt_tokens, usage.completion_tokens
-            )
+            return JudgeResult(chunks, 0, False, None, reason, **common)
         if verdict.value:
-            return JudgeResult(chunks, 0, True, True, None, ms, usage.prompt_tokens, usage.completion_tokens)
-        return JudgeResult(
-            [], len(chunks), True, False, None, ms, usage.prompt_tokens, usage.completion_tokens
-        )
+            return JudgeResult(chunks, 0, True, True, None, **common)
+        return JudgeResult([], len(chunks), True, False, None, **common)
 
 
 @dataclass
@@ -144,10 +179,18 @@ class JudgeStats:
     total_ms: float = 0.0
     max_ms: float = 0.0
     reasons: dict[str, int] = field(default_factory=dict)
+    with_confidence: int = 0
+    confidence_reasons: dict[str, int] = field(default_factory=dict)
+    """Why a verdict has no P(true), counted (``never-asked``: cached before confidence existed)."""
 
     def record(self, result: JudgeResult) -> None:
         if result.reason in NOT_CALLED_REASONS:
             return
+        if result.p_true is not None:
+            self.with_confidence += 1
+        else:
+            key = result.confidence_reason or "never-asked"
+            self.confidence_reasons[key] = self.confidence_reasons.get(key, 0) + 1
         self.calls += 1
         self.rejected += result.rejected
         self.total_ms += result.ms
@@ -164,7 +207,9 @@ class JudgeStats:
     def line(self) -> str:
         return (
             f"Relevance check: {self.model} · {self.calls} calls · rejected {self.rejected} chunk(s) · "
-            f"{self.failures} failed open · mean {round(self.mean_ms)}ms max {round(self.max_ms)}ms"
+            f"{self.failures} failed open · mean {round(self.mean_ms)}ms max {round(self.max_ms)}ms · "
+            f"P(true) on {self.with_confidence}/{self.calls}"
+            + "".join(f" · {n} {why}" for why, n in sorted(self.confidence_reasons.items()))
         )
 
 

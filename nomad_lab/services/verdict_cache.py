@@ -8,7 +8,7 @@ pools never asks a model the same question twice.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from nomad_lab.backends import Backend, open_backend
 from nomad_lab.core.judge import build_judge_input
@@ -50,13 +50,23 @@ class CachedJudge:
     The key is (judge spec, SHA-256 of the exact judge user turn from
     ``nomad_lab.core.judge.build_judge_input``), so the same question over the same passages is never
     sent to the same model twice. Failed-open verdicts are cached too (a rerun reproduces the run);
-    ``retry_failed`` asks again for those.
+    ``retry_failed`` asks again for those. Verdicts stored before the judge read its confidence keep a
+    null P(true) and are not asked again unless ``reask_confidence`` says so.
     """
 
-    def __init__(self, spec: str, store: Store, retry_failed: bool = False, backend: Backend | None = None):
+    def __init__(
+        self,
+        spec: str,
+        store: Store,
+        retry_failed: bool = False,
+        backend: Backend | None = None,
+        *,
+        reask_confidence: bool = False,
+    ):
         self.spec = spec
         self.store = store
         self.retry_failed = retry_failed
+        self.reask_confidence = reask_confidence
         self.judge = RelevanceJudge(backend if backend is not None else open_backend(spec))
         self.stats = JudgeStats(model=spec)
         self.cache_hits = 0
@@ -65,7 +75,7 @@ class CachedJudge:
         """The chunks the judge keeps (all or none) and a record of the verdict for the case result."""
         passages, key = judge_passages_and_key(question, chunks)
         cached = self.store.get_verdict(self.spec, key)
-        if cached is not None and (cached.ok or not self.retry_failed):
+        if self.reusable(cached):
             self.cache_hits += 1
             rejected = len(chunks) if cached.on_topic is False else 0
             result = JudgeResult(
@@ -76,6 +86,8 @@ class CachedJudge:
                 cached.reason,
                 cached.ms or 0.0,
                 cached.prompt_tokens,
+                p_true=cached.p_true,
+                confidence_reason=cached.confidence_reason,
             )
         else:
             result = self.judge.judge(question, passages)
@@ -89,5 +101,14 @@ class CachedJudge:
             "reason": result.reason,
             "ms": result.ms,
             "cached": cached is not None,
+            "pTrue": result.p_true,
+            "confidenceReason": result.confidence_reason,
         }
         return kept, record
+
+    def reusable(self, cached: Verdict | None) -> TypeGuard[Verdict]:
+        """A stored verdict is used unless it failed and ``retry_failed``, or it predates confidence and
+        ``reask_confidence``."""
+        if cached is None or (not cached.ok and self.retry_failed):
+            return False
+        return cached.confidence_asked or not self.reask_confidence

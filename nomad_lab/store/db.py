@@ -440,8 +440,10 @@ class Store:
     # ---------------------------------------------------------------- judge verdicts
 
     def get_verdict(self, model: str, input_sha256: str) -> Verdict | None:
+        # A read-only open of a store older than migration 3 has no confidence columns: read them as null.
+        confidence = "p_true, confidence_reason" if self.schema_version >= 3 else "NULL, NULL"
         row = self.con.execute(
-            "SELECT on_topic, ok, reason, ms, prompt_tokens FROM judge_verdicts "
+            f"SELECT on_topic, ok, reason, ms, prompt_tokens, {confidence} FROM judge_verdicts "
             "WHERE model = ? AND input_sha256 = ?",
             [model, input_sha256],
         ).fetchone()
@@ -450,7 +452,8 @@ class Store:
     def put_verdict(self, model: str, input_sha256: str, verdict: Verdict) -> None:
         with self.transaction():
             self.con.execute(
-                "INSERT OR REPLACE INTO judge_verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO judge_verdicts (model, input_sha256, on_topic, ok, reason, ms, "
+                "prompt_tokens, created_at, p_true, confidence_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     model,
                     input_sha256,
@@ -460,6 +463,8 @@ class Store:
                     verdict.ms,
                     verdict.prompt_tokens,
                     datetime.now(UTC),
+                    verdict.p_true,
+                    verdict.confidence_reason,
                 ],
             )
 

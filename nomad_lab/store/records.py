@@ -92,11 +92,27 @@ class Verdict:
     reason: str | None = None
     ms: float | None = None
     prompt_tokens: int | None = None
+    p_true: float | None = None
+    """P(on_topic = true) at the verdict token; None with ``confidence_reason`` when it could not be read."""
+    confidence_reason: str | None = None
+
+    @property
+    def confidence_asked(self) -> bool:
+        """False for a verdict stored before confidence existed (both fields null)."""
+        return self.p_true is not None or self.confidence_reason is not None
 
     @classmethod
     def of(cls, result: Any) -> Verdict:
         """The stored form of a ``judge_service.JudgeResult``."""
-        return cls(result.verdict, result.judged, result.reason, result.ms, result.prompt_tokens)
+        return cls(
+            result.verdict,
+            result.judged,
+            result.reason,
+            result.ms,
+            result.prompt_tokens,
+            result.p_true,
+            result.confidence_reason,
+        )
 
 
 def new_run_id() -> str:

@@ -62,7 +62,15 @@ CREATE TABLE IF NOT EXISTS notebook_cells (
     output_dir VARCHAR NOT NULL, seconds DOUBLE NOT NULL, git_sha VARCHAR, created_at TIMESTAMPTZ NOT NULL);
 """
 
-MIGRATIONS: tuple[str, ...] = (V1_TABLES, V2_RESULT_TABLES)
+# Version 3: the judge's confidence beside its verdict. ``p_true`` is P(on_topic = true) at the verdict token;
+# ``confidence_reason`` says why it is null for a verdict whose confidence was asked for (no logprobs,
+# malformed logprobs, no decision token). Both null: a verdict stored before confidence existed (never asked).
+V3_VERDICT_CONFIDENCE = """
+ALTER TABLE judge_verdicts ADD COLUMN IF NOT EXISTS p_true DOUBLE;
+ALTER TABLE judge_verdicts ADD COLUMN IF NOT EXISTS confidence_reason VARCHAR;
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1_TABLES, V2_RESULT_TABLES, V3_VERDICT_CONFIDENCE)
 """``MIGRATIONS[n - 1]`` is the DDL of migration ``n``; a store at version ``v`` lacks ``MIGRATIONS[v:]``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -143,7 +143,8 @@ def test_stats_line() -> None:
     ]:
         stats.record(result)
     assert stats.line() == (
-        "Relevance check: m · 2 calls · rejected 3 chunk(s) · 1 failed open · mean 175ms max 250ms"
+        "Relevance check: m · 2 calls · rejected 3 chunk(s) · 1 failed open · mean 175ms max 250ms · "
+        "P(true) on 0/2 · 2 never-asked"
     )
     assert stats.reasons == {"timeout": 1}
 

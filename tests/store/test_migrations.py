@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from nomad_lab.store import SCHEMA_VERSION, Store, StoreSchemaError
+from nomad_lab.store import SCHEMA_VERSION, Store, StoreSchemaError, Verdict
 from nomad_lab.store.schema import MIGRATIONS
 
 
@@ -33,7 +33,7 @@ def tables(path: Path) -> set[str]:
 
 
 def test_the_schema_version_counts_the_migrations() -> None:
-    assert SCHEMA_VERSION == len(MIGRATIONS) >= 2
+    assert SCHEMA_VERSION == len(MIGRATIONS) >= 3
 
 
 def test_a_version_one_store_upgrades_in_place_and_keeps_its_verdicts(tmp_path: Path) -> None:
@@ -82,3 +82,18 @@ def test_an_unknown_or_newer_version_is_refused_untouched(tmp_path: Path, versio
     with pytest.raises(StoreSchemaError, match=f"store schema version {version} is not the version"):
         Store(path)
     assert path.read_bytes() == before
+
+
+def test_verdicts_stored_before_confidence_read_null_and_never_asked(tmp_path: Path) -> None:
+    path = tmp_path / "old.duckdb"
+    version_one_store(path)
+    with Store(path, read_only=True) as old:  # no confidence columns yet: read as null
+        before = old.get_verdict("embedded:gemma3-270m", "abc")
+        assert before is not None and before.p_true is None and not before.confidence_asked
+    with Store(path) as store:
+        verdict = store.get_verdict("embedded:gemma3-270m", "abc")
+        assert verdict.p_true is None and verdict.confidence_reason is None and not verdict.confidence_asked
+        store.put_verdict("m", "k", Verdict(True, True, None, 5.0, 40, 0.625))
+        store.put_verdict("m", "n", Verdict(True, True, None, 5.0, 40, None, "no-logprobs"))
+        assert store.get_verdict("m", "k").p_true == 0.625
+        assert store.get_verdict("m", "n").confidence_asked

@@ -104,7 +104,7 @@ def test_floor_slider_and_judge_box_redraw_the_figure_and_the_leaked_table(
             first = wait_for_state(page, start, None)
             page.screenshot(path=artifacts / "1-floor-0.62.png", full_page=True)
 
-            readout = page.locator(".widget-interact .widget-slider .widget-readout")
+            readout = page.locator(".widget-interact .widget-slider .widget-readout").first
             readout.click()
             page.keyboard.press("Control+A")
             page.keyboard.type("0.00")

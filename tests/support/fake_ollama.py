@@ -8,19 +8,30 @@ every waiting handler so the server always shuts down.
 
 from __future__ import annotations
 
+import inspect
 import json
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-Reply = Callable[[str], tuple[int, str, str]]  # path -> (status, content type, body)
+Reply = Callable[..., tuple[int, str, str]]  # (path[, request body]) -> (status, content type, body)
 CHAT_PATHS = ("/api/chat", "/v1/chat/completions")
 
 
-def ollama_reply(content: str) -> Reply:
-    """Every chat answered with ``content`` as the assistant message, in the shape of the path asked."""
+_ABSENT = object()
 
-    def reply(path: str) -> tuple[int, str, str]:
+
+def ollama_reply(content: str, logprobs: object = _ABSENT, refuse_logprobs: bool = False) -> Reply:
+    """Every chat answered with ``content`` as the assistant message, in the shape of the path asked.
+
+    ``logprobs``, when given, is sent as is (Ollama: top-level ``logprobs``; /v1: the choice's
+    ``logprobs.content``), so a test can send any shape, malformed ones included. ``refuse_logprobs``
+    answers HTTP 400 to a request carrying ``logprobs``, as a server that does not know the field may.
+    """
+
+    def reply(path: str, request_body: bytes = b"") -> tuple[int, str, str]:
+        if refuse_logprobs and b'"logprobs"' in request_body:
+            return 400, "application/json", json.dumps({"error": "unknown field logprobs"})
         if path.startswith("/v1/"):
             body = {
                 "id": "x",
@@ -36,6 +47,8 @@ def ollama_reply(content: str) -> Reply:
                 ],
                 "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55},
             }
+            if logprobs is not _ABSENT:
+                body["choices"][0]["logprobs"] = {"content": logprobs}
         else:
             body = {
                 "model": "m",
@@ -46,6 +59,8 @@ def ollama_reply(content: str) -> Reply:
                 "prompt_eval_count": 50,
                 "eval_count": 5,
             }
+            if logprobs is not _ABSENT:
+                body["logprobs"] = logprobs
         return 200, "application/json", json.dumps(body)
 
     return reply
@@ -56,16 +71,17 @@ class FakeServer:
 
     def __init__(self, reply: Reply) -> None:
         outer = self
+        accepts_body = len(inspect.signature(reply).parameters) >= 2
         self.requests: list[str] = []
         self.release = threading.Event()
         self._lock = threading.Lock()
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length") or 0))
+                sent = self.rfile.read(int(self.headers.get("content-length") or 0))
                 with outer._lock:
                     outer.requests.append(self.path)
-                status, ctype, body = reply(self.path)
+                status, ctype, body = reply(self.path, sent) if accepts_body else reply(self.path)
                 data = body.encode()
                 try:
                     self.send_response(status)

@@ -19,6 +19,7 @@ from nomad_lab.backends import ChatOptions, ChatRequest, collect_stream, open_ba
 from nomad_lab.backends.ollama_native import OllamaBackend, probe_native
 from nomad_lab.backends.ollama_server import ServerProcess, free_port, shim_command
 from nomad_lab.backends.openai_compat import OpenAICompatBackend
+from nomad_lab.core.confidence import NO_LOGPROBS, TOP_LOGPROBS
 from nomad_lab.core.estimator import TokenCalibrator
 from nomad_lab.core.judge import ON_TOPIC_SCHEMA
 from nomad_lab.services.judge_service import RelevanceJudge
@@ -159,6 +160,9 @@ def check_judge_call_parameters(target: Target) -> None:
     assert body["format"] == ON_TOPIC_SCHEMA and body["think"] is False
     assert "keep_alive" not in body
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    assert body["logprobs"] is True and body["top_logprobs"] == TOP_LOGPROBS  # P(true) asked every call
+    # Ollama before logprobs support answers without them: then P(true) is null and the reason says so.
+    assert (result.p_true is not None and 0 <= result.p_true <= 1) or result.confidence_reason == NO_LOGPROBS
 
 
 def check_v1_never_carries_num_ctx(target: Target) -> None:

@@ -61,6 +61,8 @@ class ExploreData:
     verdicts: np.ndarray | None = None
     judge_model: str | None = None
     notes: list[str] = field(default_factory=list)
+    p_true: np.ndarray | None = None
+    """The judge's stored P(on_topic = true) per question (NaN: none), beside ``verdicts``."""
 
 
 def load_explore_data(
@@ -94,6 +96,7 @@ def load_explore_data(
         queries = [cases[p["id"]].query or "" for p in dump["pools"]]
         tops = []
         verdicts = np.full(len(queries), np.nan) if judge_model else None
+        p_true = np.full(len(queries), np.nan) if judge_model else None
         missing = 0
         for i, pool in enumerate(dump["pools"]):
             entries = sorted(stored.get(pool["id"], []), key=lambda e: e.rank)
@@ -109,19 +112,30 @@ def load_explore_data(
                 missing += 1
             elif verdict.ok:
                 verdicts[i] = 1.0 if verdict.on_topic else 0.0
+            if verdict is not None and verdict.p_true is not None and p_true is not None:
+                p_true[i] = verdict.p_true
     notes = [f"{missing} question(s) have no stored verdict from {judge_model}"] if missing else []
     pools = pools_from_records(
         dump["pools"], fingerprint=dump["fingerprint"], params=dump["params"], source=run_id
     )
-    return ExploreData(pools, queries, tops, verdicts, judge_model, notes)
+    return ExploreData(pools, queries, tops, verdicts, judge_model, notes, p_true)
 
 
-def snapshot(data: ExploreData, floor: float, use_judge: bool, k: int = gates.DEFAULT_K) -> Snapshot:
-    """Leak rate, recall@k and the leaked refusal questions at one floor, with or without the judge."""
+def snapshot(
+    data: ExploreData, floor: float, use_judge: bool, k: int = gates.DEFAULT_K, tau: float = 0.0
+) -> Snapshot:
+    """Leak rate, recall@k and the leaked refusal questions at one floor, with or without the judge.
+
+    ``tau`` > 0 also drops the sets whose stored P(true) is below it (sets without one are kept).
+    """
+    from nomad_lab.gate.confidence import confidence_gate
+
     keep = gates.score_floor(data.pools, [floor])
     judged = use_judge and data.verdicts is not None
     if judged:
         keep = gates.both(keep, gates.judge(data.pools, data.verdicts))
+    if tau > 0 and data.p_true is not None:
+        keep = gates.both(keep, confidence_gate(data.pools, data.p_true, [tau]))
     recall, nonempty = gates.evaluate(data.pools, keep, k)
     refusal = data.pools.expect_refusal
     answerable = data.pools.n_relevant > 0
@@ -180,8 +194,12 @@ def explorer(
     judge_floor: float = 0.0,
     floor: float = 0.62,
     use_judge: bool = False,
+    tau: float = 0.0,
 ) -> Any:
-    """The floor slider and judge checkbox over a stored run, redrawing the plot and the leaked table.
+    """The floor slider, judge checkbox and tau slider over a stored run, redrawing plot and leaked table.
+
+    ``tau`` > 0 drops the sets whose stored P(on_topic = true) is below it (sets without a stored
+    confidence are kept, as the judge fails open); its slider is disabled when the store holds none.
 
     ``store`` is read with ``core.workspace.store_path`` (None: ``NOMAD_LAB_STORE`` or the workspace
     store). A missing store or one without a retrieval run gives back one markdown line naming what to
@@ -202,8 +220,8 @@ def explorer(
     for note in data.notes:
         print(note)
 
-    def draw(floor: float, use_judge: bool) -> None:
-        shot = snapshot(data, floor, use_judge)
+    def draw(floor: float, use_judge: bool, tau: float) -> None:
+        shot = snapshot(data, floor, use_judge, tau=tau)
         plot_snapshot(curve, shot)
         plt.show()
         display(Markdown(f"{describe(shot)}\n\n{leaked_table(shot)}"))
@@ -212,4 +230,7 @@ def explorer(
         draw,
         floor=widgets.FloatSlider(value=floor, min=0.0, max=1.0, step=0.01, description="floor"),
         use_judge=widgets.Checkbox(value=use_judge, description="judge", disabled=data.verdicts is None),
+        tau=widgets.FloatSlider(
+            value=tau, min=0.0, max=1.0, step=0.01, description="tau", disabled=data.p_true is None
+        ),
     )

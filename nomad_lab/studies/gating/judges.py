@@ -28,7 +28,12 @@ from nomad_lab.store import Store
 
 @dataclass(frozen=True)
 class JudgedRun:
-    """A stored run's pools with one verdict per question (1 on topic, 0 off topic, NaN unjudged)."""
+    """A stored run's pools with one verdict per question (1 on topic, 0 off topic, NaN unjudged).
+
+    ``p_true`` is the judge's P(on_topic = true) per question (NaN: none); ``gold`` the label of the set
+    it read (``gate.agreement``: 1 on topic, 0 off topic, -1 answerable without a relevant document in
+    the set, NaN not judged).
+    """
 
     pools: PoolSet
     verdicts: np.ndarray
@@ -38,6 +43,21 @@ class JudgedRun:
     stats_line: str
     failures: int
     calls: int
+    p_true: np.ndarray | None = None
+    gold: np.ndarray | None = None
+    sampled: bool = False
+
+
+def stratified_sample(records: Sequence[dict[str, Any]], size: int, seed: int = 0) -> list[dict[str, Any]]:
+    """Up to ``size`` records, half refusal and half answerable (seeded), in their stored order."""
+    rng = np.random.default_rng(seed)
+    refusal = [i for i, r in enumerate(records) if r.get("expectRefusal")]
+    answerable = [i for i, r in enumerate(records) if not r.get("expectRefusal")]
+    take_refusal = min(len(refusal), max(size // 2, size - len(answerable)))
+    take = list(rng.choice(refusal, take_refusal, replace=False)) if take_refusal else []
+    rest = min(len(answerable), size - take_refusal)
+    take += list(rng.choice(answerable, rest, replace=False)) if rest else []
+    return [records[i] for i in sorted(int(i) for i in take)]
 
 
 def judge_run(
@@ -49,21 +69,31 @@ def judge_run(
     limit: int | None = None,
     progress: bool = True,
     backend: object | None = None,
+    sample: int | None = None,
+    reask_confidence: bool = False,
 ) -> JudgedRun:
-    """Verdicts for every question of ``run_id`` (or the first ``limit``), cached in ``store``."""
+    """Verdicts for every question of ``run_id`` (the first ``limit``, or a stratified ``sample``), cached
+    in ``store``."""
     from tqdm import tqdm
 
+    from nomad_lab.gate.agreement import NO_RELEVANT, OFF_TOPIC, ON_TOPIC
     from nomad_lab.services.verdict_cache import CachedJudge
 
     run = store.get_run(run_id)
     dump = store.export_dump(run_id)
     records = dump["pools"][:limit] if limit else dump["pools"]
+    if sample:
+        records = stratified_sample(records, sample)
     queries = {case.golden_id: case.query or "" for case in store.get_cases(run_id)}
     stored = store.get_pools(run_id)
     chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
-    judge = CachedJudge(judge_spec, store, backend=backend)  # type: ignore[arg-type]
-    verdicts = np.full(len(records), np.nan)
-    ms = np.full(len(records), np.nan)
+    judge = CachedJudge(
+        judge_spec,
+        store,
+        backend=backend,  # type: ignore[arg-type]
+        reask_confidence=reask_confidence,
+    )
+    verdicts, ms, p_true, gold = (np.full(len(records), np.nan) for _ in range(4))
     for i, record in enumerate(tqdm(records, desc=f"judge {judge_spec}", disable=not progress)):
         passages = judged_set(stored.get(record["id"], []), chunks, floor)
         if not passages:
@@ -72,9 +102,24 @@ def judge_run(
         ms[i] = verdict["ms"]
         if verdict["judged"]:
             verdicts[i] = 1.0 if verdict["onTopic"] else 0.0
+        if verdict["pTrue"] is not None:
+            p_true[i] = verdict["pTrue"]
+        relevant = set(record.get("relevantDocIds", []))
+        holds = any(p.doc_id in relevant for p in passages)
+        gold[i] = OFF_TOPIC if record.get("expectRefusal") else (ON_TOPIC if holds else NO_RELEVANT)
     pools = pools_from_records(records, fingerprint=dump["fingerprint"], params=dump["params"], source=run_id)
     return JudgedRun(
-        pools, verdicts, ms, floor, judge_spec, judge.stats.line(), judge.stats.failures, judge.stats.calls
+        pools,
+        verdicts,
+        ms,
+        floor,
+        judge_spec,
+        judge.stats.line(),
+        judge.stats.failures,
+        judge.stats.calls,
+        p_true,
+        gold,
+        bool(sample),
     )
 
 
@@ -159,12 +204,16 @@ def run_judge_study(
     goldens_dir: str | None = None,
     progress: bool = True,
     fill_missing: Callable[[Store, str], object] | None = None,
+    sample: int | None = None,
+    reask_confidence: bool = False,
+    judged_runs: list[JudgedRun] | None = None,
 ) -> list[GateComparison]:
     """Retrieve ``suite`` once (pools stored, index cached), then judge it with each model in turn.
 
     ``fill_missing(store, run_id)``, when given, computes the grid's missing verdicts first (on a Dask
     cluster: ``nomad_lab.runners.cluster.verdict_filler``); the comparisons then read every verdict
-    from the store.
+    from the store. ``sample`` judges a stratified sample of that many questions; each model's
+    ``JudgedRun`` (verdicts, P(true), gold labels) is appended to ``judged_runs`` when given.
     """
     from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
     from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
@@ -184,8 +233,19 @@ def run_judge_study(
         if fill_missing is not None:
             fill_missing(store, run_id)
         for spec in judge_specs:
-            judged = judge_run(store, run_id, spec, floor=floor, limit=limit, progress=progress)
+            judged = judge_run(
+                store,
+                run_id,
+                spec,
+                floor=floor,
+                limit=limit,
+                progress=progress,
+                sample=sample,
+                reask_confidence=reask_confidence,
+            )
             print(judged.stats_line)
+            if judged_runs is not None:
+                judged_runs.append(judged)
             rows.append(compare_with_floor(judged))
     return rows
 

@@ -1,0 +1,131 @@
+"""The per-passage judge the seed measured and rejected, compared paired with the one-verdict judge.
+
+Per passage: one judge call for each passage of the set, keeping the passages judged on topic. One
+verdict: one call for the whole set, keeping all or none. Both read the same sets (what retrieval
+returns at the run's floor) through the same verdict cache (a one-passage set is just another judge
+input), so leak, recall@5, calls and latency are compared question by question: exact McNemar on leaks,
+paired bootstrap on recall. The seed lost 9-17 points of recall@5 per passage; this measures it here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from nomad_lab.gate.stats import PairedTest, bootstrap_means, mcnemar_exact, paired_bootstrap
+from nomad_lab.store import Store
+
+
+@dataclass(frozen=True)
+class PerPassageComparison:
+    """Floor only, one verdict and per passage on the same sets; rates as (value, low, high)."""
+
+    model: str
+    sets: int
+    leak: dict[str, tuple[float, float, float]]
+    recall: dict[str, tuple[float, float, float]]
+    calls: dict[str, int]
+    median_ms_per_set: dict[str, float]
+    leak_test: PairedTest  # per passage against one verdict
+    recall_test: PairedTest
+
+
+def _interval(values: np.ndarray) -> tuple[float, float, float]:
+    mean, lo, hi = bootstrap_means(values[None])
+    return float(mean[0]), float(lo[0]), float(hi[0])
+
+
+def compare_per_passage(
+    store: Store,
+    run_id: str,
+    judge_spec: str,
+    *,
+    floor: float = 0.0,
+    sample: int | None = None,
+    progress: bool = True,
+    backend: object | None = None,
+) -> PerPassageComparison:
+    """Judge each sampled set once whole and once passage by passage (cached), then compare paired."""
+    from tqdm import tqdm
+
+    from nomad_lab.services.verdict_cache import CachedJudge, judged_set
+    from nomad_lab.studies.gating.judges import stratified_sample
+
+    run = store.get_run(run_id)
+    records = store.export_dump(run_id)["pools"]
+    records = stratified_sample(records, sample) if sample else records
+    queries = {case.golden_id: case.query or "" for case in store.get_cases(run_id)}
+    stored = store.get_pools(run_id)
+    chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
+    judge = CachedJudge(judge_spec, store, backend=backend)  # type: ignore[arg-type]
+    kept: dict[str, list[set[Any]]] = {"floor only": [], "one verdict": [], "per passage": []}
+    ms: dict[str, list[float]] = {"one verdict": [], "per passage": []}
+    refusal, relevant = [], []
+    for record in tqdm(records, desc=f"per-passage {judge_spec}", disable=not progress):
+        passages = judged_set(stored.get(record["id"], []), chunks, floor)
+        if not passages:
+            continue
+        question = queries[record["id"]]
+        docs = {p.doc_id for p in passages}
+        whole, verdict = judge(question, passages)
+        singles = [judge(question, [p]) for p in passages]
+        kept["floor only"].append(docs)
+        kept["one verdict"].append({p.doc_id for p in whole})
+        kept["per passage"].append({p.doc_id for p, (k, _) in zip(passages, singles, strict=True) if k})
+        ms["one verdict"].append(verdict["ms"])
+        ms["per passage"].append(sum(v["ms"] for _, v in singles))
+        refusal.append(bool(record.get("expectRefusal")))
+        relevant.append(set(record.get("relevantDocIds", [])))
+    is_refusal = np.array(refusal, dtype=bool)
+    answerable = np.array([bool(r) for r in relevant], dtype=bool)
+    leaked = {m: np.array([bool(k) for k in sets], dtype=bool)[is_refusal] for m, sets in kept.items()}
+    recall = {
+        m: np.array([len(k & r) / len(r) if r else np.nan for k, r in zip(sets, relevant, strict=True)])[
+            answerable
+        ]
+        for m, sets in kept.items()
+    }
+    calls = {
+        "floor only": 0,
+        "one verdict": len(kept["one verdict"]),
+        "per passage": sum(len(d) for d in kept["floor only"]),
+    }
+    return PerPassageComparison(
+        model=judge_spec,
+        sets=len(refusal),
+        leak={m: _interval(v.astype(float)) for m, v in leaked.items()},
+        recall={m: _interval(v) for m, v in recall.items()},
+        calls=calls,
+        median_ms_per_set={m: float(np.median(v)) if v else float("nan") for m, v in ms.items()},
+        leak_test=mcnemar_exact(leaked["one verdict"], leaked["per passage"]),
+        recall_test=paired_bootstrap(recall["one verdict"], recall["per passage"]),
+    )
+
+
+def markdown(rows: Sequence[PerPassageComparison], sampled: bool) -> str:
+    note = " (a stratified sample of sets: intervals cover the sample)" if sampled else ""
+    out = [
+        f"## Per-passage judge against one verdict per set{note}",
+        "",
+        "| judge | sets | gate | leak [95% CI] | recall@5 [95% CI] | judge calls | median ms per set |",
+        "|---|---:|---|---|---|---:|---:|",
+    ]
+    for r in rows:
+        for gate in ("floor only", "one verdict", "per passage"):
+            lk, rc = r.leak[gate], r.recall[gate]
+            out.append(
+                f"| {r.model} | {r.sets} | {gate} | {lk[0]:.3f} [{lk[1]:.3f}, {lk[2]:.3f}] "
+                f"| {rc[0]:.3f} [{rc[1]:.3f}, {rc[2]:.3f}] | {r.calls[gate]} "
+                f"| {r.median_ms_per_set.get(gate, float('nan')):.0f} |"
+            )
+        out.append(
+            f"\nPer passage minus one verdict: recall@5 {r.recall_test.statistic:+.3f} "
+            f"[{r.recall_test.low:+.3f}, {r.recall_test.high:+.3f}] "
+            f"(paired bootstrap p {r.recall_test.p_value:.3g}); "
+            f"leak {r.leak_test.statistic:+.3f} (exact McNemar p {r.leak_test.p_value:.3g}). "
+            "The seed measured -0.09 to -0.17 recall@5 per passage."
+        )
+    return "\n".join(out) + "\n"

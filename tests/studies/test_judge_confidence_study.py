@@ -1,0 +1,73 @@
+"""The confidence study over a judged run: every table from the same arrays, written with its plot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nomad_lab.gate.agreement import NO_RELEVANT
+from nomad_lab.gate.pools import pools_from_records
+from nomad_lab.studies.gating.judge_confidence import run_confidence_study, write_confidence_study
+from nomad_lab.studies.gating.judges import JudgedRun, stratified_sample
+
+
+def records(n: int = 40) -> list[dict]:
+    rng = np.random.default_rng(5)
+    out = []
+    for i in range(n):
+        refusal = i % 2 == 0
+        top = float(np.round(rng.uniform(0.4, 0.9), 3))
+        out.append(
+            {
+                "id": f"q{i}",
+                "tags": ["off-topic" if refusal else "single-hop"],
+                "expectRefusal": refusal,
+                "relevantDocIds": [] if refusal else [f"d{i}"],
+                "candidates": [{"docId": f"d{i}", "score": top, "semanticScore": top}],
+            }
+        )
+    return out
+
+
+def test_study_tables_agree_with_the_arrays(tmp_path: Path) -> None:
+    recs = records()
+    pools = pools_from_records(recs)
+    refusal = pools.expect_refusal
+    p_true = np.where(refusal, 0.3, 0.7)  # a judge that separates perfectly at tau in (0.3, 0.7]
+    p_true[3] = np.nan  # one answerable set without a confidence
+    verdicts = np.ones(pools.size)  # ...but says true to everything
+    gold = np.where(refusal, 0.0, 1.0)
+    gold[5] = NO_RELEVANT
+    judged = JudgedRun(
+        pools, verdicts, np.full(pools.size, 10.0), 0.0, "m", "line", 0, pools.size, p_true, gold
+    )
+    study = run_confidence_study(judged, alpha=0.3)
+    overall = study["agreement"][0]
+    assert overall["n"] == pools.size - 1 and overall["n_with_p"] == pools.size - 2
+    assert overall["auc"][0] == 1.0 and overall["accept_rate_off_topic"] == 1.0
+    best = study["best_floor_tau_at_target"]
+    assert best["leak"] == 0.0 and best["recall"] == 1.0 and 0.3 < best["tau"] <= 0.7
+    assert study["best_floor_only_at_target"]["leak"] > 0.5  # a floor cannot separate these tops
+    cal = study["calibrated"]
+    assert cal["floor"] is not None and cal["leak"] == 0.0  # 0/20 certifies 0.3: 0.7**20 < 0.05/20 floors
+    cascade = study["cascade"]
+    assert cascade["judge_every_set"]["calls"] == pools.size
+    paths = write_confidence_study(study, tmp_path)
+    assert paths["png"].is_file() and paths["png"].with_suffix(".svg").is_file()
+    assert json.loads(paths["json"].read_text())["model"] == "m"
+    assert "ROC AUC" in paths["md"].read_text()
+
+
+def test_stratified_sample_takes_both_classes_in_stored_order() -> None:
+    recs = records(40)
+    picked = stratified_sample(recs, 10, seed=1)
+    assert len(picked) == 10 and sum(r["expectRefusal"] for r in picked) == 5
+    ids = [int(r["id"][1:]) for r in picked]
+    assert ids == sorted(ids)
+    assert stratified_sample(recs, 10, seed=1) == picked
+    assert len(stratified_sample(recs[:3], 10)) == 3
+    with pytest.raises(TypeError):
+        stratified_sample(recs, None)  # type: ignore[arg-type]
