@@ -22,7 +22,7 @@ def _floor(text: str) -> float:
 
 
 def register(subparsers: Any) -> None:
-    from nomad_lab.cli.workspace_args import add_workspace_arguments
+    from nomad_lab.cli.workspace_args import add_embedder_argument, add_workspace_arguments
 
     parser = subparsers.add_parser("retrieval", help="retrieval metrics, leak rates and candidate pools")
     parser.add_argument("--floor", type=_floor, default=0.62, help="post-rerank relevance floor (0 = off)")
@@ -37,6 +37,7 @@ def register(subparsers: Any) -> None:
         "--dump", type=Path, metavar="PATH", help="write the candidate pools (reference JSON format)"
     )
     add_workspace_arguments(parser)
+    add_embedder_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -51,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         judge_model=args.judge_model,
         judge_retry_failed=args.judge_retry_failed,
         dump_path=args.dump,
+        embedder=args.embedder,
         **workspace_config(args),
     )
     result = run_retrieval_eval(config)  # bad input raises a NomadLabError: cli.main prints it, exit 1

@@ -68,6 +68,7 @@ class RetrievalEvalConfig:
     report_dir: Path | None = None
     progress: bool = True
     k_values: tuple[int, ...] = DEFAULT_K_VALUES
+    embedder: str | None = None  # an embedder spec (see retrieval.embedder_spec); None: MiniLM
 
 
 @dataclass
@@ -132,7 +133,7 @@ def run_retrieval_eval(
         judge_backend = open_backend(config.judge_model)  # cheap: validates, loads no model
     created_at = iso_now()
     with Store(config.store_path) as store:
-        embedder = embedder or load_embedder()
+        embedder = embedder or load_embedder(config.embedder)
         index, build = build_index(corpus, store, embedder, progress=config.progress)
         judge = None
         if config.judge_model:
@@ -202,6 +203,7 @@ def run_retrieval_eval(
             "judgeModel": config.judge_model,
             "embeddingModel": embedder.name,
             "embeddingMethod": embedder.method,
+            "embedder": embedder.identity(),
             "ingestParts": index.params.parts(),
         }
         git = git_state()
