@@ -26,6 +26,7 @@ COMMAND_MODULES: list[str] = [
     "nomad_lab.cli.study",
     "nomad_lab.cli.reproduce",
     "nomad_lab.cli.store",
+    "nomad_lab.cli.floors",
 ]
 EVAL_MODULES: list[str] = [
     "nomad_lab.cli.eval_check",
