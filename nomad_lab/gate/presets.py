@@ -31,7 +31,7 @@ __all__ = ["PRESETS", "PresetFloor", "PresetRule", "leak_bound_floor", "preset_f
 
 @dataclass(frozen=True)
 class PresetRule:
-    """``kind``: ``off``, ``recall_loss`` (``target``: recall budget) or ``leak_upper`` (``target``: alpha)."""
+    """``kind``: ``off``, ``recall_loss`` (``target``: recall budget), ``leak_upper`` (``target``: alpha)."""
 
     name: str
     kind: str
