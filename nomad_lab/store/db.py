@@ -459,6 +459,13 @@ class Store:
         ).fetchone()
         return None if row is None else row[0]
 
+    def run_ids(self, kind: str | None = None) -> list[str]:
+        """Every run id of this kind (None: all), oldest first."""
+        rows = self.con.execute(
+            "SELECT run_id FROM runs WHERE ? IS NULL OR kind = ? ORDER BY created_at", [kind, kind]
+        ).fetchall()
+        return [row[0] for row in rows]
+
     # ---------------------------------------------------------------- judge verdicts
 
     def get_verdict(self, model: str, input_sha256: str) -> Verdict | None:
