@@ -30,6 +30,7 @@ COMMAND_MODULES: list[str] = [
 ]
 EVAL_MODULES: list[str] = [
     "nomad_lab.cli.eval_check",
+    "nomad_lab.cli.eval_corpus",
     "nomad_lab.cli.eval_retrieval",
     "nomad_lab.cli.eval_generation",
     "nomad_lab.cli.eval_compare",

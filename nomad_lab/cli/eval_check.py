@@ -1,7 +1,8 @@
 """``nomad-lab eval check``: validate the corpus and golden suites offline, before any model is loaded.
 
 Why: a typo in a doc id or a regex would otherwise surface minutes into a run (or, for ``mustInclude``
-patterns, only in the generation tier). This is the reference's ``eval:corpus --check``.
+patterns, only in the generation tier). ``eval corpus --check`` runs these checks and then the
+reference's run check (no retrieved chunk from outside the eval corpus).
 """
 
 from __future__ import annotations
@@ -14,15 +15,20 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("check", help="validate the eval corpus and golden suites (offline)")
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """--corpus, --goldens, --suite: shared with ``eval corpus --check``."""
     from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR
 
-    parser = subparsers.add_parser("check", help="validate the eval corpus and golden suites (offline)")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS_DIR, help="corpus directory (*.md)")
     parser.add_argument(
         "--goldens", type=Path, default=DEFAULT_GOLDENS_DIR, help="goldens directory (*.jsonl)"
     )
     parser.add_argument("--suite", default="*", help="suites to check: NAME, a,b or * (default: all)")
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
