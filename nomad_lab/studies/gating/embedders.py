@@ -23,7 +23,13 @@ from nomad_lab.gate.stats import clopper_pearson_upper
 from nomad_lab.gate.sweep import OperatingCurve, sweep
 from nomad_lab.studies.gating.presets import RunPools, load_run_pools
 
-__all__ = ["EmbedderResult", "compare_embedders", "comparison_markdown", "write_comparison"]
+__all__ = [
+    "EmbedderResult",
+    "compare_embedders",
+    "comparison_markdown",
+    "run_embedder_comparison",
+    "write_comparison",
+]
 
 RECALL_TOLERANCE = 0.02
 
@@ -196,4 +202,31 @@ def write_comparison(
                 f"{r.label}: {r.calibrated:.2f}", (r.calibrated, 0.5), rotation=90, fontsize=7
             )
     save(fig, out / "embedders.png")
+    return data
+
+
+def slug(spec: str) -> str:
+    """A file-name-safe form of an embedder spec."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in spec).strip("-") or "default"
+
+
+def run_embedder_comparison(
+    specs: list[str], out_dir: str | Path, alpha: float = 0.10, progress: bool = True, **workspace: Any
+) -> dict[str, Any]:
+    """Retrieve the same goldens with each embedder spec (``eval retrieval``, stored, no floor), then compare
+    them and write each embedder's floor presets beside the comparison (``presets-<spec>.json``).
+
+    ``workspace`` holds the retrieval config's corpus/goldens/suite/store fields.
+    """
+    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.studies.gating.presets import write_presets
+
+    run_ids = []
+    for spec in specs:
+        config = RetrievalEvalConfig(floor=0.0, embedder=spec, progress=progress, **workspace)
+        run_ids.append(run_retrieval_eval(config).run_id)
+    store_path = workspace.get("store_path", RetrievalEvalConfig.store_path)
+    data = write_comparison(store_path, run_ids, out_dir, alpha)
+    for spec, run_id in zip(specs, run_ids, strict=True):
+        write_presets(store_path, Path(out_dir) / f"presets-{slug(spec)}.json", run_id)
     return data
