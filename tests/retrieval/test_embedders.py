@@ -139,13 +139,17 @@ def test_http_embedders_get_the_same_vectors_as_in_process(served: str, scheme: 
         assert remote.model_version.startswith("digest:")
 
 
-def test_v1_embeddings_answers_base64_when_asked(served: str) -> None:
+def test_base64_the_legacy_endpoint_and_an_unknown_model(served: str) -> None:
     body = {"model": "nomic-embed-text", "input": "hello", "encoding_format": "base64"}
     item = httpx.post(f"{served}/v1/embeddings", json=body).json()["data"][0]
     import base64
 
     vector = np.frombuffer(base64.b64decode(item["embedding"]), dtype="<f4")
     assert vector.shape == (256,) and math.isclose(float(np.linalg.norm(vector)), 1, rel_tol=1e-4)
+    legacy = httpx.post(f"{served}/api/embeddings", json={"model": "nomic-embed-text", "prompt": "hello"})
+    assert np.allclose(legacy.json()["embedding"], vector, atol=1e-6)  # Ollama's older endpoint, same vector
+    missing = httpx.post(f"{served}/api/embed", json={"model": "other", "input": "x"})
+    assert missing.status_code == 404 and missing.json() == {"error": "model 'other' not found"}
 
 
 def test_an_embedder_that_is_down_is_one_line_naming_the_spec() -> None:
