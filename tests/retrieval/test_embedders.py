@@ -218,3 +218,30 @@ def test_an_index_built_with_wordllama_is_reused_and_embeds_nothing_twice(tmp_pa
             len(top.stages.candidates) == min(15, len(index.chunks))
             and top.stages.candidates[0].semantic_score > 0
         )
+
+
+def test_an_interrupted_build_keeps_every_finished_block_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C during the second block: the first block is in the store, and the rerun embeds only the rest."""
+    from nomad_lab.retrieval import index as index_module
+
+    monkeypatch.setattr(index_module, "EMBED_BLOCK", 2)
+    corpus = load_corpus(CORPUS)
+    embedder = load_embedder("wordllama:")
+    real_embed, calls = embedder.embed, []
+
+    def interrupted(texts, *args, **kwargs):
+        calls.append(len(texts))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_embed(texts, *args, **kwargs)
+
+    with Store(tmp_path / "s.duckdb") as store:
+        monkeypatch.setattr(embedder, "embed", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            build_index(corpus, store, embedder, progress=False)
+        assert store.con.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 2
+        monkeypatch.setattr(embedder, "embed", real_embed)
+        _, stats = build_index(corpus, store, embedder, progress=False)
+        assert (stats.embedded, stats.reused) == (stats.chunks - 2, 2)
