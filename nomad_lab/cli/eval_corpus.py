@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from nomad_lab.cli import eval_check
@@ -23,7 +24,12 @@ def register(subparsers: Any) -> None:
     )
     eval_check.add_arguments(parser)
     parser.add_argument("--check", action="store_true", required=True, help="run the checks (required)")
-    parser.add_argument("--store", default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
+    parser.add_argument(
+        "--store",
+        type=Path,
+        default=DEFAULT_STORE_PATH,
+        help="workspace DuckDB store (default: %(default)s; NOMAD_LAB_STORE sets it)",
+    )
     parser.add_argument("--run", default=None, help="retrieval run to check (default: the latest)")
     parser.set_defaults(func=run)
 

@@ -21,7 +21,12 @@ def register_embedders(studies: Any) -> None:
     )
 
     parser = studies.add_parser("embedders", help="recall, leak and calibrated floor per embedder; transfer")
-    parser.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
+    parser.add_argument(
+        "--store",
+        type=Path,
+        default=DEFAULT_STORE_PATH,
+        help="workspace DuckDB store (default: %(default)s; NOMAD_LAB_STORE sets it)",
+    )
     parser.add_argument(
         "--run",
         action="append",
@@ -35,8 +40,18 @@ def register_embedders(studies: Any) -> None:
         metavar="SPEC",
         help="retrieve the goldens with this embedder first (repeatable; see eval retrieval --embedder)",
     )
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS_DIR, help="corpus directory (*.md)")
-    parser.add_argument("--goldens", type=Path, default=DEFAULT_GOLDENS_DIR, help="goldens directory")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=DEFAULT_CORPUS_DIR,
+        help="corpus directory (*.md) (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--goldens",
+        type=Path,
+        default=DEFAULT_GOLDENS_DIR,
+        help="goldens directory (*.jsonl) (default: %(default)s)",
+    )
     parser.add_argument("--suite", default="core,off_topic", help="suites retrieved with --embedder")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "embedders", help="output folder")
