@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from typing import Any, Self
 
 from nomad_lab.backends.base import ChatChunk, ChatOptions, ChatRequest, Usage
+from nomad_lab.backends.embed_routes import EmbedModel, add_embed_routes
 from nomad_lab.backends.embedded import DEFAULT_N_CTX, DEFAULT_THREADS, EmbeddedBackend, show_payload
 from nomad_lab.core.confidence import TokenChoice
 
@@ -53,10 +54,12 @@ class ShimState:
         name: str | None = None,
         num_ctx: int = DEFAULT_N_CTX,
         threads: int = DEFAULT_THREADS,
+        embed_model: EmbedModel | None = None,
     ) -> None:
         self.backend = EmbeddedBackend(model, n_ctx=num_ctx, threads=threads)
         base = name or self.backend.name
         self.name = base if ":" in base else f"{base}:latest"
+        self.embed_model = embed_model
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
@@ -168,7 +171,8 @@ def create_app(state: ShimState) -> Any:
 
     @app.get("/api/tags")
     def tags() -> dict[str, Any]:
-        return {"models": [state.tag_entry()]}
+        embed = [state.embed_model.tag_entry(_now())] if state.embed_model else []
+        return {"models": [*embed, state.tag_entry()]}
 
     @app.get("/api/ps")
     def ps() -> dict[str, Any]:
@@ -202,7 +206,7 @@ def create_app(state: ShimState) -> Any:
         body = await body_of(request)
         if not isinstance(body, dict):
             return JSONResponse({"error": "invalid JSON body"}, status_code=400)
-        if not state.serves(body.get("model")):
+        if not state.serves(body.get("model")):  # also an embedding model: Ollama says not found too
             return not_found(body.get("model"))
         if body.get("think") not in (None, False):
             return JSONResponse({"error": f'"{state.name}" does not support thinking'}, status_code=400)
@@ -251,6 +255,8 @@ def create_app(state: ShimState) -> Any:
             return await run_in_threadpool(_v1_once, state, chat_request)
         return StreamingResponse(_v1_sse(state, chat_request, include_usage), media_type="text/event-stream")
 
+    if state.embed_model is not None:
+        add_embed_routes(app, state.embed_model, body_of)
     return app
 
 
@@ -509,13 +515,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="warning", help="uvicorn log level (default: %(default)s)")
 
 
-def serve(args: argparse.Namespace) -> int:
+def serve(args: argparse.Namespace, embed_model: EmbedModel | None = None) -> int:
+    """Run until stopped; ``embed_model`` (built by ``nomad-lab serve --embed``) adds the embedding routes."""
     import uvicorn
 
-    state = ShimState(args.model, name=args.name, num_ctx=args.num_ctx, threads=args.threads)
+    state = ShimState(
+        args.model, name=args.name, num_ctx=args.num_ctx, threads=args.threads, embed_model=embed_model
+    )
     if args.preload:
         state.backend.loaded()
-    print(f"nomad-lab Ollama shim: {state.name} on http://{args.host}:{args.port}", flush=True)
+    also = f" and embeddings from {embed_model.name}" if embed_model else ""
+    print(f"nomad-lab Ollama shim: {state.name}{also} on http://{args.host}:{args.port}", flush=True)
     uvicorn.run(create_app(state), host=args.host, port=args.port, log_level=args.log_level)
     return 0
 

@@ -26,9 +26,11 @@ COMMAND_MODULES: list[str] = [
     "nomad_lab.cli.study",
     "nomad_lab.cli.reproduce",
     "nomad_lab.cli.store",
+    "nomad_lab.cli.floors",
 ]
 EVAL_MODULES: list[str] = [
     "nomad_lab.cli.eval_check",
+    "nomad_lab.cli.eval_corpus",
     "nomad_lab.cli.eval_retrieval",
     "nomad_lab.cli.eval_generation",
     "nomad_lab.cli.eval_compare",

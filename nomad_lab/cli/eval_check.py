@@ -1,7 +1,8 @@
 """``nomad-lab eval check``: validate the corpus and golden suites offline, before any model is loaded.
 
 Why: a typo in a doc id or a regex would otherwise surface minutes into a run (or, for ``mustInclude``
-patterns, only in the generation tier). This is the reference's ``eval:corpus --check``.
+patterns, only in the generation tier). ``eval corpus --check`` runs these checks and then the
+reference's run check (no retrieved chunk from outside the eval corpus).
 """
 
 from __future__ import annotations

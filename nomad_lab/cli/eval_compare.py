@@ -2,7 +2,9 @@
 
 Baselines live at ``results/baselines/<fingerprint>/<name>.json``: a baseline is only ever compared
 with reports over the same corpus, chunking and embedding. Exit code 1 on any regression beyond the
-tolerance or when the reports are not comparable; 2 when there is no baseline yet.
+tolerance or when the reports are not comparable; 2 when there is no baseline yet. Beside each metric's
+verdict: a paired test over the questions both reports scored (exact McNemar for per-question yes/no
+outcomes, paired bootstrap for recall and the other graded ones; see ``nomad_lab.eval.paired``).
 """
 
 from __future__ import annotations
@@ -67,8 +69,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"eval compare: {exc}", file=sys.stderr)
         return 1
+    from nomad_lab.eval.paired import paired_tests
+
     comparison = compare_reports(baseline, current, args.tolerance)
-    markdown = render_comparison_markdown(comparison, str(source))
+    tests = paired_tests(baseline, current) if comparison.comparable else None
+    markdown = render_comparison_markdown(comparison, str(source), tests)
     print(markdown)
     if args.markdown:
         args.markdown.write_text(markdown, encoding="utf-8")

@@ -22,7 +22,7 @@ def _floor(text: str) -> float:
 
 
 def register(subparsers: Any) -> None:
-    from nomad_lab.cli.workspace_args import add_workspace_arguments
+    from nomad_lab.cli.workspace_args import add_embedder_argument, add_workspace_arguments
 
     parser = subparsers.add_parser("retrieval", help="retrieval metrics, leak rates and candidate pools")
     parser.add_argument("--floor", type=_floor, default=0.62, help="post-rerank relevance floor (0 = off)")
@@ -37,12 +37,18 @@ def register(subparsers: Any) -> None:
         "--dump", type=Path, metavar="PATH", help="write the candidate pools (reference JSON format)"
     )
     add_workspace_arguments(parser)
+    add_embedder_argument(parser)
+    parser.add_argument(
+        "--ablate", action="store_true", help="also score dense only, +rerank and +diversity side by side"
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from nomad_lab.cli.workspace_args import workspace_config
+    from nomad_lab.eval.ablation import ablation_markdown
     from nomad_lab.eval.retrieval import RetrievalEvalConfig, format_summary, run_retrieval_eval
+    from nomad_lab.eval.separation import separation_markdown
 
     config = RetrievalEvalConfig(
         suite=args.suite,
@@ -51,8 +57,15 @@ def run(args: argparse.Namespace) -> int:
         judge_model=args.judge_model,
         judge_retry_failed=args.judge_retry_failed,
         dump_path=args.dump,
+        embedder=args.embedder,
+        ablate=args.ablate,
         **workspace_config(args),
     )
     result = run_retrieval_eval(config)  # bad input raises a NomadLabError: cli.main prints it, exit 1
     print(format_summary(result))
+    print(
+        "\nScore separation (returned chunks):\n" + separation_markdown(result.report.extra["distributions"])
+    )
+    if result.ablation is not None:
+        print("\nAblation (no floor in any arm):\n" + ablation_markdown(result.ablation))
     return 1 if result.unresolved_chunks else 0

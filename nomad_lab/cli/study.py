@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.cli.study_embedders import register_embedders
 from nomad_lab.cli.study_injection import register_injection
 from nomad_lab.cli.workspace_args import (
     add_cluster_arguments,
@@ -149,6 +150,7 @@ def register(subparsers: Any) -> None:
     transport.add_argument("--out", type=Path, default=None, help="also write transport.json here")
     transport.set_defaults(func=run_transport)
     register_injection(studies)
+    register_embedders(studies)
 
 
 def run_estimator(args: argparse.Namespace) -> int:

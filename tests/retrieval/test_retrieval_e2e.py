@@ -137,7 +137,8 @@ def test_eval_retrieval_cli_end_to_end(tmp_path: Path, embedder, capsys) -> None
     worse_path.write_text(json.dumps(worse))
     capsys.readouterr()
     assert main(["eval", "compare", str(worse_path), "--baselines-dir", str(baselines)]) == 1
-    table = capsys.readouterr().out
+    table, paired = capsys.readouterr().out.split("Paired over the questions")  # the tolerance table first
+    assert "| recall@5 | paired bootstrap |" in paired
     rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line][1:]
     assert rows[0].startswith("| recall@5 | 1.0000 | 0.7000 | -0.3000 | **REGRESSED** |")  # worst first
     assert rows[-1].startswith("| nonEmptyRateOnRefusal |") and rows[-1].endswith("| improved |")

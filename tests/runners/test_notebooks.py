@@ -149,7 +149,8 @@ PATH_PARAMETERS = ("store", "corpus", "goldens", "datasets", "dump", "out_dir", 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_path_parameter_is_read_from_the_workspace(notebook: Path) -> None:
     """JupyterLab runs a kernel in notebooks/: a path parameter reaches the library through
-    ``in_workspace`` (or ``explorer``, which resolves its store itself), never as the raw string; and
+    ``in_workspace`` (``store_path`` for a store, or ``explorer``, which resolves its store itself), never
+    as the raw string; and
     papermill can read every parameter (a comment with ``=`` in it hides the line from papermill)."""
     from nomad_lab.runners.notebooks import declared_parameters
 
@@ -160,4 +161,5 @@ def test_every_path_parameter_is_read_from_the_workspace(notebook: Path) -> None
     assert set(declared) == assigned
     code = "\n".join(c.source for c in script.cells if c.cell_type == "code" and c is not parameters_cell)
     for name in set(declared) & set(PATH_PARAMETERS):
-        assert f"in_workspace({name})" in code or "explorer(" in code, f"{notebook.stem}: {name}"
+        resolved = (f"in_workspace({name})", f"store_path({name})", "explorer(")
+        assert any(r in code for r in resolved), f"{notebook.stem}: {name}"

@@ -97,3 +97,32 @@ def test_verdicts_stored_before_confidence_read_null_and_never_asked(tmp_path: P
         store.put_verdict("m", "n", Verdict(True, True, None, 5.0, 40, None, "no-logprobs"))
         assert store.get_verdict("m", "k").p_true == 0.625
         assert store.get_verdict("m", "n").confidence_asked
+
+
+def test_the_any_dimension_migration_keeps_minilm_vectors_and_admits_other_dimensions(tmp_path: Path) -> None:
+    """A version-2 store's FLOAT[384] vectors survive the move to FLOAT[] with their dimension recorded;
+    a 256-d model then shares the store, and a vector of the wrong size for a known key is refused."""
+    import numpy as np
+
+    from nomad_lab.store import StoreError
+
+    path = tmp_path / "v2.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute(MIGRATIONS[0])
+    con.execute(MIGRATIONS[1])
+    con.execute("INSERT INTO nomad_lab_meta VALUES ('schema_version', '2'), ('created_by', 'nomad-lab')")
+    old = np.linspace(-1, 1, 384, dtype=np.float32)
+    con.execute("INSERT INTO embeddings VALUES ('minilm|v|m', 'sha-a', ?)", [old.tolist()])
+    con.close()
+    with Store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION >= 3
+        assert store.embedding_dimension("minilm|v|m") == 384
+        assert store.embedding_dimension("wordllama|v|m") is None
+        kept = store.con.execute("SELECT vector FROM embeddings WHERE text_sha256 = 'sha-a'").fetchone()[0]
+        assert np.array_equal(np.asarray(kept, dtype=np.float32), old)
+        small = np.ones((2, 256), dtype=np.float32)
+        store.put_embeddings("wordllama|v|m", ["sha-a", "sha-b"], small)
+        assert store.embedding_dimension("wordllama|v|m") == 256
+        with pytest.raises(StoreError, match=r"dimension 256.*384"):
+            store.put_embeddings("minilm|v|m", ["sha-c"], small[:1])
+        assert store.cached_embedding_keys("minilm|v|m", ["sha-a", "sha-c"]) == {"sha-a"}

@@ -1,0 +1,43 @@
+"""``nomad-lab floors presets``: Off / Lenient / Balanced / Strict floors for the embedder of a stored run.
+
+Why a command: the floor a user should set depends on the embedding model they run; this turns a stored
+``eval retrieval`` run (any ``--embedder``) into a small JSON of preset floors with intervals to carry to
+the assistant's settings. Rules: ``nomad_lab.gate.presets``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    from nomad_lab.core.workspace import DEFAULT_STORE_PATH, RESULTS_DIR
+
+    parser = subparsers.add_parser("floors", help="per-embedding-model floor presets from stored pools")
+    sub = parser.add_subparsers(dest="floors_command", metavar="FLOORS_COMMAND", required=True)
+    presets = sub.add_parser("presets", help="Off/Lenient/Balanced/Strict floors with 95%% intervals (JSON)")
+    presets.add_argument(
+        "--store",
+        type=Path,
+        default=DEFAULT_STORE_PATH,
+        help="workspace DuckDB store (default: %(default)s; NOMAD_LAB_STORE sets it)",
+    )
+    presets.add_argument("--run", default=None, help="retrieval run id (default: the latest)")
+    presets.add_argument(
+        "--out",
+        type=Path,
+        default=RESULTS_DIR / "floors" / "presets.json",
+        help="JSON to write (a markdown table is written beside it)",
+    )
+    presets.set_defaults(func=run_presets)
+
+
+def run_presets(args: argparse.Namespace) -> int:
+    from nomad_lab.studies.gating.presets import presets_markdown, write_presets
+
+    data = write_presets(args.store, args.out, args.run)
+    print(presets_markdown(data))
+    print(f"wrote {args.out}")
+    return 0

@@ -1,0 +1,117 @@
+"""Floor presets for the embedding model of a stored retrieval run, as a JSON a user carries to the assistant.
+
+Why from a stored run: the run's pools are every question's full pre-floor candidate list, so the presets
+(``nomad_lab.gate.presets``: rules and intervals) are computed without retrieving again, for whichever
+embedder the run used; the JSON names that embedder, so a floor is never carried to another model unawares.
+Shared by ``nomad-lab floors presets`` and notebooks.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from nomad_lab.core.errors import NomadLabError
+from nomad_lab.gate import gates
+from nomad_lab.gate.pools import PoolSet, pools_from_records
+from nomad_lab.gate.presets import PresetFloor, preset_floors
+from nomad_lab.gate.sweep import sweep
+
+__all__ = ["RunPools", "load_run_pools", "presets_json", "presets_markdown", "write_presets"]
+
+FORMAT = "nomad-lab/floor-presets@1"
+
+
+class RunPools:
+    """A stored retrieval run's pools and the embedder identity recorded with it."""
+
+    def __init__(self, run_id: str, pools: PoolSet, embedder: dict[str, Any]) -> None:
+        self.run_id, self.pools, self.embedder = run_id, pools, embedder
+
+
+def load_run_pools(store_path: str | Path, run_id: str | None = None) -> RunPools:
+    """The pools of ``run_id`` (default: the latest retrieval run) from the store, read-only."""
+    from nomad_lab.store import Store
+
+    with Store(store_path, read_only=True) as store:
+        run_id = run_id or store.latest_run_id("retrieval")
+        if run_id is None:
+            raise NomadLabError(f"{store_path}: no retrieval run stored yet: run `nomad-lab eval retrieval`")
+        run = store.get_run(run_id)
+        dump = store.export_dump(run_id)
+    params = run.params
+    embedder = params.get("embedder") or {
+        "model": params.get("embeddingModel"),
+        "method": params.get("embeddingMethod"),
+    }
+    pools = pools_from_records(
+        dump["pools"], fingerprint=dump["fingerprint"], params=dump["params"], source=run_id
+    )
+    return RunPools(run_id, pools, embedder)
+
+
+def _preset_json(preset: PresetFloor) -> dict[str, Any]:
+    return {
+        "minFinalScore": preset.floor,
+        "interval95": None if preset.low is None else [preset.low, preset.high],
+        "undefinedInResamples": round(preset.undefined_share, 4),
+        "rule": preset.rule.rule,
+        "leakRate": preset.leak,
+        "leakRate95": None if preset.leak_ci is None else list(preset.leak_ci),
+        "recallAtK": preset.recall,
+        "recallAtK95": None if preset.recall_ci is None else list(preset.recall_ci),
+    }
+
+
+def presets_json(run: RunPools, presets: list[PresetFloor]) -> dict[str, Any]:
+    """The carried file: the embedder it is valid for, each preset's floor with its interval and costs."""
+    pools = run.pools
+    return {
+        "format": FORMAT,
+        "embedder": run.embedder,
+        "corpusFingerprint": pools.fingerprint,
+        "runId": run.run_id,
+        "questions": {
+            "answerable": int((pools.n_relevant > 0).sum()),
+            "refusal": int(pools.expect_refusal.sum()),
+        },
+        "k": gates.DEFAULT_K,
+        "presets": {p.rule.name: _preset_json(p) for p in presets},
+    }
+
+
+def presets_markdown(data: dict[str, Any]) -> str:
+    """One row per preset: floor [95% interval], leak and recall@k there, and the rule."""
+    lines = [
+        f"Embedder: {data['embedder'].get('spec') or data['embedder'].get('model')} "
+        f"({data['questions']['answerable']} answerable, {data['questions']['refusal']} refusal questions)",
+        "",
+        "| preset | floor [95% interval] | leak rate | recall@5 | rule |",
+        "|---|---|---|---|---|",
+    ]
+
+    def num(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.2f}"
+
+    for name, p in data["presets"].items():
+        interval = p["interval95"] or [None, None]
+        leak = "n/a" if p["leakRate"] is None else f"{p['leakRate']:.3f}"
+        recall = "n/a" if p["recallAtK"] is None else f"{p['recallAtK']:.3f}"
+        lines.append(
+            f"| {name} | {num(p['minFinalScore'])} [{num(interval[0])}, {num(interval[1])}] "
+            f"| {leak} | {recall} | {p['rule']} |"
+        )
+    return "\n".join(lines)
+
+
+def write_presets(store_path: str | Path, out: str | Path, run_id: str | None = None) -> dict[str, Any]:
+    """Compute the presets of a stored run and write ``out`` (JSON) and its markdown table beside it."""
+    run = load_run_pools(store_path, run_id)
+    curve = sweep(run.pools, "score_floor", gates.FLOOR_GRID)
+    data = presets_json(run, preset_floors(curve))
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    path.with_suffix(".md").write_text(presets_markdown(data) + "\n")
+    return data

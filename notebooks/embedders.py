@@ -1,0 +1,65 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Embedders side by side: does a floor transfer?
+#
+# Retrieves the same goldens with each embedder spec (the strings `nomad-lab eval retrieval --embedder`
+# takes), then compares recall, leak, the calibrated floor and its margin per embedder, applies every
+# embedder's floor to every other's pools, and writes each embedder's Off / Lenient / Balanced / Strict
+# floor presets. Same functions as `nomad-lab study embedders --embedder SPEC ...`.
+
+# %% tags=["parameters"]
+embedders = [
+    "st:",
+    "wordllama:",
+]  # embedder specs: st:, ollama://h:p/m, openai://h:p/v1/m, gguf:PATH, wordllama:
+corpus = "datasets/corpus"  # relative paths are read from the repository root
+goldens = "datasets/goldens"
+suite = "core,off_topic"
+store = None  # workspace store (None: $NOMAD_LAB_STORE or runs/nomad-lab.duckdb)
+out_dir = "results/embedders"
+alpha = 0.10  # leak target of the calibrated floor
+
+# %%
+from IPython.display import Image, Markdown, display
+
+from nomad_lab.core.workspace import in_workspace, store_path
+from nomad_lab.studies.gating.embedders import comparison_markdown, run_embedder_comparison
+
+out = in_workspace(out_dir)
+data = run_embedder_comparison(
+    embedders,
+    out,
+    alpha,
+    corpus_dir=in_workspace(corpus),
+    goldens_dir=in_workspace(goldens),
+    suite=suite,
+    store_path=store_path(store),
+)
+display(Markdown(comparison_markdown(data)))
+display(Image(filename=f"{out}/embedders.png"))
+
+# %% [markdown]
+# Each embedder's floor presets (the JSON to carry to the assistant's settings):
+
+# %%
+import json
+from pathlib import Path
+
+from nomad_lab.studies.gating.presets import presets_markdown
+
+for path in sorted(Path(out).glob("presets-*.json")):
+    display(Markdown(presets_markdown(json.loads(path.read_text()))))
