@@ -63,21 +63,7 @@ display(controls)
 # P(on_topic = true) is read with every verdict (run `nomad-lab study judges` to fill it); tau 0 is off.
 # Sets with no stored confidence are kept, as the judge fails open.
 
-
 # %%
-def draw_tau(floor: float, tau: float) -> None:
-    shot = snapshot(data, floor, False, tau=tau)
-    plot_snapshot(curve, shot)
-    plt.title(f"floor {floor:.2f}, tau {tau:.2f}: leak {shot.leak:.3f}, recall@5 {shot.recall:.3f}")
-    plt.show()
-    display(Markdown(leaked_table(shot)))
+from nomad_lab.studies.gating.explore import tau_explorer
 
-
-tau_controls = widgets.interactive(
-    draw_tau,
-    floor=widgets.FloatSlider(value=floor, min=0.0, max=1.0, step=0.01, description="floor"),
-    tau=widgets.FloatSlider(
-        value=0.0, min=0.0, max=1.0, step=0.01, description="tau", disabled=data.p_true is None
-    ),
-)
-display(tau_controls)
+display(tau_explorer(store, run_id, judge_model, judge_floor, floor))

@@ -162,3 +162,37 @@ def leaked_table(shot: Snapshot, limit: int = 25) -> str:
         for c in shot.leaked[:limit]
     ]
     return "\n".join(["| id | question | top doc | score | top passage |", "|---|---|---|---:|---|", *rows])
+
+
+def tau_explorer(
+    store: str | Path, run_id: str | None, judge_model: str, judge_floor: float = 0.0, floor: float = 0.0
+) -> Any:
+    """A floor slider and a tau slider: sets whose stored P(true) is below tau are dropped (0 is off).
+
+    P(true) is read from the store beside each verdict (``nomad-lab study judges`` fills it); sets with
+    none are kept, as the judge fails open. Nothing is computed on a move but the gates.
+    """
+    import ipywidgets as widgets
+    import matplotlib.pyplot as plt
+    from IPython.display import Markdown, display
+
+    from nomad_lab.gate.sweep import sweep
+
+    data = load_explore_data(store, run_id, judge_model, judge_floor)
+    curve = sweep(data.pools, "score_floor", gates.FLOOR_GRID)
+
+    def draw(floor: float, tau: float) -> None:
+        shot = snapshot(data, floor, False, tau=tau)
+        plot_snapshot(curve, shot)
+        plt.title(f"floor {floor:.2f}, tau {tau:.2f}: leak {shot.leak:.3f}, recall@5 {shot.recall:.3f}")
+        plt.show()
+        display(Markdown(leaked_table(shot)))
+
+    known = data.p_true is not None and not np.isnan(data.p_true).all()
+    return widgets.interactive(
+        draw,
+        floor=widgets.FloatSlider(value=floor, min=0.0, max=1.0, step=0.01, description="floor"),
+        tau=widgets.FloatSlider(
+            value=0.0, min=0.0, max=1.0, step=0.01, description="tau", disabled=not known
+        ),
+    )
