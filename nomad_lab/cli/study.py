@@ -64,6 +64,12 @@ def register(subparsers: Any) -> None:
     )
     judges.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
     judges.add_argument("--no-progress", action="store_true", help="no progress bars")
+    judges.add_argument(
+        "--run",
+        default=None,
+        metavar="RUN_ID",
+        help="judge this stored retrieval run (its pools) instead of retrieving again",
+    )
     judges.add_argument("--out", type=Path, default=RESULTS_DIR / "judges", help="output directory")
     judges.add_argument(
         "--endpoint",
@@ -90,6 +96,12 @@ def register(subparsers: Any) -> None:
     )
     ladder.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
     ladder.add_argument("--no-progress", action="store_true", help="no progress bars")
+    ladder.add_argument(
+        "--run",
+        default=None,
+        metavar="RUN_ID",
+        help="judge this stored retrieval run (its pools) instead of retrieving again",
+    )
     ladder.add_argument("--out", type=Path, default=RESULTS_DIR / "judge_ladder", help="output directory")
     ladder.set_defaults(func=run_ladder)
     per_passage = studies.add_parser("per-passage", help="one judge call per passage vs one per set, paired")
@@ -105,6 +117,12 @@ def register(subparsers: Any) -> None:
     )
     per_passage.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
     per_passage.add_argument("--no-progress", action="store_true", help="no progress bars")
+    per_passage.add_argument(
+        "--run",
+        default=None,
+        metavar="RUN_ID",
+        help="judge this stored retrieval run (its pools) instead of retrieving again",
+    )
     per_passage.add_argument("--out", type=Path, default=RESULTS_DIR / "judge_per_passage", help="output dir")
     per_passage.set_defaults(func=run_per_passage)
     placement = studies.add_parser("placement", help="prefill per turn for tail vs front RAG placement")
@@ -220,6 +238,7 @@ def run_judges(args: argparse.Namespace) -> int:
             sample=args.sample,
             reask_confidence=args.reask_confidence,
             judged_runs=judged_runs,
+            run_id=args.run,
         )
     print(markdown(rows))
     for name, path in write_study(rows, args.out).items():
@@ -248,6 +267,7 @@ def run_ladder(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         sample=args.sample or None,
         judged_runs=judged_runs,
+        run_id=args.run,
     )
     rows = [judge_confidence.ladder_row(judged) for judged in judged_runs]
     text = judge_confidence.ladder_markdown(rows, sampled=bool(args.sample))
@@ -275,7 +295,7 @@ def run_per_passage(args: argparse.Namespace) -> int:
         store_path=args.store,
         progress=not args.no_progress,
     )
-    run_id = run_retrieval_eval(config).run_id
+    run_id = args.run or run_retrieval_eval(config).run_id
     with Store(args.store) as store:
         row = compare_per_passage(
             store,
