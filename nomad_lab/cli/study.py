@@ -27,6 +27,15 @@ def _out(parser: argparse.ArgumentParser, folder: str) -> None:
     )
 
 
+def _run_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--run",
+        default=None,
+        metavar="RUN_ID",
+        help="judge this stored retrieval run (its pools) instead of retrieving again",
+    )
+
+
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("study", help="rerunnable experiments (estimator error, ...)")
     studies = parser.add_subparsers(dest="study", metavar="STUDY", required=True)
@@ -76,6 +85,7 @@ def register(subparsers: Any) -> None:
     add_corpus_arguments(judges)
     add_store_argument(judges)
     add_progress_argument(judges)
+    _run_option(judges)
     judges.add_argument(
         "--endpoint",
         action="append",
@@ -99,6 +109,7 @@ def register(subparsers: Any) -> None:
     add_store_argument(ladder)
     add_progress_argument(ladder)
     _out(ladder, "judge_ladder")
+    _run_option(ladder)
     ladder.set_defaults(func=run_ladder)
     per_passage = studies.add_parser("per-passage", help="one judge call per passage vs one per set, paired")
     per_passage.add_argument("--judge-model", required=True, metavar="SPEC", help="judge backend spec")
@@ -109,6 +120,7 @@ def register(subparsers: Any) -> None:
     add_store_argument(per_passage)
     add_progress_argument(per_passage)
     _out(per_passage, "judge_per_passage")
+    _run_option(per_passage)
     per_passage.set_defaults(func=run_per_passage)
     placement = studies.add_parser("placement", help="prefill per turn for tail vs front RAG placement")
     placement.add_argument("--model", default=None, help="GGUF path (default: the embedded Gemma 3 270M)")
@@ -239,6 +251,7 @@ def run_judges(args: argparse.Namespace) -> int:
             sample=args.sample,
             reask_confidence=args.reask_confidence,
             judged_runs=judged_runs,
+            run_id=args.run,
         )
     print(markdown(rows))
     for name, path in write_study(rows, args.out).items():
@@ -264,6 +277,7 @@ def run_ladder(args: argparse.Namespace) -> int:
         **workspace_config(args),
         sample=args.sample or None,
         judged_runs=judged_runs,
+        run_id=args.run,
     )
     rows = [judge_confidence.ladder_row(judged) for judged in judged_runs]
     text = judge_confidence.ladder_markdown(rows, sampled=bool(args.sample))
@@ -291,7 +305,7 @@ def run_per_passage(args: argparse.Namespace) -> int:
         store_path=args.store,
         progress=not args.no_progress,
     )
-    run_id = run_retrieval_eval(config).run_id
+    run_id = args.run or run_retrieval_eval(config).run_id
     with Store(args.store) as store:
         row = compare_per_passage(
             store,

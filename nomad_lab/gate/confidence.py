@@ -192,7 +192,7 @@ def cascade(
         if pools.score.shape[1]
         else np.full(pools.size, -np.inf)
     )
-    ambiguous = (top >= low) & (top < high)
+    ambiguous = np.isfinite(top) & (top >= low) & (top < high)  # an empty pool is never judged
     p = np.asarray(p_true, dtype=float)
     judge_keeps = np.isnan(p) | (p >= tau)
     keep_pool = (top >= high) | (ambiguous & judge_keeps)

@@ -90,6 +90,8 @@ class RelevanceJudge:
         self.thinking_capable = thinking_capable
         self.calibrator = calibrator
         self.confidence = confidence
+        self.logprobs_refused = False
+        """Set once the server refused the field: later calls do not ask again (one wasted request)."""
 
     def _thinking_capable(self) -> bool:
         if self.thinking_capable is None:
@@ -112,20 +114,23 @@ class RelevanceJudge:
             think=False,
             thinking_capable=self._thinking_capable(),
             format=ON_TOPIC_SCHEMA,
-            logprobs=TOP_LOGPROBS if self.confidence else None,
+            logprobs=TOP_LOGPROBS if self.confidence and not self.logprobs_refused else None,
         )
 
     def _call(self, messages: list[dict[str, str]]) -> tuple[ChatResult, str | None]:
         """The chat call, and a confidence reason if the server refused the ``logprobs`` fields."""
         options = self.options()
+        if self.confidence and options.logprobs is None:  # refused before: not asked again
+            return self.backend.chat(ChatRequest(messages, options, self.model or None)), LOGPROBS_REFUSED
         try:
             return self.backend.chat(ChatRequest(messages, options, self.model or None)), None
         except BackendError as exc:
             refused = exc.status in (400, 422) or (exc.status is not None and "logprobs" in exc.detail)
             if options.logprobs is None or not refused:
                 raise
-        plain = replace(options, logprobs=None)
-        return self.backend.chat(ChatRequest(messages, plain, self.model or None)), LOGPROBS_REFUSED
+        result = self.backend.chat(ChatRequest(messages, replace(options, logprobs=None), self.model or None))
+        self.logprobs_refused = True
+        return result, LOGPROBS_REFUSED
 
     def judge(self, question: str, passages: Sequence[Any]) -> JudgeResult:
         """Judge the set; never raises. An empty set or blank question is unjudged without a call."""

@@ -65,12 +65,14 @@ def test_bad_logprobs_leave_the_verdict_and_count_the_reason(
 @pytest.mark.parametrize("spec", SPECS)
 def test_a_server_refusing_the_field_is_asked_again_without_it(spec: str) -> None:
     with FakeServer(ollama_reply('{"on_topic": false}', refuse_logprobs=True)) as server:
-        result = RelevanceJudge(open_backend(spec.format(port=server.port)), thinking_capable=False).judge(
-            QUESTION, PASSAGES
-        )
+        judge = RelevanceJudge(open_backend(spec.format(port=server.port)), thinking_capable=False)
+        result = judge.judge(QUESTION, PASSAGES)
         assert len(server.chat_requests()) == 2
+        later = judge.judge(QUESTION, PASSAGES)
+        assert len(server.chat_requests()) == 3  # not asked again: one request per later call
     assert result.judged and result.verdict is False
     assert result.p_true is None and result.confidence_reason == LOGPROBS_REFUSED
+    assert later.verdict is False and later.confidence_reason == LOGPROBS_REFUSED
 
 
 def test_confidence_off_sends_no_logprobs_field() -> None:

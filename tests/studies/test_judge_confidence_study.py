@@ -48,9 +48,9 @@ def test_study_tables_agree_with_the_arrays(tmp_path: Path) -> None:
     overall = study["agreement"][0]
     assert overall["n"] == pools.size - 1 and overall["n_with_p"] == pools.size - 2
     assert overall["auc"][0] == 1.0 and overall["accept_rate_off_topic"] == 1.0
-    best = study["best_floor_tau_at_target"]
-    assert best["leak"] == 0.0 and best["recall"] == 1.0 and 0.3 < best["tau"] <= 0.7
-    assert study["best_floor_only_at_target"]["leak"] > 0.5  # a floor cannot separate these tops
+    best = study["compositions_at_target"]["floor + P(true)"]
+    assert best["leak"] == 0.0 and best["recall"] == 1.0 and best["setting"] == "floor 0.00, tau 0.32"
+    assert study["compositions_at_target"]["floor"]["leak"] > 0.5  # a floor cannot separate these tops
     cal = study["calibrated"]
     assert cal["floor"] is not None and cal["leak"] == 0.0  # 0/20 certifies 0.3: 0.7**20 < 0.05/20 floors
     cascade = study["cascade"]

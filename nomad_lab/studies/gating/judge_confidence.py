@@ -27,6 +27,9 @@ FLOORS = np.round(np.arange(0.0, 0.951, 0.05), 2)
 CASCADE_GRID = np.round(np.arange(0.30, 0.951, 0.05), 2)
 TARGET_RECALL = 0.90
 TARGET_LEAK = 0.05
+CASCADE_TAU = 0.5
+"""The cascade's judge keeps a set when P(true) >= 0.5, i.e. when the model prefers "true": fixed, not
+tuned on the goldens."""
 
 
 def _labelled(judged: JudgedRun) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -47,17 +50,6 @@ def agreement_rows(judged: JudgedRun) -> list[dict[str, Any]]:
     return rows
 
 
-def best_on_target(result: cg.Surface, min_recall: float = TARGET_RECALL) -> dict[str, Any] | None:
-    """The (floor, tau) cell with the lowest leak whose recall@5 is at least ``min_recall``."""
-    ok = result.recall >= min_recall - 1e-12
-    if not ok.any():
-        return None
-    leak = np.where(ok, result.leak, np.inf)
-    i, j = np.unravel_index(np.argmin(leak), leak.shape)
-    row = cg.with_intervals(result.leaked[i, j], result.recall_per_pool[i, j])
-    return {"floor": float(result.floors[i]), "tau": float(result.taus[j]), **row}
-
-
 def run_confidence_study(judged: JudgedRun, alpha: float = TARGET_LEAK) -> dict[str, Any]:
     """Every table of the study as plain data (JSON-able)."""
     pools, p = judged.pools, judged.p_true
@@ -65,9 +57,7 @@ def run_confidence_study(judged: JudgedRun, alpha: float = TARGET_LEAK) -> dict[
     taus = cg.TAU_GRID
     curve = curve_from_mask(pools, gates.both(floor_mask, cg.confidence_gate(pools, p, taus)), taus, "tau", 5)
     result = cg.surface(pools, p, FLOORS, taus)
-    floor_only = best_on_target(cg.surface(pools, np.full(pools.size, np.nan), FLOORS, [0.0]))
-    best = best_on_target(result)
-    tau = best["tau"] if best else 0.5
+    tau = CASCADE_TAU
     everything, cheapest, _ = cg.cascade_savings(pools, p, tau, [-np.inf, *CASCADE_GRID, np.inf])
     return {
         "model": judged.model,
@@ -94,9 +84,7 @@ def run_confidence_study(judged: JudgedRun, alpha: float = TARGET_LEAK) -> dict[
             for i, j in result.pareto()
         ],
         "calibrated": asdict(cg.calibrated_pair(result, alpha)),
-        "best_floor_only_at_target": floor_only,
         "compositions_at_target": cg.compositions(pools, p, TARGET_RECALL),
-        "best_floor_tau_at_target": best,
         "agreement": agreement_rows(judged),
         "reliability": _reliability(judged),
         "cascade": {
@@ -176,9 +164,6 @@ def markdown(study: dict[str, Any]) -> str:
         )
     out += [
         "",
-        f"- Target (leak <= {TARGET_LEAK:.0%} at recall@5 >= {TARGET_RECALL}): best floor alone "
-        f"{_point(study['best_floor_only_at_target'], 'floor')}; best floor + tau "
-        f"{_point(study['best_floor_tau_at_target'], 'floor', 'tau')}.",
         f"- Calibrated (floor, tau) for leak <= {study['calibrated']['alpha']}: "
         f"{study['calibrated']['message']}.",
         f"- Cascade at tau {cascade['tau']:.2f}: judging every set takes {every['calls']} calls "
@@ -273,7 +258,7 @@ def ladder_row(judged: JudgedRun) -> dict[str, Any]:
         "sha256": recorded.read_text().split()[0] if recorded.is_file() else None,
         "questions": study["questions"],
         "agreement": study["agreement"][0],
-        "best_floor_tau_at_target": study["best_floor_tau_at_target"],
+        "best_floor_tau_at_target": study["compositions_at_target"]["floor + P(true)"],
         "median_ms": float(np.median(called)) if called.size else float("nan"),
         "stats_line": judged.stats_line,
     }

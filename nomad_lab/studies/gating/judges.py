@@ -207,6 +207,7 @@ def run_judge_study(
     sample: int | None = None,
     reask_confidence: bool = False,
     judged_runs: list[JudgedRun] | None = None,
+    run_id: str | None = None,
 ) -> list[GateComparison]:
     """Retrieve ``suite`` once (pools stored, index cached), then judge it with each model in turn.
 
@@ -214,6 +215,7 @@ def run_judge_study(
     cluster: ``nomad_lab.runners.cluster.verdict_filler``); the comparisons then read every verdict
     from the store. ``sample`` judges a stratified sample of that many questions; each model's
     ``JudgedRun`` (verdicts, P(true), gold labels) is appended to ``judged_runs`` when given.
+    ``run_id`` judges that stored retrieval run instead of retrieving again (no embedding model loaded).
     """
     from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
     from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
@@ -227,7 +229,7 @@ def run_judge_study(
         store_path=path,
         progress=progress,
     )
-    run_id = run_retrieval_eval(config).run_id
+    run_id = run_id or run_retrieval_eval(config).run_id
     rows = []
     with Store(path) as store:
         if fill_missing is not None:
