@@ -5,8 +5,8 @@ server errors, or the model replies with something unusable, dropping the retrie
 turn a transport hiccup into a wrong "I don't know"; so every failure keeps all chunks unjudged and
 records why. Nothing here raises into the caller.
 
-Every call can also feed the ``TokenCalibrator`` with the backend's real prompt count
-(``model_calls.feed_calibrator``), which is how the per-model factor k of SPEC §3.3 is learned.
+Both calls go through ``model_calls.chat_call``: it feeds the ``TokenCalibrator`` with the backend's real
+prompt count (how the per-model factor k of SPEC §3.3 is learned) and logs the call to a sink if given.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from nomad_lab.core.judge import (
     resolve_structured,
 )
 from nomad_lab.core.prompts import QUERIES_SCHEMA, QUERY_REWRITE_MAX_TOKENS, QUERY_REWRITE_SYSTEM_PROMPT
-from nomad_lab.services.model_calls import failure_reason, feed_calibrator
+from nomad_lab.services.model_calls import CallSink, chat_call, failure_reason
 
 log = logging.getLogger(__name__)
 
@@ -69,13 +69,15 @@ class RelevanceJudge:
         *,
         thinking_capable: bool | None = None,
         calibrator: TokenCalibrator | None = None,
+        sink: CallSink | None = None,
     ) -> None:
         """``thinking_capable`` None: ask ``backend.show()`` once (SPEC §1.4: lets the OpenAI path send
-        ``reasoning_effort: "none"``); an unanswered show means not capable."""
+        ``reasoning_effort: "none"``); an unanswered show means not capable. ``sink`` logs each call."""
         self.backend = backend
         self.model = model or backend.model or ""
         self.thinking_capable = thinking_capable
         self.calibrator = calibrator
+        self.sink = sink
 
     def _thinking_capable(self) -> bool:
         if self.thinking_capable is None:
@@ -112,8 +114,10 @@ class RelevanceJudge:
         messages = self.messages(question, chunks)
         result: ChatResult | None = None
         try:
-            result = self.backend.chat(ChatRequest(messages, self.options(), self.model or None))
-            feed_calibrator(self.calibrator, self.model, messages, result.usage)
+            request = ChatRequest(messages, self.options(), self.model or None)
+            result = chat_call(
+                self.backend, request, purpose="judge", calibrator=self.calibrator, sink=self.sink
+            )
             verdict = resolve_structured(js_trim(result.content), pick_on_topic, result.structured)
             reason = verdict.reason
         except Exception as exc:  # fail open on anything: transport, protocol, or our own bug
@@ -243,6 +247,7 @@ def rewrite_query(
     has_documents: bool = True,
     skip: bool = False,
     calibrator: TokenCalibrator | None = None,
+    sink: CallSink | None = None,
 ) -> RewriteResult:
     """SPEC §5.5: a standalone retrieval query from the conversation, on the tasks model.
 
@@ -268,11 +273,12 @@ def rewrite_query(
     )
     started = time.perf_counter()
     try:
-        result = backend.chat(ChatRequest(sent, options, model))
+        result = chat_call(
+            backend, ChatRequest(sent, options, model), purpose="rewrite", calibrator=calibrator, sink=sink
+        )
     except Exception as exc:
         return RewriteResult(raw, False, failure_reason(exc), (time.perf_counter() - started) * 1e3)
     ms = (time.perf_counter() - started) * 1e3
-    feed_calibrator(calibrator, model or backend.model or "", sent, result.usage)
     parsed = resolve_structured(js_trim(result.content), pick_first_query, result.structured)
     if parsed.ok:
         return RewriteResult(parsed.value, True, None, ms, result.usage)

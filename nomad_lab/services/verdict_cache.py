@@ -50,14 +50,16 @@ class CachedJudge:
     The key is (judge spec, SHA-256 of the exact judge user turn from
     ``nomad_lab.core.judge.build_judge_input``), so the same question over the same passages is never
     sent to the same model twice. Failed-open verdicts are cached too (a rerun reproduces the run);
-    ``retry_failed`` asks again for those.
+    ``retry_failed`` asks again for those. Every call actually made is also logged in the store's
+    ``model_calls`` (purpose ``judge``), whose ``request_sha256`` covers the whole request, not just the
+    judge input; a cache hit makes no call and logs nothing.
     """
 
     def __init__(self, spec: str, store: Store, retry_failed: bool = False, backend: Backend | None = None):
         self.spec = spec
         self.store = store
         self.retry_failed = retry_failed
-        self.judge = RelevanceJudge(backend if backend is not None else open_backend(spec))
+        self.judge = RelevanceJudge(backend if backend is not None else open_backend(spec), sink=store)
         self.stats = JudgeStats(model=spec)
         self.cache_hits = 0
 
