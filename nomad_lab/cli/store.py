@@ -25,13 +25,23 @@ def register(subparsers: Any) -> None:
     importer.add_argument("dump", type=Path, help="candidate dump JSON")
     importer.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
     importer.set_defaults(func=run_import)
+    register_calls(actions)
+
+
+def register_calls(actions: Any) -> None:
+    """``store calls``: a read-only listing of the call log (``--store`` as the workspace option reads)."""
+    from nomad_lab.core.workspace import DEFAULT_STORE_PATH
+
     calls = actions.add_parser("calls", help="list logged model calls and their totals per model and purpose")
-    calls.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH, help="workspace DuckDB store")
+    calls.add_argument(
+        "--store",
+        type=Path,
+        default=DEFAULT_STORE_PATH,
+        help="workspace DuckDB store (default: %(default)s; NOMAD_LAB_STORE sets it)",
+    )
     calls.add_argument("--model", help="only calls to this model (as logged)")
     calls.add_argument("--purpose", help="only calls for this purpose: judge, rewrite, answer, warmup, ...")
-    calls.add_argument(
-        "--limit", type=int, default=20, help="list this many of the latest calls (default 20)"
-    )
+    calls.add_argument("--limit", type=int, default=20, help="list this many of the latest calls")
     calls.set_defaults(func=run_calls)
 
 
