@@ -1,8 +1,10 @@
-"""``nomad-lab store import``: bring a candidate dump (ours or the reference system's) into the store.
+"""``nomad-lab store import`` and ``nomad-lab store calls``: dumps into the store, the call log out of it.
 
-Why a command: a dump written elsewhere (the reference's ``eval:retrieval --dump``, a colleague's run)
+Why ``import``: a dump written elsewhere (the reference's ``eval:retrieval --dump``, a colleague's run)
 becomes a stored run that gate studies read like any other. The dump is read and validated in full
 before the store is opened, so a corrupt or foreign file never creates, locks or changes the store.
+Why ``calls``: every chat call (judge, rewrite, answer, warm-up) is logged in the store; this lists the
+latest calls and the totals per model and purpose, read-only (an older store is listed, not upgraded).
 """
 
 from __future__ import annotations
@@ -15,12 +17,32 @@ from typing import Any
 def register(subparsers: Any) -> None:
     from nomad_lab.cli.workspace_args import add_store_argument
 
-    parser = subparsers.add_parser("store", help="the workspace store: import candidate dumps")
+    parser = subparsers.add_parser(
+        "store", help="the workspace store: import candidate dumps, list model calls"
+    )
     actions = parser.add_subparsers(dest="store_command", metavar="ACTION", required=True)
     importer = actions.add_parser("import", help="store a candidate dump (reference --dump JSON) as a run")
     importer.add_argument("dump", type=Path, help="candidate dump JSON")
     add_store_argument(importer)
     importer.set_defaults(func=run_import)
+    register_calls(actions)
+
+
+def register_calls(actions: Any) -> None:
+    """``store calls``: a read-only listing of the call log (``--store`` as the workspace option reads)."""
+    from nomad_lab.core.workspace import DEFAULT_STORE_PATH
+
+    calls = actions.add_parser("calls", help="list logged model calls and their totals per model and purpose")
+    calls.add_argument(
+        "--store",
+        type=Path,
+        default=DEFAULT_STORE_PATH,
+        help="workspace DuckDB store (default: %(default)s; NOMAD_LAB_STORE sets it)",
+    )
+    calls.add_argument("--model", help="only calls to this model (as logged)")
+    calls.add_argument("--purpose", help="only calls for this purpose: judge, rewrite, answer, warmup, ...")
+    calls.add_argument("--limit", type=int, default=20, help="list this many of the latest calls")
+    calls.set_defaults(func=run_calls)
 
 
 def run_import(args: argparse.Namespace) -> int:
@@ -32,3 +54,38 @@ def run_import(args: argparse.Namespace) -> int:
         run_id = store.import_dump(dump, source=str(args.dump))
     print(f"imported {len(dump['pools'])} pools from {args.dump} as run {run_id} into {args.store}")
     return 0
+
+
+def run_calls(args: argparse.Namespace) -> int:
+    from nomad_lab.store import Store
+
+    with Store(args.store, read_only=True) as store:  # an older store is read as it is: maybe no log yet
+        logged = store.has_call_log()
+        totals = store.model_call_totals() if logged else []
+        calls = (
+            store.model_calls(model=args.model, purpose=args.purpose, limit=max(args.limit, 0))
+            if logged
+            else []
+        )
+    print(format_calls(totals, calls))
+    return 0
+
+
+def format_calls(totals: list[dict[str, Any]], calls: list[Any]) -> str:
+    """The totals table, then one line per listed call (oldest first)."""
+    if not totals:
+        return "no model calls logged"
+    lines = ["model · purpose · calls · failed · prompt tokens · completion tokens · mean ms · max ms"]
+    for t in totals:
+        lines.append(
+            f"{t['model']} · {t['purpose']} · {t['calls']} · {t['failures']} · {t['promptTokens'] or 0} · "
+            f"{t['completionTokens'] or 0} · {t['meanMs']:.0f} · {t['maxMs']:.0f}"
+        )
+    lines.append("")
+    for c in calls:
+        outcome = "ok" if c.ok else f"failed: {c.failure}"
+        lines.append(
+            f"{c.created_at:%Y-%m-%d %H:%M:%S} {c.model} {c.purpose} {c.request_sha256[:12]} "
+            f"prompt={c.prompt_tokens} completion={c.completion_tokens} {c.ms:.0f}ms {outcome}"
+        )
+    return "\n".join(lines)

@@ -23,7 +23,8 @@ retrieval) without any model.
 retention ones under 1k, so eviction really happens where it should and nowhere else.
 
 Resume: every answer is stored as soon as it exists, keyed by (hash of the run parameters that shape an
-answer, golden id, hash of the golden's inputs, repeat). A crashed or interrupted run, or a ``--limit``
+answer, golden id, hash of the golden's inputs, repeat); every model call (warm-up, rewrite, answer) is
+logged in the store's ``model_calls``. A crashed or interrupted run, or a ``--limit``
 run extended later, recomputes only what is missing. ``limit`` and ``repeats`` are not part of the key.
 The aggregate of each mode is stored as a run (kind ``generation``) and written as an ``EvalReport`` that
 ``nomad-lab eval compare`` reads.
@@ -32,11 +33,9 @@ The aggregate of each mode is stored as a run (kind ``generation``) and written 
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,7 +61,7 @@ from nomad_lab.data.goldens import Golden, load_suites
 from nomad_lab.eval.provenance import git_state, iso_now, package_versions, platform_info
 from nomad_lab.eval.reports import EvalReport
 from nomad_lab.services.pipeline import MOCK_MODEL, PipelineConfig, run_pipeline
-from nomad_lab.store import CaseRecord, RunRecord, Store
+from nomad_lab.store import CaseRecord, RunRecord, Store, json_sha256
 
 if TYPE_CHECKING:
     from nomad_lab.backends import Backend
@@ -189,13 +188,9 @@ def prompts_sha() -> str:
     return hashlib.sha256(Path(prompts.__file__).read_bytes()).hexdigest()[:16]
 
 
-def _sha(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True).encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def golden_input_sha(golden: Golden) -> str:
     """What a golden feeds the pipeline (not its scoring patterns: changing those only rescores)."""
-    return _sha(
+    return json_sha256(
         {
             "query": golden.query,
             "turns": [[t.role, t.content] for t in golden.turns],
@@ -207,41 +202,26 @@ def golden_input_sha(golden: Golden) -> str:
 class AnswerCache:
     """Stored answers, one row per (parameter key, golden, golden-input hash, repeat), in the workspace store.
 
-    The ``generation_answers`` table arrived with schema version 2 (``nomad_lab.store.schema``). Each row
-    is written on its own as soon as the answer exists, so an interruption loses at most the answer in
-    flight. Errors are never stored: a rerun retries them.
+    The rows live in ``generation_answers`` (schema version 2), read and written by the store's
+    ``get_answer``/``put_answer``; this class only derives the key. Each row is written on its own as soon
+    as the answer exists, so an interruption loses at most the answer in flight. Errors are never stored:
+    a rerun retries them.
     """
 
     def __init__(self, store: Store) -> None:
-        self.con = store.con
+        self.store = store
 
     @staticmethod
     def key(params: Mapping[str, Any]) -> str:
-        return _sha(params)[:24]
+        return json_sha256(params)[:24]
 
     def get(self, key: str, golden: Golden, repeat: int) -> dict[str, Any] | None:
-        row = self.con.execute(
-            "SELECT observation FROM generation_answers WHERE params_key = ? AND golden_id = ? "
-            "AND golden_sha256 = ? AND repeat = ?",
-            [key, golden.id, golden_input_sha(golden), repeat],
-        ).fetchone()
-        return None if row is None else json.loads(row[0])
+        return self.store.get_answer(key, golden.id, golden_input_sha(golden), repeat)
 
     def put(
         self, key: str, params: Mapping[str, Any], golden: Golden, repeat: int, observation: Mapping[str, Any]
     ) -> None:
-        self.con.execute(
-            "INSERT OR REPLACE INTO generation_answers VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                key,
-                golden.id,
-                golden_input_sha(golden),
-                repeat,
-                json.dumps(params),
-                json.dumps(observation),
-                datetime.now(UTC),
-            ],
-        )
+        self.store.put_answer(key, params, golden.id, golden_input_sha(golden), repeat, observation)
 
 
 def golden_messages(golden: Golden) -> list[dict[str, str]]:
@@ -385,6 +365,7 @@ class _WarmUp:
 
     def __call__(self) -> None:
         from nomad_lab.backends import ChatOptions, ChatRequest
+        from nomad_lab.services.model_calls import chat_call
 
         config, self.config = self.config, None
         if config is None or config.backend is None or config.memo is None:
@@ -395,7 +376,10 @@ class _WarmUp:
         )
         messages = [{"role": "user", "content": WARMUP_PROMPT}]
         try:
-            config.backend.chat(ChatRequest(messages, options, config.model))
+            request = ChatRequest(messages, options, config.model)
+            chat_call(
+                config.backend, request, purpose="warmup", model=config.chat_model, sink=config.call_log
+            )
         except Exception as exc:
             raise GenerationEvalError(f"warm-up chat with {config.chat_model!r} failed: {exc}") from exc
 
@@ -450,6 +434,7 @@ def run_generation_eval(
             seed=GENERATION_SEED,
             num_predict_cap=config.num_predict_cap,
             read_million_sizes=config.read_million_sizes,
+            call_log=store,
         )
         warm = _WarmUp(base if backend is not None else None, config.window_for(goldens[0]))
         cache = AnswerCache(store)

@@ -4,9 +4,10 @@ Why Dask and this split: a judge grid over a large library is many independent m
 model server (an Ollama per GPU box, an embedded llama.cpp per worker process) answers one at a time.
 So the work is cut into batches of judge inputs, each batch bound to one backend endpoint and sent to
 the worker that owns that endpoint. Workers only call models; they never open the DuckDB store. The
-client that submitted the tasks writes every verdict into the store's verdict cache as its batch
-finishes, so a run interrupted at any point keeps every finished verdict, and a rerun submits only the
-inputs still missing. After the grid, the judge study reads everything from the cache, unchanged.
+client that submitted the tasks writes every verdict into the store's verdict cache, and every model call
+into its call log, as its batch finishes, so a run interrupted at any point keeps every finished verdict,
+and a rerun submits only the inputs still missing. After the grid, the judge study reads everything from
+the cache, unchanged.
 
 A ``LocalCluster`` (``--workers N``) runs on one machine; ``--scheduler tcp://host:8786`` uses a real
 cluster started with ``dask scheduler`` and ``dask worker`` (each worker needs nomad-lab installed).
@@ -14,13 +15,15 @@ cluster started with ``dask scheduler`` and ``dask worker`` (each worker needs n
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any
 
-from nomad_lab.store import Store, Verdict
+from nomad_lab.services.model_calls import CallBuffer
+from nomad_lab.store import ModelCall, Store, Verdict
 
 
 @contextmanager
@@ -89,10 +92,15 @@ def _worker_judge(endpoint: str) -> Any:
     return RelevanceJudge(open_backend(endpoint))
 
 
-def judge_batch(endpoint: str, inputs: Sequence[JudgeInput]) -> list[tuple[str, Verdict]]:
-    """Runs on a worker: one verdict per input through ``endpoint`` (fails open, never raises)."""
-    judge = _worker_judge(endpoint)
-    return [(item.key, Verdict.of(judge.judge(item.question, item.passages))) for item in inputs]
+def judge_batch(
+    endpoint: str, inputs: Sequence[JudgeInput]
+) -> tuple[list[tuple[str, Verdict]], list[ModelCall]]:
+    """Runs on a worker: one verdict per input through ``endpoint`` (fails open, never raises), and the
+    model calls it made, for the client to log (the worker has no store)."""
+    calls = CallBuffer()
+    judge = copy.copy(_worker_judge(endpoint))  # the loaded backend is shared; the sink is this batch's
+    judge.sink = calls
+    return [(item.key, Verdict.of(judge.judge(item.question, item.passages))) for item in inputs], calls
 
 
 def fill_verdicts(
@@ -144,7 +152,10 @@ def fill_verdicts(
             futures[future] = spec
     bar = tqdm(total=sum(counts.values()), desc="judge grid", unit="verdict", disable=not progress)
     for future in as_completed(list(futures)):
-        for key, verdict in future.result():
+        verdicts, calls = future.result()
+        for call in calls:
+            store.record_call(call)
+        for key, verdict in verdicts:
             store.put_verdict(futures[future], key, verdict)
             bar.update()
     bar.close()

@@ -5,8 +5,8 @@ server errors, or the model replies with something unusable, dropping the retrie
 turn a transport hiccup into a wrong "I don't know"; so every failure keeps all chunks unjudged and
 records why. Nothing here raises into the caller.
 
-Every call can also feed the ``TokenCalibrator`` with the backend's real prompt count
-(``model_calls.feed_calibrator``), which is how the per-model factor k of SPEC §3.3 is learned.
+Both calls go through ``model_calls.chat_call``: it feeds the ``TokenCalibrator`` with the backend's real
+prompt count (how the per-model factor k of SPEC §3.3 is learned) and logs the call to a sink if given.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from nomad_lab.core.judge import (
     resolve_structured,
 )
 from nomad_lab.core.prompts import QUERIES_SCHEMA, QUERY_REWRITE_MAX_TOKENS, QUERY_REWRITE_SYSTEM_PROMPT
-from nomad_lab.services.model_calls import failure_reason, feed_calibrator
+from nomad_lab.services.model_calls import CallSink, chat_call, failure_reason
 
 log = logging.getLogger(__name__)
 
@@ -81,10 +81,12 @@ class RelevanceJudge:
         thinking_capable: bool | None = None,
         calibrator: TokenCalibrator | None = None,
         confidence: bool = True,
+        sink: CallSink | None = None,
     ) -> None:
         """``thinking_capable`` None: ask ``backend.show()`` once (SPEC §1.4: lets the OpenAI path send
         ``reasoning_effort: "none"``); an unanswered show means not capable. ``confidence`` asks for
-        token log-probabilities so every verdict carries P(true) where the backend can give it."""
+        token log-probabilities so every verdict carries P(true) where the backend can give it. ``sink``
+        logs each call."""
         self.backend = backend
         self.model = model or backend.model or ""
         self.thinking_capable = thinking_capable
@@ -92,6 +94,7 @@ class RelevanceJudge:
         self.confidence = confidence
         self.logprobs_refused = False
         """Set once the server refused the field: later calls do not ask again (one wasted request)."""
+        self.sink = sink
 
     def _thinking_capable(self) -> bool:
         if self.thinking_capable is None:
@@ -121,16 +124,28 @@ class RelevanceJudge:
         """The chat call, and a confidence reason if the server refused the ``logprobs`` fields."""
         options = self.options()
         if self.confidence and options.logprobs is None:  # refused before: not asked again
-            return self.backend.chat(ChatRequest(messages, options, self.model or None)), LOGPROBS_REFUSED
+            return self._chat(messages, options), LOGPROBS_REFUSED
         try:
-            return self.backend.chat(ChatRequest(messages, options, self.model or None)), None
+            return self._chat(messages, options), None
         except BackendError as exc:
             refused = exc.status in (400, 422) or (exc.status is not None and "logprobs" in exc.detail)
             if options.logprobs is None or not refused:
                 raise
-        result = self.backend.chat(ChatRequest(messages, replace(options, logprobs=None), self.model or None))
+        result = self._chat(messages, replace(options, logprobs=None))
         self.logprobs_refused = True
         return result, LOGPROBS_REFUSED
+
+    def _chat(self, messages: list[dict[str, str]], options: ChatOptions) -> ChatResult:
+        """One judge call through the model-call boundary (calibrator fed, call logged)."""
+        request = ChatRequest(messages, options, self.model or None)
+        return chat_call(
+            self.backend,
+            request,
+            purpose="judge",
+            model=self.model,
+            calibrator=self.calibrator,
+            sink=self.sink,
+        )
 
     def judge(self, question: str, passages: Sequence[Any]) -> JudgeResult:
         """Judge the set; never raises. An empty set or blank question is unjudged without a call."""
@@ -146,7 +161,6 @@ class RelevanceJudge:
         confidence = Confidence(None, None)
         try:
             result, refused = self._call(messages)
-            feed_calibrator(self.calibrator, self.model, messages, result.usage)
             verdict = resolve_structured(js_trim(result.content), pick_on_topic, result.structured)
             reason = verdict.reason
             if self.confidence:
@@ -293,6 +307,7 @@ def rewrite_query(
     has_documents: bool = True,
     skip: bool = False,
     calibrator: TokenCalibrator | None = None,
+    sink: CallSink | None = None,
 ) -> RewriteResult:
     """SPEC §5.5: a standalone retrieval query from the conversation, on the tasks model.
 
@@ -318,11 +333,12 @@ def rewrite_query(
     )
     started = time.perf_counter()
     try:
-        result = backend.chat(ChatRequest(sent, options, model))
+        result = chat_call(
+            backend, ChatRequest(sent, options, model), purpose="rewrite", calibrator=calibrator, sink=sink
+        )
     except Exception as exc:
         return RewriteResult(raw, False, failure_reason(exc), (time.perf_counter() - started) * 1e3)
     ms = (time.perf_counter() - started) * 1e3
-    feed_calibrator(calibrator, model or backend.model or "", sent, result.usage)
     parsed = resolve_structured(js_trim(result.content), pick_first_query, result.structured)
     if parsed.ok:
         return RewriteResult(parsed.value, True, None, ms, result.usage)

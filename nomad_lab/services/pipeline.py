@@ -15,7 +15,8 @@ Order, as in the reference:
 5. the planner, at the window resolved ONCE per model (``ContextWindowResolver`` over ``show()``; Ollama
    reloads a model whenever ``num_ctx`` changes) or given explicitly, with the calibrated token ratio;
 6. the chat call with ``num_ctx`` and ``num_predict`` from the plan, then the calibrator is fed the real
-   prompt count against the uncalibrated estimate of the exact messages sent (§3.3).
+   prompt count against the uncalibrated estimate of the exact messages sent (§3.3). Every model call
+   (rewrite, judge, answer) crosses ``model_calls.chat_call`` and is logged to ``config.call_log`` if set.
 
 ``context_override`` bypasses rewrite and retrieval with given chunks (the eval's ``oracle`` and
 ``noretrieval`` modes); the chunks still go through the tier slice and the planner. The ``mock`` model
@@ -50,7 +51,7 @@ from nomad_lab.core.planner import BudgetTrace, camel_case, plan_prompt
 from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT
 from nomad_lab.core.reference import RAG_DEFAULT_SCORE_THRESHOLD, RAG_DEFAULT_TOP_K, RAG_MIN_FINAL_SCORE
 from nomad_lab.services.judge_service import RelevanceJudge, resolve_tasks_model, rewrite_query
-from nomad_lab.services.model_calls import feed_calibrator
+from nomad_lab.services.model_calls import CallSink, chat_call
 
 if TYPE_CHECKING:
     from nomad_lab.gate.rerank import RankedResult
@@ -167,7 +168,7 @@ class PipelineConfig:
     ``num_predict_cap`` (not the reference) caps the generation length below the planner's ``numPredict``.
     ``injected_as_planned`` (not the reference) records the chunks the planner really kept as ``injected``;
     the reference records the first ``chunksKept`` candidates, which differ when a large chunk was skipped
-    and a later one fit.
+    and a later one fit. ``call_log`` (e.g. the workspace ``Store``) logs every model call of the turn.
     """
 
     backend: Backend | None = None
@@ -192,6 +193,7 @@ class PipelineConfig:
     num_predict_cap: int | None = None
     read_million_sizes: bool = False
     injected_as_planned: bool = False
+    call_log: CallSink | None = None
     memo: PipelineMemo | None = None
 
     def __post_init__(self) -> None:
@@ -369,6 +371,7 @@ def _retrieve(conversation: list[Message], config: PipelineConfig, chat_model: s
         conversation,
         skip=config.skip_query_rewrite or config.is_mock or tasks_backend is None,
         calibrator=config.calibrator,
+        sink=config.call_log,
     )
     out.query, out.did_rewrite, out.reason = rewrite.query, rewrite.did_rewrite, rewrite.reason
     started = time.perf_counter()
@@ -388,6 +391,7 @@ def _retrieve(conversation: list[Message], config: PipelineConfig, chat_model: s
             config.judge_backend or config.backend,  # type: ignore[arg-type]
             config.relevance_check_model,
             calibrator=config.calibrator,
+            sink=config.call_log,
         )
         verdict = judge.judge(rewrite.query, [_judge_passage(c) for c in out.chunks])
         judge_ms, out.judged, out.rejected = verdict.ms, verdict.judged, verdict.rejected
@@ -495,6 +499,12 @@ def run_pipeline(
         **dict(config.sampling),
     )
     assert config.backend is not None
-    answer = config.backend.chat(ChatRequest(plan.messages, options, config.model))
-    feed_calibrator(config.calibrator, chat_model, plan.messages, answer.usage)
+    answer = chat_call(
+        config.backend,
+        ChatRequest(plan.messages, options, config.model),
+        purpose="answer",
+        model=chat_model,
+        calibrator=config.calibrator,
+        sink=config.call_log,
+    )
     return PipelineResult(answer, trace)

@@ -51,7 +51,9 @@ class CachedJudge:
     ``nomad_lab.core.judge.build_judge_input``), so the same question over the same passages is never
     sent to the same model twice. Failed-open verdicts are cached too (a rerun reproduces the run);
     ``retry_failed`` asks again for those. Verdicts stored before the judge read its confidence keep a
-    null P(true) and are not asked again unless ``reask_confidence`` says so.
+    null P(true) and are not asked again unless ``reask_confidence`` says so. Every call actually made is
+    also logged in the store's ``model_calls`` (purpose ``judge``), whose ``request_sha256`` covers the
+    whole request, not just the judge input; a cache hit makes no call and logs nothing.
     """
 
     def __init__(
@@ -67,7 +69,7 @@ class CachedJudge:
         self.store = store
         self.retry_failed = retry_failed
         self.reask_confidence = reask_confidence
-        self.judge = RelevanceJudge(backend if backend is not None else open_backend(spec))
+        self.judge = RelevanceJudge(backend if backend is not None else open_backend(spec), sink=store)
         self.stats = JudgeStats(model=spec)
         self.cache_hits = 0
 

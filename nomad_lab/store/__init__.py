@@ -1,7 +1,8 @@
 """The DuckDB workspace store: runs, pools, verdicts, study rows and notebook cells.
 
 Every SQL statement of the project lives in this package: ``schema`` holds the DDL, ``records`` the
-rows as dataclasses, ``db`` the :class:`Store` that reads and writes them. Import from here.
+rows as dataclasses, ``db`` the :class:`Store` that reads and writes them (with ``calls``: the model-call
+log and the generation answers). Import from here.
 """
 
 from nomad_lab.store.db import (
@@ -16,10 +17,13 @@ from nomad_lab.store.records import (
     CaseRecord,
     ChunkRecord,
     IndexRecord,
+    ModelCall,
     PoolEntry,
     RunRecord,
     Verdict,
+    json_sha256,
     judge_input_sha256,
+    text_sha256,
 )
 from nomad_lab.store.schema import EMBEDDING_DIMENSION, SCHEMA_VERSION
 
@@ -30,6 +34,7 @@ __all__ = [
     "CaseRecord",
     "ChunkRecord",
     "IndexRecord",
+    "ModelCall",
     "PoolEntry",
     "RunRecord",
     "Store",
@@ -37,6 +42,8 @@ __all__ = [
     "StoreLockedError",
     "StoreSchemaError",
     "Verdict",
+    "json_sha256",
     "judge_input_sha256",
     "record_study_rows",
+    "text_sha256",
 ]

@@ -15,7 +15,8 @@ distractor index re-embeds only new text; ``runs``, ``cases`` (per-question resu
 FULL pre-floor candidate pool of every question), ``run_metrics``; ``judge_verdicts``; and, since
 version 2, ``generation_answers`` (eval generation's answer cache), ``study_rows`` (the measured rows of
 the estimator and placement studies, one run id per study run) and ``notebook_cells`` (one row per
-executed notebook grid cell).
+executed notebook grid cell); since version 3, ``model_calls``, the log of every chat call (see
+``calls.CallLog``, whose methods ``Store`` has).
 
 The reference's candidate dump (SPEC §2.5) is the interchange format: :meth:`Store.export_dump` and
 :meth:`Store.import_dump`, with :func:`validate_dump` naming the offending field on bad input.
@@ -39,6 +40,7 @@ import numpy as np
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.jsfmt import js_json_dumps
 from nomad_lab.data.dump import DUMP_PARAM_KEYS, validate_dump
+from nomad_lab.store.calls import CallLog
 from nomad_lab.store.records import (
     CaseRecord,
     ChunkRecord,
@@ -92,7 +94,7 @@ def _raise_if_locked(exc: Exception) -> None:
         raise _Locked(match.group(1) if match else None) from exc
 
 
-class Store:
+class Store(CallLog):
     """One DuckDB file per workspace. Use as a context manager, or call :meth:`close`."""
 
     def __init__(self, path: str | os.PathLike[str], read_only: bool = False, lock_wait: float | None = None):

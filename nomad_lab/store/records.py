@@ -1,8 +1,9 @@
-"""The rows the store reads and writes, as frozen dataclasses: chunks, indexes, runs, pools, verdicts."""
+"""The rows the store reads and writes, as frozen dataclasses: chunks, runs, pools, verdicts, calls."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -115,10 +116,42 @@ class Verdict:
         )
 
 
+@dataclass(frozen=True)
+class ModelCall:
+    """One chat call as the call log keeps it: who was asked, for what, what it cost, whether it worked.
+
+    ``request_sha256`` hashes the exact request (model, messages, options), so equal rows are the same
+    question asked again; ``failure`` is None for a call that returned and the failure label otherwise.
+    """
+
+    model: str
+    purpose: str
+    request_sha256: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    ms: float
+    failure: str | None = None
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
 def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:8]
 
 
+def text_sha256(text: str) -> str:
+    """SHA-256 of a text (lone surrogates kept): the one hash behind every content key of the store."""
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
 def judge_input_sha256(judge_input: str) -> str:
     """The verdict cache key's second half: SHA-256 of the exact judge user turn."""
-    return hashlib.sha256(judge_input.encode("utf-8", errors="surrogatepass")).hexdigest()
+    return text_sha256(judge_input)
+
+
+def json_sha256(value: Any) -> str:
+    """SHA-256 of ``value`` as sorted-key JSON: the key of an answer's parameters and of a call's request."""
+    return text_sha256(json.dumps(value, sort_keys=True, default=str))

@@ -82,7 +82,24 @@ INSERT INTO embedding_models
     WHERE model_key NOT IN (SELECT model_key FROM embedding_models);
 """
 
-MIGRATIONS: tuple[str, ...] = (V1_TABLES, V2_RESULT_TABLES, V3_VERDICT_CONFIDENCE, V4_ANY_DIMENSION)
+# Version 5: the model-call log, one row per chat call made through ``services.model_calls.chat_call``
+# (judge, rewrite, answer, warm-up). Append-only: ``call_id`` orders the calls.
+V5_MODEL_CALLS = """
+CREATE SEQUENCE IF NOT EXISTS model_call_ids START 1;
+CREATE TABLE IF NOT EXISTS model_calls (
+    call_id BIGINT PRIMARY KEY DEFAULT nextval('model_call_ids'), created_at TIMESTAMPTZ NOT NULL,
+    model VARCHAR NOT NULL, purpose VARCHAR NOT NULL, request_sha256 VARCHAR NOT NULL,
+    prompt_tokens INTEGER, completion_tokens INTEGER, ms DOUBLE NOT NULL, ok BOOLEAN NOT NULL,
+    failure VARCHAR);
+"""
+
+MIGRATIONS: tuple[str, ...] = (
+    V1_TABLES,
+    V2_RESULT_TABLES,
+    V3_VERDICT_CONFIDENCE,
+    V4_ANY_DIMENSION,
+    V5_MODEL_CALLS,
+)
 """``MIGRATIONS[n - 1]`` is the DDL of migration ``n``; a store at version ``v`` lacks ``MIGRATIONS[v:]``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

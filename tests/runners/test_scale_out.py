@@ -149,12 +149,15 @@ def test_judge_grid_spreads_endpoints_over_dask_workers_and_fails_open(stored_ru
                 progress=False,
             )
             assert counts == {spec: len(todo)} and len(todo) >= 4
+            calls = store.model_calls(purpose="judge")  # logged by the client: workers have no store
+            assert len(calls) == len(todo) and all(c.request_sha256 for c in calls)
             assert good.chat_requests() and bad.chat_requests()  # both endpoints served the grid
             assert len(good.chat_requests()) + len(bad.chat_requests()) >= len(todo)
             verdicts = [store.get_verdict(spec, item.key) for item in todo]
             assert all(v is not None for v in verdicts)
             failed = [v for v in verdicts if not v.ok]
             assert failed and all(v.on_topic is None for v in failed)  # HTTP 500: failed open, counted
+            assert sorted(c.failure or "" for c in calls if not c.ok) == sorted(v.reason for v in failed)
             assert any(v.ok and v.on_topic is False for v in verdicts)
 
             asked = len(good.requests) + len(bad.requests)

@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from nomad_lab.store import SCHEMA_VERSION, Store, StoreSchemaError, Verdict
+from nomad_lab.store import SCHEMA_VERSION, ModelCall, Store, StoreSchemaError, Verdict
 from nomad_lab.store.schema import MIGRATIONS
 
 
@@ -19,6 +19,19 @@ def version_one_store(path: Path) -> None:
     con.execute("INSERT INTO nomad_lab_meta VALUES ('schema_version', '1'), ('created_by', 'nomad-lab')")
     con.execute(
         "INSERT INTO judge_verdicts VALUES ('embedded:gemma3-270m', 'abc', false, true, NULL, 12.5, 300, ?)",
+        [datetime.now(UTC)],
+    )
+    con.close()
+
+
+def version_two_store(path: Path) -> None:
+    """A store as the release before the call log wrote it: migrations 1–2, version '2', one stored answer."""
+    version_one_store(path)
+    con = duckdb.connect(str(path))
+    con.execute(MIGRATIONS[1])
+    con.execute("UPDATE nomad_lab_meta SET value = '2' WHERE key = 'schema_version'")
+    con.execute(
+        "INSERT INTO generation_answers VALUES ('k', 'g1', 'sha', 0, '{}', '{\"answer\": \"8 drops\"}', ?)",
         [datetime.now(UTC)],
     )
     con.close()
@@ -126,3 +139,26 @@ def test_the_any_dimension_migration_keeps_minilm_vectors_and_admits_other_dimen
         with pytest.raises(StoreError, match=r"dimension 256.*384"):
             store.put_embeddings("minilm|v|m", ["sha-c"], small[:1])
         assert store.cached_embedding_keys("minilm|v|m", ["sha-a", "sha-c"]) == {"sha-a"}
+
+
+def test_a_version_two_store_gains_the_call_log_and_keeps_its_answers(tmp_path: Path) -> None:
+    path = tmp_path / "v2.duckdb"
+    version_two_store(path)
+    assert "model_calls" not in tables(path)
+    with Store(path, read_only=True) as old:  # read as it is: no log yet, so no calls
+        assert old.model_calls() == [] and old.model_call_totals() == []
+    with Store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        assert store.get_answer("k", "g1", "sha", 0) == {"answer": "8 drops"}
+        assert store.get_verdict("embedded:gemma3-270m", "abc") is not None
+        store.record_call(ModelCall("m", "judge", "h1", 120, 3, 15.0))
+        store.record_call(ModelCall("m", "answer", "h2", None, None, 2.0, "timeout"))
+        logged = store.model_calls()
+    assert [(c.purpose, c.prompt_tokens, c.ok, c.failure) for c in logged] == [
+        ("judge", 120, True, None),
+        ("answer", None, False, "timeout"),
+    ]
+    with Store(path) as again:
+        assert again.model_calls(limit=1)[0].request_sha256 == "h2"  # the latest, ids kept across opens
+        again.record_call(ModelCall("m", "judge", "h3", 1, 1, 1.0))
+        assert [c.request_sha256 for c in again.model_calls(purpose="judge")] == ["h1", "h3"]

@@ -82,13 +82,18 @@ def measure(url: str, model: str, prompt: str, num_ctx: int) -> TransportResult:
     from nomad_lab.backends.ollama_native import OllamaBackend
     from nomad_lab.backends.openai_compat import OpenAICompatBackend
     from nomad_lab.core.estimator import estimate_tokens
+    from nomad_lab.services.model_calls import chat_call
 
     messages = [{"role": "user", "content": prompt}]
-    native = OllamaBackend(url, model).chat(
-        ChatRequest(messages, ChatOptions(num_ctx=num_ctx, num_predict=1, temperature=0), model)
+    native = chat_call(
+        OllamaBackend(url, model),
+        ChatRequest(messages, ChatOptions(num_ctx=num_ctx, num_predict=1, temperature=0), model),
+        purpose="transport",
     )
-    v1 = OpenAICompatBackend(f"{url}/v1", model).chat(
-        ChatRequest(messages, ChatOptions(num_predict=1, temperature=0), model)
+    v1 = chat_call(
+        OpenAICompatBackend(f"{url}/v1", model),
+        ChatRequest(messages, ChatOptions(num_predict=1, temperature=0), model),
+        purpose="transport",
     )
     return TransportResult(
         base_url=url,
