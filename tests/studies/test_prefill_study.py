@@ -11,11 +11,10 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def llm():
-    pytest.importorskip("llama_cpp")
     from nomad_lab.backends.models import gemma_path
-    from nomad_lab.studies.budgeting.prefill import load_model
+    from nomad_lab.studies.budgeting.prefill import probe
 
-    return load_model(gemma_path(), 2048)
+    return probe(gemma_path(), 2048)
 
 
 TURNS = [

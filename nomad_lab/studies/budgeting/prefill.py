@@ -3,10 +3,11 @@
 The seed moved the per-turn retrieved block behind history so the prompt prefix stays byte-identical
 turn to turn; llama.cpp then re-evaluates only the new tail. It measured, at turn 14, 231 ms prefill
 at the tail against 539 ms at the front (llama3:8b). This replays a multi-turn conversation turn by
-turn through llama.cpp in-process (its prompt cache reuses the longest common token prefix, as a
-llama.cpp server slot does) for both placements, with a different retrieved block every turn, and
-records per turn: prompt tokens, tokens evaluated vs reused, prefill time (llama.cpp's own
-``t_p_eval``) and the share of the prompt text identical to the previous turn's.
+turn through the embedded backend, llama.cpp in-process (its prompt cache reuses the longest common
+token prefix, as a llama.cpp server slot does), for both placements, with a different retrieved block
+every turn, and records per turn: prompt tokens, tokens evaluated vs reused, prefill time (llama.cpp's
+own ``t_p_eval``) and the share of the prompt text identical to the previous turn's. Counts and
+timings come from the backend's ``PrefillProbe`` capability; the study never touches llama.cpp.
 
 Two effects the seed names are measured too: a query-rewrite call on the same single slot between
 turns (it evicts the chat prefix), and the cost of a context-window change (a model reload, which
@@ -16,12 +17,12 @@ memoizing the resolved window avoids).
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.backends.base import PrefillProbe
 from nomad_lab.core.planner import plan_prompt
 from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT, QUERY_REWRITE_SYSTEM_PROMPT
 from nomad_lab.core.reference import RAG_PLACEMENTS
@@ -50,36 +51,15 @@ def _common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
     return n
 
 
-def load_model(model_path: str | Path, n_ctx: int, n_threads: int = 2) -> Any:
-    from llama_cpp import Llama
+def probe(model_path: str | Path, n_ctx: int, n_threads: int = 2) -> PrefillProbe:
+    """The embedded backend on ``model_path`` at ``n_ctx``: the study's only way to the model."""
+    from nomad_lab.backends.embedded import EmbeddedBackend
 
-    return Llama(str(model_path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
-
-
-def render(llm: Any, messages: list[dict[str, Any]]) -> str:
-    """The exact prompt text the embedded backend would send (the GGUF's template, or Gemma folded)."""
-    from nomad_lab.backends.embedded import chat_formatter
-
-    return chat_formatter(llm, None)(messages).prompt
-
-
-def prefill(llm: Any, prompt: str) -> tuple[int, int, int, float]:
-    """Evaluate ``prompt`` (plus one sampled token) on the model's single slot.
-
-    Returns (prompt tokens, tokens evaluated, tokens reused from the cache, prefill ms).
-    """
-    import llama_cpp
-
-    tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
-    reused = min(_common_prefix(list(llm._input_ids), tokens), len(tokens) - 1)
-    llama_cpp.llama_perf_context_reset(llm._ctx.ctx)
-    llm.create_completion(tokens, max_tokens=1, temperature=0.0)
-    perf = llama_cpp.llama_perf_context(llm._ctx.ctx)
-    return len(tokens), int(perf.n_p_eval), reused, float(perf.t_p_eval_ms)
+    return EmbeddedBackend(str(model_path), n_ctx=n_ctx, threads=n_threads)
 
 
 def replay(
-    llm: Any,
+    llm: PrefillProbe,
     turns: Sequence[tuple[str, str]],
     chunks_per_turn: Sequence[Sequence[str]],
     *,
@@ -88,7 +68,7 @@ def replay(
     rewrite_between: bool = False,
 ) -> list[TurnRow]:
     """Replay ``turns`` (user, assistant) one by one; turn t retrieves ``chunks_per_turn[t]``."""
-    llm.reset()
+    llm.forget_prefix()
     rows: list[TurnRow] = []
     previous = ""
     history: list[dict[str, str]] = []
@@ -98,7 +78,7 @@ def replay(
                 {"role": "system", "content": QUERY_REWRITE_SYSTEM_PROMPT},
                 {"role": "user", "content": f'Conversation:\nUser: "{user}"\n\nRewritten Query:'},
             ]
-            prefill(llm, render(llm, rewrite))
+            llm.prefill(llm.render(rewrite))
         plan = plan_prompt(
             system_blocks=[{"role": "system", "content": DEFAULT_SYSTEM_PROMPT}],
             history=history,
@@ -107,18 +87,18 @@ def replay(
             context_window=context_window,
             rag_placement=placement,
         )
-        prompt = render(llm, plan.messages)
-        n, evaluated, reused, ms = prefill(llm, prompt)
+        prompt = llm.render(plan.messages)
+        done = llm.prefill(prompt)
         share = _common_prefix(previous, prompt) / len(prompt) if previous else 0.0
         rows.append(
             TurnRow(
                 placement,
                 rewrite_between,
                 t + 1,
-                n,
-                evaluated,
-                reused,
-                ms,
+                done.prompt_tokens,
+                done.evaluated_tokens,
+                done.reused_tokens,
+                done.ms,
                 share,
                 plan.budget.chunks_kept,
                 plan.budget.turns_kept,
@@ -132,13 +112,12 @@ def replay(
 def reload_cost(model_path: str | Path, n_ctx: int, other_ctx: int, prompt: str) -> dict[str, float]:
     """What a context-window change costs: a reload plus re-evaluating the whole prompt, against a warm
     turn that only appends a short follow-up question to the cached prompt."""
-    llm = load_model(model_path, n_ctx)
-    prefill(llm, prompt)
-    _, _, _, warm_ms = prefill(llm, prompt + "\n" + WARM_FOLLOW_UP)
-    start = time.perf_counter()
-    reloaded = load_model(model_path, other_ctx)
-    load_ms = (time.perf_counter() - start) * 1000
-    _, _, _, cold_ms = prefill(reloaded, prompt + "\n" + WARM_FOLLOW_UP)
+    warm = probe(model_path, n_ctx)
+    warm.prefill(prompt)
+    warm_ms = warm.prefill(prompt + "\n" + WARM_FOLLOW_UP).ms
+    reloaded = probe(model_path, other_ctx)
+    load_ms = reloaded.load_ms()
+    cold_ms = reloaded.prefill(prompt + "\n" + WARM_FOLLOW_UP).ms
     return {"reload_ms": load_ms, "cold_prefill_ms": cold_ms, "warm_prefill_ms": warm_ms}
 
 
@@ -204,7 +183,7 @@ def run_study(
 
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
-    llm = load_model(model_path, context_window)
+    llm = probe(model_path, context_window)
     settings = [(rewrite, placement) for rewrite in (False, True) for placement in RAG_PLACEMENTS]
     runs: dict[tuple[bool, str], list[list[TurnRow]]] = {k: [] for k in settings}
     for _ in tqdm(range(repeats), desc="placement replays", unit="round"):
@@ -220,14 +199,14 @@ def run_study(
                 )
             )
     rows = [asdict(r) for k in settings for r in median_rows(runs[k])]
-    probe = render(llm, [{"role": "user", "content": " ".join(chunks_per_turn[0])}])
+    long_prompt = llm.render([{"role": "user", "content": " ".join(chunks_per_turn[0])}])
     return {
         "model": Path(model_path).name,
         "context_window": context_window,
         "repeats": repeats,
         "rows": rows,
         "summary": summarize(rows),
-        "reload": reload_cost(model_path, context_window, context_window // 2, probe),
+        "reload": reload_cost(model_path, context_window, context_window // 2, long_prompt),
     }
 
 
