@@ -17,7 +17,8 @@ memoizing the resolved window avoids).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ from nomad_lab.backends.base import PrefillProbe
 from nomad_lab.core.planner import plan_prompt
 from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT, QUERY_REWRITE_SYSTEM_PROMPT
 from nomad_lab.core.reference import RAG_PLACEMENTS
+from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR
+from nomad_lab.studies.shape import Study, execute
 
 
 @dataclass(frozen=True)
@@ -169,44 +172,96 @@ def summarize(rows: Sequence[dict[str, Any]], turn: int = SEED_TURN) -> dict[str
     return out
 
 
+def fitted_ratio(tail: Sequence[TurnRow], front: Sequence[TurnRow], turn: int = SEED_TURN) -> float:
+    """front/tail prefill at ``turn`` read off each series' least-squares line over all its turns: one
+    replay's estimate, steadier than the single noisy sample at that turn."""
+    import numpy as np
+
+    def at(series: Sequence[TurnRow]) -> float:
+        slope, intercept = np.polyfit([r.turn for r in series], [r.prefill_ms for r in series], 1)
+        return float(slope * min(turn, series[-1].turn) + intercept)
+
+    return at(front) / at(tail)
+
+
+def t_interval(values: Sequence[float]) -> tuple[float, float, float]:
+    """Mean and 95% Student-t interval of independent replays' estimates (nan bounds for one)."""
+    import statistics
+
+    from scipy.stats import t
+
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return mean, float("nan"), float("nan")
+    half = float(t.ppf(0.975, len(values) - 1)) * statistics.stdev(values) / len(values) ** 0.5
+    return mean, mean - half, mean + half
+
+
 def run_study(
     model_path: str | Path,
     turns: Sequence[tuple[str, str]],
     chunks_per_turn: Sequence[Sequence[str]],
     *,
     context_window: int = 8192,
-    repeats: int = 3,
+    repeats: int = 6,
+    min_repeats: int = 3,
+    target: float = 0.05,
+    budget_s: float | None = None,
 ) -> dict[str, Any]:
-    """Both placements, with and without a rewrite between turns, ``repeats`` replays each (median per
-    turn, replays interleaved so a burst of machine noise hits every series alike), plus the reload cost."""
+    """Both placements, with and without a rewrite between turns, plus the reload cost.
+
+    The headline, front/tail at turn 14, gets as many paired replays of ``tail`` and ``front`` as its
+    interval needs: at least ``min_repeats``, then more until the 95% interval of the per-replay
+    :func:`fitted_ratio` is within ``target`` (relative half-width) of its mean, up to ``repeats``, and
+    no new replay once ``budget_s`` seconds are spent. Rows are the per-turn medians of the replays. The
+    rewrite series are replayed once: what they show (the evicted prefix) is in their token counts,
+    which are deterministic.
+    """
     from tqdm import tqdm
 
-    if repeats < 1:
-        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    if repeats < 1 or min_repeats < 1:
+        raise ValueError(f"repeats and min_repeats must be at least 1, got {repeats}, {min_repeats}")
+    started = time.perf_counter()
     llm = probe(model_path, context_window)
+
+    def one(placement: str, rewrite: bool) -> list[TurnRow]:
+        return replay(
+            llm,
+            turns,
+            chunks_per_turn,
+            placement=placement,
+            context_window=context_window,
+            rewrite_between=rewrite,
+        )
+
+    runs: dict[tuple[bool, str], list[list[TurnRow]]] = {(True, p): [one(p, True)] for p in RAG_PLACEMENTS}
+    runs |= {(False, p): [] for p in RAG_PLACEMENTS}
+    ratios: list[float] = []
+    bar = tqdm(total=repeats, desc="placement replays (tail, front)", unit="pair")
+    while len(ratios) < repeats:
+        if len(ratios) >= min(min_repeats, repeats):
+            mean, low, high = t_interval(ratios)
+            spent = time.perf_counter() - started
+            if (high - low) / 2 <= target * mean or (budget_s is not None and spent >= budget_s):
+                break
+        for placement in RAG_PLACEMENTS:
+            runs[(False, placement)].append(one(placement, False))
+        ratios.append(fitted_ratio(runs[(False, "tail")][-1], runs[(False, "front")][-1]))
+        bar.update()
+    bar.close()
     settings = [(rewrite, placement) for rewrite in (False, True) for placement in RAG_PLACEMENTS]
-    runs: dict[tuple[bool, str], list[list[TurnRow]]] = {k: [] for k in settings}
-    for _ in tqdm(range(repeats), desc="placement replays", unit="round"):
-        for rewrite, placement in settings:
-            runs[(rewrite, placement)].append(
-                replay(
-                    llm,
-                    turns,
-                    chunks_per_turn,
-                    placement=placement,
-                    context_window=context_window,
-                    rewrite_between=rewrite,
-                )
-            )
     rows = [asdict(r) for k in settings for r in median_rows(runs[k])]
     long_prompt = llm.render([{"role": "user", "content": " ".join(chunks_per_turn[0])}])
+    mean, low, high = t_interval(ratios)
     return {
         "model": Path(model_path).name,
         "context_window": context_window,
-        "repeats": repeats,
+        "repeats": len(ratios),
         "rows": rows,
         "summary": summarize(rows),
+        "front_over_tail_fit": {"mean": mean, "low": low, "high": high, "replays": ratios, "target": target},
         "reload": reload_cost(model_path, context_window, context_window // 2, long_prompt),
+        "seconds": time.perf_counter() - started,
     }
 
 
@@ -228,6 +283,12 @@ def markdown(result: dict[str, Any]) -> str:
         lines.append(
             f"\nfront/tail prefill at turn {summary['tail']['turn']}: {summary['front_over_tail']:.2f}x "
             f"(seed, llama3:8b at turn 14: 539/231 = {summary['seed_front_over_tail']:.2f}x)"
+        )
+    if fit := result.get("front_over_tail_fit"):
+        lines.append(
+            f"front/tail at turn {SEED_TURN} from each replay's fitted line: {fit['mean']:.2f}x "
+            f"[95% CI {fit['low']:.2f}, {fit['high']:.2f}] over {len(fit['replays'])} paired replays "
+            f"(replayed until within ±{100 * fit['target']:.0f}% or the budget; rewrite series once)"
         )
     reload = result["reload"]
     lines.append(
@@ -316,6 +377,24 @@ def conversation_from_corpus(
     return turns, chunks
 
 
+def compute(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The study from keyword parameters: ``corpus``, ``turns``, ``context_window``, ``model`` (a GGUF
+    path; default the embedded Gemma 3 270M) and ``repeats``."""
+    from nomad_lab.backends.models import gemma_path
+
+    turns = int(params.get("turns", 16))
+    conversation, chunks = conversation_from_corpus(params.get("corpus") or DEFAULT_CORPUS_DIR, turns)
+    result = run_study(
+        params.get("model") or gemma_path(),
+        conversation,
+        chunks,
+        context_window=int(params.get("context_window", 8192)),
+        repeats=int(params.get("repeats", 6)),
+        budget_s=params.get("budget"),
+    )
+    return result | {"turns": turns}
+
+
 def load_or_run(
     out_dir: str | Path,
     corpus: str | Path,
@@ -327,19 +406,26 @@ def load_or_run(
     repeats: int = 3,
     store_path: str | Path | None = None,
 ) -> dict[str, Any]:
-    """The stored study in ``out_dir`` if present (and not ``recompute``), else run it and store its rows
-    in the workspace store (``study_rows``, study ``placement``); :func:`write` puts it in ``out_dir``."""
+    """The stored study in ``out_dir`` if present (and not ``recompute``), else run it, store its rows
+    in the workspace store (``study_rows``, study ``placement``) and write it to ``out_dir``."""
     stored = Path(out_dir) / "placement.json"
     if stored.exists() and not recompute:
         return json.loads(stored.read_text())
-    from nomad_lab.backends.models import gemma_path
-
-    conversation, chunks = conversation_from_corpus(corpus, turns)
-    from nomad_lab.store import record_study_rows
-
-    result = run_study(
-        model or gemma_path(), conversation, chunks, context_window=context_window, repeats=repeats
-    )
-    params = {k: result[k] for k in ("model", "context_window", "repeats")} | {"turns": turns}
-    result["run_id"] = record_study_rows("placement", params, result["rows"], store_path)
+    params = {"corpus": corpus, "turns": turns, "context_window": context_window, "model": model}
+    result, _ = execute(STUDY, params | {"repeats": repeats}, out_dir, store_path)
     return result
+
+
+STUDY = Study(
+    name="placement",
+    title="Prefill by RAG placement on the embedded model",
+    run=compute,
+    rows=lambda result: result["rows"],
+    markdown=markdown,
+    write=write,
+    out_dir="results/placement",
+    command=("study", "placement"),
+    figures=("prefill_vs_turn.png",),
+    tables=("placement.md",),
+    stage=30,
+)
