@@ -437,6 +437,16 @@ class Store:
         ).fetchone()
         return None if row is None else row[0]
 
+    def run_fingerprints_since(self, since: datetime) -> list[str]:
+        """Distinct corpus fingerprints of the runs stored at or after ``since``, first stored first: which
+        corpora a step of the main job read (its manifest entry records them)."""
+        rows = self.con.execute(
+            "SELECT fingerprint FROM runs WHERE created_at >= ? "
+            "GROUP BY fingerprint ORDER BY min(created_at)",
+            [since],
+        ).fetchall()
+        return [row[0] for row in rows]
+
     # ---------------------------------------------------------------- judge verdicts
 
     def get_verdict(self, model: str, input_sha256: str) -> Verdict | None:
