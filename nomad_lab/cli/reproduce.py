@@ -225,8 +225,11 @@ def run(args: argparse.Namespace) -> int:
     from nomad_lab.cli import main
     from nomad_lab.core.workspace import PROJECT_ROOT
 
-    manifest = _manifest(PROJECT_ROOT)
     plan = steps()
+    current = {"nomad-lab " + shlex.join(argv) for _, argv in plan}
+    manifest = _manifest(PROJECT_ROOT)
+    # steps that are no longer in the job (a changed command line) leave the manifest and its total
+    manifest["steps"] = {line: step for line, step in manifest["steps"].items() if line in current}
     if args.gallery_only:
         return _gallery(PROJECT_ROOT, manifest, plan)
     if not args.list:
