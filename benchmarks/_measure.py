@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
+import io
+import os
+import platform
+import shlex
+import subprocess
+import sys
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, redirect_stdout
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results" / "benchmarks"
 
 
 def peak_mib(fn: Callable[[], object]) -> float:
@@ -13,3 +25,58 @@ def peak_mib(fn: Callable[[], object]) -> float:
     peak = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
     return peak
+
+
+def machine_line() -> str:
+    """Where and when a table was measured: CPU, cores, OS, Python, commit (and whether dirty), date."""
+    cpu = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        names = [
+            ln.split(":", 1)[1].strip()
+            for ln in cpuinfo.read_text().splitlines()
+            if ln.startswith("model name")
+        ]
+        cpu = names[0] if names else cpu
+    git = ["git", "-C", str(ROOT)]
+    sha = subprocess.run(
+        [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        [*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+    )
+    state = f"commit {sha or '?'}" + (" + uncommitted changes" if dirty.stdout else "")
+    return (
+        f"machine: {cpu} · {os.cpu_count()} cores · {platform.system()} {platform.release()} · "
+        f"Python {platform.python_version()} · {state} · {datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
+    )
+
+
+class _Tee(io.TextIOBase):
+    def __init__(self, *streams: io.TextIOBase) -> None:
+        self.streams = streams
+
+    def write(self, text: str) -> int:
+        for stream in self.streams:
+            stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        for stream in self.streams:
+            stream.flush()
+
+
+@contextmanager
+def published(script: str) -> Iterator[None]:
+    """Print as usual and, when the benchmark finishes, store what it printed as
+    ``results/benchmarks/<script>.md``, headed by its exact command and the machine line: a speed claim
+    in the README must have a stored table beside its command. An interrupted run stores nothing."""
+    name = Path(script).stem
+    captured = io.StringIO()
+    with redirect_stdout(_Tee(sys.stdout, captured)):
+        yield
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    command = shlex.join(["python", f"benchmarks/{name}.py", *sys.argv[1:]])
+    path = RESULTS / f"{name}.md"
+    path.write_text(f"command: `{command}`\n\n{machine_line()}\n\n{captured.getvalue()}", encoding="utf-8")
+    print(f"wrote {path.relative_to(ROOT)}")

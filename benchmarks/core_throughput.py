@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _measure import peak_mib
+from _measure import peak_mib, published
 
 from nomad_lab.core.estimator import estimate_tokens
 from nomad_lab.core.judge import excerpt_for
@@ -72,4 +72,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with published(__file__):
+        main()

@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from _measure import published  # noqa: E402
+
 from nomad_lab.backends import open_backend  # noqa: E402
 from nomad_lab.core.estimator import TokenCalibrator, estimate_messages_tokens  # noqa: E402
 from nomad_lab.services.judge_service import JudgeStats, RelevanceJudge  # noqa: E402
@@ -146,4 +148,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with published(__file__):
+        code = main()
+    raise SystemExit(code)

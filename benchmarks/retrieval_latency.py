@@ -25,7 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from _measure import peak_mib
+from _measure import peak_mib, published
 
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.data.corpus import load_corpus
@@ -107,4 +107,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with published(__file__):
+        main()

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from _measure import peak_mib
+from _measure import peak_mib, published
 
 from nomad_lab.gate import gates
 from nomad_lab.gate.pools import PoolSet, pools_from_records
@@ -187,4 +187,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with published(__file__):
+        main()

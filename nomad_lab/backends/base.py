@@ -189,6 +189,43 @@ class Backend(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Prefill:
+    """One prompt evaluated on a model's single slot, as the engine itself counted and timed it."""
+
+    prompt_tokens: int
+    evaluated_tokens: int  # tokens the engine actually ran through the model
+    reused_tokens: int  # tokens served from the KV cache (the longest common prefix with the last call)
+    ms: float  # the engine's own prompt-eval time, not wall clock
+
+
+@runtime_checkable
+class PrefillProbe(Protocol):
+    """What a prefill study needs from a backend that runs the model in-process.
+
+    Why a capability and not the engine's internals: token counts and prefill timings live in the
+    engine's private state (llama.cpp's perf context and input ids); only the backend may read them, so
+    a study stays the same when the engine or its bindings change. ``load_ms`` is the cost of the last
+    (re)load, which a context-window change pays.
+    """
+
+    def render(self, messages: list[Message]) -> str:
+        """The exact prompt text a chat call with ``messages`` would evaluate."""
+        ...
+
+    def prefill(self, prompt: str) -> Prefill:
+        """Evaluate ``prompt`` plus one greedy token, reusing whatever prefix the KV cache holds."""
+        ...
+
+    def forget_prefix(self) -> None:
+        """Make the next call evaluate its whole prompt."""
+        ...
+
+    def load_ms(self) -> float:
+        """Milliseconds the model's current instance took to load (loading it now if needed)."""
+        ...
+
+
 def resolve_model(backend: Backend, request_model: str | None) -> str:
     """The model a call is for: the request's, else the spec's; neither is a caller error."""
     model = request_model or backend.model

@@ -35,8 +35,10 @@ from nomad_lab.backends.base import (
     ChatChunk,
     ChatRequest,
     ChatResult,
+    Message,
     ModelEntry,
     ModelInfo,
+    Prefill,
     Usage,
     model_info_from_show,
     normalize_result,
@@ -438,6 +440,35 @@ class EmbeddedBackend:
         if loaded is not None:
             with loaded.lock:
                 loaded.llama.reset()
+
+    # -- prefill probe (``PrefillProbe``): what placement studies measure, without llama.cpp internals
+
+    def formatter(self) -> Any:
+        """The chat formatter of this file (built once: it depends on the file, not on ``n_ctx``)."""
+        if self._formatter is None:
+            self._formatter = chat_formatter(self.loaded().llama, self.chat_format)
+        return self._formatter
+
+    def render(self, messages: list[Message]) -> str:
+        return self.formatter()([dict(m) for m in messages]).prompt
+
+    def prefill(self, prompt: str) -> Prefill:
+        import llama_cpp
+        from llama_cpp import Llama
+
+        loaded = self.loaded()
+        with loaded.lock:
+            llama = loaded.llama
+            tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+            # llama.cpp re-evaluates at least the last token to produce logits
+            reused = min(Llama.longest_token_prefix(llama._input_ids.tolist(), tokens), len(tokens) - 1)
+            llama_cpp.llama_perf_context_reset(llama.ctx)
+            llama.create_completion(tokens, max_tokens=1, temperature=0.0)
+            perf = llama_cpp.llama_perf_context(llama.ctx)
+        return Prefill(len(tokens), int(perf.n_p_eval), reused, float(perf.t_p_eval_ms))
+
+    def load_ms(self) -> float:
+        return self.loaded().load_ms
 
     def chat(self, request: ChatRequest) -> ChatResult:
         """One call; with ``options.logprobs`` each generated token carries its raw-logit alternatives."""

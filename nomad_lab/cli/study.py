@@ -1,4 +1,9 @@
-"""``nomad-lab study …``: the measured experiments behind the seed's claims, one subcommand each."""
+"""``nomad-lab study …``: the measured experiments behind the seed's claims, one subcommand each.
+
+Each subcommand declares its options here; running it is the same for all (:func:`run_study`): the
+study registered under that name (``nomad_lab.studies.registry``) runs on the options, its rows go to
+the store, its markdown is printed and its files written.
+"""
 
 from __future__ import annotations
 
@@ -36,6 +41,10 @@ def _run_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+PLACEMENT_BUDGET_S = 420.0
+"""The placement study's share of the main job: three paired replays took about this long here."""
+
+
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("study", help="rerunnable experiments (estimator error, ...)")
     studies = parser.add_subparsers(dest="study", metavar="STUDY", required=True)
@@ -49,7 +58,7 @@ def register(subparsers: Any) -> None:
     _out(estimator, "estimator")
     estimator.add_argument("--tokenizer", action="append", help="limit to this tokenizer (repeatable)")
     add_store_argument(estimator)
-    estimator.set_defaults(func=run_estimator)
+    estimator.set_defaults(func=run_study)
     judges = studies.add_parser(
         "judges", help="relevance judges against floor-only; their P(true) as a gate, agreement, cascade"
     )
@@ -129,10 +138,23 @@ def register(subparsers: Any) -> None:
     placement.add_argument(
         "--context-window", type=int, default=8192, help="the model's context window (default 8192)"
     )
-    placement.add_argument("--repeats", type=int, default=3, help="replays per series; the median per turn")
+    placement.add_argument(
+        "--repeats",
+        type=int,
+        default=6,
+        help="at most N paired tail/front replays (at least 3; more only until the front/tail interval is "
+        "within ±5%%); the median per turn",
+    )
+    placement.add_argument(
+        "--budget",
+        type=float,
+        default=PLACEMENT_BUDGET_S,
+        metavar="S",
+        help=f"start no new replay after S seconds (default {PLACEMENT_BUDGET_S:.0f}, measured)",
+    )
     _out(placement, "placement")
     add_store_argument(placement)
-    placement.set_defaults(func=run_placement)
+    placement.set_defaults(func=run_study)
     growth = studies.add_parser("growth", help="off-topic leak and recall as the distractor library grows")
     growth.add_argument(
         "--books", type=int, nargs="+", default=[3, 6, 9, 15], help="library-growth books added, per size"
@@ -150,7 +172,7 @@ def register(subparsers: Any) -> None:
     add_corpus_arguments(growth)
     add_store_argument(growth)
     add_progress_argument(growth)
-    growth.set_defaults(func=run_growth)
+    growth.set_defaults(func=run_study)
     transport = studies.add_parser(
         "transport", help="tokens processed: native /api/chat vs /v1 (real Ollama)"
     )
@@ -160,72 +182,27 @@ def register(subparsers: Any) -> None:
     transport.add_argument("--prompt-chars", type=int, default=24_000, help="length of the long prompt")
     add_corpus_arguments(transport, goldens=False)
     transport.add_argument("--out", type=Path, default=None, help="also write transport.json here")
-    transport.set_defaults(func=run_transport)
-    register_injection(studies)
+    transport.set_defaults(func=run_study)
+    register_injection(studies, run_study)
     register_embedders(studies)
 
 
-def run_estimator(args: argparse.Namespace) -> int:
-    from nomad_lab.studies.budgeting.estimator import markdown, run
+def run_study(args: argparse.Namespace, **extra: Any) -> int:
+    """Any registered study: its options as parameters, rows stored, markdown printed, files written."""
+    from nomad_lab.studies.registry import get
+    from nomad_lab.studies.shape import execute
 
-    summary, paths = run(args.datasets, args.out, args.tokenizer, args.store)
-    print(markdown(summary))
+    study = get(args.study)
+    params = {k: v for k, v in vars(args).items() if k not in ("func", "study", "out")} | extra
+    result, paths = execute(study, params, args.out, getattr(args, "store", None))
+    print(study.markdown(result))
     for name, path in paths.items():
         print(f"wrote {name}: {path}")
     return 0
 
 
-def run_placement(args: argparse.Namespace) -> int:
-    from nomad_lab.studies.budgeting.prefill import load_or_run, markdown, write
-
-    result = load_or_run(
-        args.out,
-        args.corpus,
-        turns=args.turns,
-        context_window=args.context_window,
-        model=args.model,
-        recompute=True,
-        repeats=args.repeats,
-        store_path=args.store,
-    )
-    write(result, args.out)
-    print(markdown(result))
-    print(f"wrote {args.out}/placement.json, placement.md and prefill_vs_turn.png/.svg")
-    return 0
-
-
-def run_growth(args: argparse.Namespace) -> int:
-    from nomad_lab.studies.gating.growth import markdown, run_growth_study, write
-
-    judge = None if args.no_judge else args.judge_model
-    rows = run_growth_study(
-        args.books,
-        floors=args.floor,
-        judge_model=judge,
-        judge_floor=args.judge_floor,
-        **workspace_config(args),
-    )
-    print(markdown(rows, judge))
-    for name, path in write(rows, judge, args.out).items():
-        print(f"wrote {name}: {path}")
-    return 0
-
-
-def run_transport(args: argparse.Namespace) -> int:
-    import json
-
-    from nomad_lab.studies.budgeting.transport import long_prompt, markdown, measure, resolve_host
-
-    url = resolve_host(args.host)
-    result = measure(url, args.model, long_prompt(args.corpus, args.prompt_chars), args.num_ctx)
-    print(markdown(result))
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "transport.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
-    return 0
-
-
 def run_judges(args: argparse.Namespace) -> int:
+    """The judges study with its missing verdicts computed first, here or on a Dask cluster."""
     from nomad_lab.runners.cluster import dask_client, verdict_filler
     from nomad_lab.studies.gating import judge_confidence
     from nomad_lab.studies.gating.judges import markdown, run_judge_study, write_study

@@ -7,7 +7,6 @@ adds this subcommand to the ``study`` group.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,8 @@ def _positive(text: str) -> int:
     return value
 
 
-def register_injection(studies: Any) -> None:
+def register_injection(studies: Any, run_study: Any) -> None:
+    """The ``injection`` subcommand, run by ``study.run_study`` like every other study."""
     parser = studies.add_parser("injection", help="verdict flips when a passage carries an injection")
     parser.add_argument("--judge-model", required=True, metavar="SPEC", help="e.g. embedded:gemma3-270m")
     parser.add_argument("--suite", default="off_topic", help="suite(s) whose refusal questions are judged")
@@ -37,25 +37,4 @@ def register_injection(studies: Any) -> None:
         help="where the table goes (default: %(default)s)",
     )
     add_progress_argument(parser)
-    parser.set_defaults(func=run_injection)
-
-
-def run_injection(args: argparse.Namespace) -> int:
-    from nomad_lab.cli.workspace_args import workspace_config
-    from nomad_lab.studies.gating.injection import markdown, run_injection_study
-
-    study = run_injection_study(
-        args.judge_model,
-        suite=args.suite,
-        limit=args.limit,
-        floor=args.floor,
-        **workspace_config(args),
-    )
-    table = markdown(study)
-    print(table)
-    print(study.judge_line)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "injection.md").write_text(table + "\n\n" + study.judge_line + "\n", encoding="utf-8")
-    (args.out / "injection.json").write_text(json.dumps(study.to_json(), indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}/injection.md and injection.json")
-    return 0
+    parser.set_defaults(func=run_study)

@@ -69,12 +69,13 @@ def run(args: argparse.Namespace) -> int:
         raise NomadLabError("sweep: give a NOTEBOOK to run, or --dump DUMP for a gate sweep")
     if args.parameter:
         raise NomadLabError("sweep: -p sets notebook parameters; name the NOTEBOOK first")
-    from nomad_lab.studies.gating.floor import floor_study_from_dump, markdown_table
+    from nomad_lab.studies.registry import get
+    from nomad_lab.studies.shape import execute
 
-    study, paths = floor_study_from_dump(args.dump, args.out, alpha=args.alpha, refusal_tag=args.refusal_tag)
-    print(markdown_table(study))
-    print()
-    print(study.calibrated.message)
+    floor = get("floor")
+    params = {"dump": args.dump, "alpha": args.alpha, "refusal_tag": args.refusal_tag}
+    study, paths = execute(floor, params, args.out, args.store)
+    print(floor.markdown(study))
     for name, path in paths.items():
         print(f"wrote {name}: {path}")
     return 0

@@ -461,6 +461,16 @@ class Store(CallLog):
         ).fetchone()
         return None if row is None else row[0]
 
+    def run_fingerprints_since(self, since: datetime) -> list[str]:
+        """Distinct corpus fingerprints of the runs stored at or after ``since``, first stored first: which
+        corpora a step of the main job read (its manifest entry records them)."""
+        rows = self.con.execute(
+            "SELECT fingerprint FROM runs WHERE created_at >= ? "
+            "GROUP BY fingerprint ORDER BY min(created_at)",
+            [since],
+        ).fetchall()
+        return [row[0] for row in rows]
+
     def run_ids(self, kind: str | None = None) -> list[str]:
         """Every run id of this kind (None: all), oldest first."""
         rows = self.con.execute(

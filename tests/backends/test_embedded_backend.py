@@ -112,3 +112,25 @@ def test_num_ctx_reloads_and_truncates_like_ollama(gemma: EmbeddedBackend) -> No
     full = gemma.chat(ChatRequest(request.messages, ChatOptions(num_predict=4, temperature=0)))
     assert gemma.loaded_now().n_ctx == 2048  # back to the default: reloaded, as Ollama does
     assert full.usage.prompt_tokens > 800
+
+
+def test_the_prefill_probe_counts_reuse_and_reload_like_the_engine() -> None:
+    """The capability a placement study reads: a repeated prompt reuses all but its last token, an
+    extended one evaluates only its new tail, ``forget_prefix`` makes the next prompt evaluate in full."""
+    from nomad_lab.backends.base import PrefillProbe
+
+    backend = EmbeddedBackend("gemma3-270m", n_ctx=1024)
+    assert isinstance(backend, PrefillProbe)
+    prompt = backend.render([{"role": "user", "content": BURN[0]["text"]}])
+    assert BURN[0]["text"] in prompt
+    first = backend.prefill(prompt)
+    assert first.reused_tokens == 0 and first.evaluated_tokens == first.prompt_tokens
+    again = backend.prefill(prompt)
+    assert (again.reused_tokens, again.evaluated_tokens) == (first.prompt_tokens - 1, 1)
+    longer = backend.prefill(prompt + BURN[1]["text"])
+    assert longer.evaluated_tokens == longer.prompt_tokens - longer.reused_tokens
+    assert 0 < longer.evaluated_tokens < longer.prompt_tokens and longer.ms > 0
+    backend.forget_prefix()
+    cold = backend.prefill(prompt)
+    assert cold.reused_tokens == 0 and cold.evaluated_tokens == cold.prompt_tokens
+    assert backend.load_ms() > 0

@@ -14,8 +14,21 @@ def test_every_step_is_a_valid_command_line() -> None:
     from nomad_lab.cli import build_parser
 
     parser = build_parser()
-    for _, argv in reproduce.STEPS:
+    steps = reproduce.steps()
+    for _, argv in steps:
         assert callable(parser.parse_args(argv).func)
+    lines = [" ".join(argv) for _, argv in steps]
+    # every published study of the registry is a step, after the dump the floor sweep reads
+    assert lines.index(
+        "sweep --dump runs/dumps/core-off_topic.json --refusal-tag off-topic --alpha 0.05 "
+        "--out results/floor_sweep"
+    ) > lines.index(
+        "eval retrieval --suite core,off_topic --floor 0.62 --dump runs/dumps/core-off_topic.json"
+    )
+    assert "study placement" in lines and "study growth" in lines and "study injection" not in " ".join(lines)
+    assert lines.index("study placement") < lines.index(
+        "sweep placement -p out_dir results/placement --rerun --cell-timeout 3600"
+    )
 
 
 @pytest.fixture
@@ -24,6 +37,7 @@ def one_step_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr("nomad_lab.core.workspace.PROJECT_ROOT", tmp_path)
     monkeypatch.setattr("nomad_lab.core.workspace.DEFAULT_STORE_PATH", tmp_path / "none.duckdb")
     monkeypatch.setattr(reproduce, "STEPS", [("validate", ["eval", "check"])])
+    monkeypatch.setattr(reproduce, "uncommitted", lambda: [])
     return tmp_path
 
 
@@ -61,3 +75,57 @@ def test_an_interrupted_step_exits_130_and_says_how_to_go_on(
     assert "interrupted in step 1" in capsys.readouterr().err
     steps = json.loads((tmp_path / "results" / "manifest.json").read_text())["steps"]
     assert "nomad-lab eval check" in steps  # the earlier finished step is kept
+
+
+def test_a_dirty_tree_is_refused_unless_allowed_and_the_manifest_says_so(
+    one_step_project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(reproduce, "uncommitted", lambda: [" M nomad_lab/core/judge.py"])
+    assert main(["reproduce"]) == 1
+    err = capsys.readouterr().err
+    assert "refusing to publish from a dirty tree (1 uncommitted: M nomad_lab/core/judge.py)" in err
+    assert "--allow-dirty" in err
+    assert not (one_step_project / "results" / "manifest.json").exists()
+    assert main(["reproduce", "--allow-dirty"]) == 0
+    step = json.loads((one_step_project / "results" / "manifest.json").read_text())["steps"][
+        "nomad-lab eval check"
+    ]
+    assert step["dirty"] is True
+    monkeypatch.setattr(reproduce, "uncommitted", lambda: None)
+    assert main(["reproduce", "--force"]) == 1
+    assert "cannot tell whether the tree is clean" in capsys.readouterr().err
+
+
+def test_each_step_records_its_commit_corpora_and_time_and_the_gallery_is_written(
+    one_step_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nomad_lab.eval.provenance import run_git
+
+    store = one_step_project / "store.duckdb"
+    monkeypatch.setattr("nomad_lab.core.workspace.DEFAULT_STORE_PATH", store)
+    monkeypatch.setattr(
+        reproduce, "STEPS", [("validate", ["eval", "check"]), ("core", ["eval", "retrieval"])]
+    )
+    stored: list[str] = []
+
+    def retrieval(args: object) -> int:  # a step that stores one retrieval run, as eval retrieval does
+        from nomad_lab.store import RunRecord, Store
+
+        with Store(store) as opened:
+            opened.put_run(RunRecord(kind="retrieval", fingerprint="ab" * 8, params={}, run_id="r1"), [], {})
+        stored.append("r1")
+        return 0
+
+    import nomad_lab.cli.eval_retrieval as eval_retrieval
+
+    monkeypatch.setattr(eval_retrieval, "run", retrieval)
+    assert main(["reproduce"]) == 0
+    manifest = json.loads((one_step_project / "results" / "manifest.json").read_text())
+    check, core = manifest["steps"]["nomad-lab eval check"], manifest["steps"]["nomad-lab eval retrieval"]
+    assert stored == ["r1"] and core["fingerprints"] == ["ab" * 8] and check["fingerprints"] == []
+    assert core["commit"] == run_git("rev-parse", "HEAD") and core["dirty"] is False
+    assert manifest["fingerprint"] == "ab" * 8
+    assert manifest["total_seconds"] == pytest.approx(check["seconds"] + core["seconds"], abs=0.11)
+    page = (one_step_project / "results" / "index.html").read_text()
+    assert "<code>nomad-lab study placement</code>" in page  # a study this job does not run names its command
+    assert "made by its own command" in page and "abababababababab" in page

@@ -13,9 +13,9 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def llm():
     from nomad_lab.backends.models import gemma_path
-    from nomad_lab.studies.budgeting.prefill import load_model
+    from nomad_lab.studies.budgeting.prefill import probe
 
-    return load_model(gemma_path(), 2048)
+    return probe(gemma_path(), 2048)
 
 
 TURNS = [
@@ -67,3 +67,76 @@ def test_summary_takes_the_median_of_repeats_and_fits_growth_per_turn() -> None:
     assert summary["front_over_tail"] == pytest.approx((100 + 25 * 14) / (100 + 28 + 4))
     short = summarize([asdict(r) for r in front[:5]])
     assert short["front"]["turn"] == 5 and "front_over_tail" not in short
+
+
+class ScriptedProbe:
+    """A ``PrefillProbe`` over a fake tokenizer (one token per word) and a KV cache of the last prompt,
+    timed at ``ms_per_token`` times a factor that cycles through ``noise`` per replay of the tail."""
+
+    def __init__(self, noise: list[float], ms_per_token: float = 2.0) -> None:
+        self.cache: list[str] = []
+        self.noise, self.replays, self.ms_per_token = noise, 0, ms_per_token
+
+    def render(self, messages: list) -> str:
+        return "\n".join(f"{m['role']}: {m['content']}" for m in messages)
+
+    def prefill(self, prompt: str):
+        from nomad_lab.backends.base import Prefill
+
+        tokens = prompt.split()
+        reused = 0
+        for a, b in zip(self.cache, tokens, strict=False):
+            if a != b:
+                break
+            reused += 1
+        reused = min(reused, len(tokens) - 1)
+        self.cache = tokens
+        factor = self.noise[self.replays % len(self.noise)]
+        return Prefill(
+            len(tokens), len(tokens) - reused, reused, (len(tokens) - reused) * self.ms_per_token * factor
+        )
+
+    def forget_prefix(self) -> None:
+        self.cache = []
+        self.replays += 1
+
+    def load_ms(self) -> float:
+        return 1.0
+
+
+def _study_with(monkeypatch: pytest.MonkeyPatch, probe: ScriptedProbe, **kwargs):
+    from nomad_lab.studies.budgeting import prefill
+
+    monkeypatch.setattr(prefill, "probe", lambda path, n_ctx: probe)
+    return prefill.run_study("fake.gguf", TURNS * 4, CHUNKS, context_window=4096, **kwargs)
+
+
+def test_a_steady_machine_stops_at_the_minimum_replays_and_reports_the_interval(monkeypatch) -> None:
+    result = _study_with(monkeypatch, ScriptedProbe([1.0]), repeats=6, min_repeats=3)
+    fit = result["front_over_tail_fit"]
+    assert result["repeats"] == 3 and len(fit["replays"]) == 3
+    assert fit["low"] == pytest.approx(fit["mean"]) == pytest.approx(fit["high"])
+    assert fit["mean"] > 1  # front re-evaluates history, tail does not
+    assert "95% CI" in __import__("nomad_lab.studies.budgeting.prefill", fromlist=["markdown"]).markdown(
+        result
+    )
+
+
+def test_a_noisy_machine_replays_until_the_interval_is_tight_or_the_cap(monkeypatch) -> None:
+    from nomad_lab.studies.budgeting.prefill import t_interval
+
+    # the noise factor changes per replay of every series, so the paired front/tail ratio varies
+    result = _study_with(monkeypatch, ScriptedProbe([1.0, 1.6, 0.7, 1.3, 0.8]), repeats=5, min_repeats=3)
+    assert result["repeats"] == 5  # never within ±5% on this noise: capped
+    mean, low, high = t_interval(result["front_over_tail_fit"]["replays"])
+    assert (high - low) / 2 > 0.05 * mean
+    capped = _study_with(monkeypatch, ScriptedProbe([1.0, 1.6, 0.7]), repeats=6, min_repeats=3, budget_s=0.0)
+    assert capped["repeats"] == 3  # the budget is spent: no replay beyond the minimum
+
+
+def test_t_interval_is_the_student_t_interval() -> None:
+    from nomad_lab.studies.budgeting.prefill import t_interval
+
+    mean, low, high = t_interval([2.0, 2.2, 2.4])
+    assert mean == pytest.approx(2.2)
+    assert high - mean == mean - low == pytest.approx(4.302653 * 0.2 / 3**0.5, rel=1e-5)

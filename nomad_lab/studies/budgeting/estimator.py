@@ -19,11 +19,14 @@ import json
 import math
 import random
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from nomad_lab.core.estimator import TokenCalibrator, chars_per_token_estimate, estimate_tokens
+from nomad_lab.core.workspace import DATASETS_DIR
+from nomad_lab.studies.shape import Study, execute
 
 CLASSES = ("prose", "markdown-table", "code", "json", "bullets", "cjk", "mixed-long-form")
 METHODS = ("chars/4", "chars/3.5", "segmenter", "segmenter+calibrated")
@@ -250,16 +253,43 @@ def write(rows: list[Row], summary: Summary, out_dir: Path) -> dict[str, Path]:
     return paths
 
 
+@dataclass(frozen=True)
+class EstimatorResult:
+    rows: list[Row]
+    summary: Summary
+
+
+def compute(params: Mapping[str, Any]) -> EstimatorResult:
+    """Collect samples from ``datasets``, count them with each real tokenizer (``tokenizer``: names,
+    default all), summarize."""
+    from nomad_lab.backends.tokenizers import TOKENIZERS, load_tokenizer
+
+    names = params.get("tokenizer") or list(TOKENIZERS)
+    rows = measure(
+        collect_samples(Path(params.get("datasets") or DATASETS_DIR)), {n: load_tokenizer(n) for n in names}
+    )
+    return EstimatorResult(rows, summarize(rows))
+
+
 def run(
     datasets: Path, out_dir: Path, tokenizer_names: list[str] | None = None, store_path: Path | None = None
 ) -> tuple[Summary, dict[str, Path]]:
-    """Collect samples, count them with each real tokenizer, summarize, write the results and store
-    the rows in the workspace store (``study_rows``, study ``estimator``)."""
-    from nomad_lab.backends.tokenizers import TOKENIZERS, load_tokenizer
-    from nomad_lab.store import record_study_rows
+    """The study as the notebook calls it: computed, its rows stored (``study_rows``, study
+    ``estimator``), its files written."""
+    result, paths = execute(STUDY, {"datasets": datasets, "tokenizer": tokenizer_names}, out_dir, store_path)
+    return result.summary, paths
 
-    names = tokenizer_names or list(TOKENIZERS)
-    rows = measure(collect_samples(datasets), {name: load_tokenizer(name) for name in names})
-    summary = summarize(rows)
-    record_study_rows("estimator", {"tokenizers": names}, [asdict(r) for r in rows], store_path)
-    return summary, write(rows, summary, out_dir)
+
+STUDY = Study(
+    name="estimator",
+    title="Token estimator error against real tokenizers",
+    run=compute,
+    rows=lambda result: [asdict(r) for r in result.rows],
+    markdown=lambda result: markdown(result.summary),
+    write=lambda result, out: write(result.rows, result.summary, out),
+    out_dir="results/estimator",
+    command=("study", "estimator"),
+    figures=("convergence.png",),
+    tables=("summary.md",),
+    stage=20,
+)

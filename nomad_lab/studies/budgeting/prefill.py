@@ -3,10 +3,11 @@
 The seed moved the per-turn retrieved block behind history so the prompt prefix stays byte-identical
 turn to turn; llama.cpp then re-evaluates only the new tail. It measured, at turn 14, 231 ms prefill
 at the tail against 539 ms at the front (llama3:8b). This replays a multi-turn conversation turn by
-turn through llama.cpp in-process (its prompt cache reuses the longest common token prefix, as a
-llama.cpp server slot does) for both placements, with a different retrieved block every turn, and
-records per turn: prompt tokens, tokens evaluated vs reused, prefill time (llama.cpp's own
-``t_p_eval``) and the share of the prompt text identical to the previous turn's.
+turn through the embedded backend, llama.cpp in-process (its prompt cache reuses the longest common
+token prefix, as a llama.cpp server slot does), for both placements, with a different retrieved block
+every turn, and records per turn: prompt tokens, tokens evaluated vs reused, prefill time (llama.cpp's
+own ``t_p_eval``) and the share of the prompt text identical to the previous turn's. Counts and
+timings come from the backend's ``PrefillProbe`` capability; the study never touches llama.cpp.
 
 Two effects the seed names are measured too: a query-rewrite call on the same single slot between
 turns (it evicts the chat prefix), and the cost of a context-window change (a model reload, which
@@ -17,14 +18,17 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.backends.base import PrefillProbe
 from nomad_lab.core.planner import plan_prompt
 from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT, QUERY_REWRITE_SYSTEM_PROMPT
 from nomad_lab.core.reference import RAG_PLACEMENTS
+from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR
+from nomad_lab.studies.shape import Study, execute
 
 
 @dataclass(frozen=True)
@@ -50,36 +54,15 @@ def _common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
     return n
 
 
-def load_model(model_path: str | Path, n_ctx: int, n_threads: int = 2) -> Any:
-    from llama_cpp import Llama
+def probe(model_path: str | Path, n_ctx: int, n_threads: int = 2) -> PrefillProbe:
+    """The embedded backend on ``model_path`` at ``n_ctx``: the study's only way to the model."""
+    from nomad_lab.backends.embedded import EmbeddedBackend
 
-    return Llama(str(model_path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
-
-
-def render(llm: Any, messages: list[dict[str, Any]]) -> str:
-    """The exact prompt text the embedded backend would send (the GGUF's template, or Gemma folded)."""
-    from nomad_lab.backends.embedded import chat_formatter
-
-    return chat_formatter(llm, None)(messages).prompt
-
-
-def prefill(llm: Any, prompt: str) -> tuple[int, int, int, float]:
-    """Evaluate ``prompt`` (plus one sampled token) on the model's single slot.
-
-    Returns (prompt tokens, tokens evaluated, tokens reused from the cache, prefill ms).
-    """
-    import llama_cpp
-
-    tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
-    reused = min(_common_prefix(list(llm._input_ids), tokens), len(tokens) - 1)
-    llama_cpp.llama_perf_context_reset(llm._ctx.ctx)
-    llm.create_completion(tokens, max_tokens=1, temperature=0.0)
-    perf = llama_cpp.llama_perf_context(llm._ctx.ctx)
-    return len(tokens), int(perf.n_p_eval), reused, float(perf.t_p_eval_ms)
+    return EmbeddedBackend(str(model_path), n_ctx=n_ctx, threads=n_threads)
 
 
 def replay(
-    llm: Any,
+    llm: PrefillProbe,
     turns: Sequence[tuple[str, str]],
     chunks_per_turn: Sequence[Sequence[str]],
     *,
@@ -88,7 +71,7 @@ def replay(
     rewrite_between: bool = False,
 ) -> list[TurnRow]:
     """Replay ``turns`` (user, assistant) one by one; turn t retrieves ``chunks_per_turn[t]``."""
-    llm.reset()
+    llm.forget_prefix()
     rows: list[TurnRow] = []
     previous = ""
     history: list[dict[str, str]] = []
@@ -98,7 +81,7 @@ def replay(
                 {"role": "system", "content": QUERY_REWRITE_SYSTEM_PROMPT},
                 {"role": "user", "content": f'Conversation:\nUser: "{user}"\n\nRewritten Query:'},
             ]
-            prefill(llm, render(llm, rewrite))
+            llm.prefill(llm.render(rewrite))
         plan = plan_prompt(
             system_blocks=[{"role": "system", "content": DEFAULT_SYSTEM_PROMPT}],
             history=history,
@@ -107,18 +90,18 @@ def replay(
             context_window=context_window,
             rag_placement=placement,
         )
-        prompt = render(llm, plan.messages)
-        n, evaluated, reused, ms = prefill(llm, prompt)
+        prompt = llm.render(plan.messages)
+        done = llm.prefill(prompt)
         share = _common_prefix(previous, prompt) / len(prompt) if previous else 0.0
         rows.append(
             TurnRow(
                 placement,
                 rewrite_between,
                 t + 1,
-                n,
-                evaluated,
-                reused,
-                ms,
+                done.prompt_tokens,
+                done.evaluated_tokens,
+                done.reused_tokens,
+                done.ms,
                 share,
                 plan.budget.chunks_kept,
                 plan.budget.turns_kept,
@@ -132,13 +115,12 @@ def replay(
 def reload_cost(model_path: str | Path, n_ctx: int, other_ctx: int, prompt: str) -> dict[str, float]:
     """What a context-window change costs: a reload plus re-evaluating the whole prompt, against a warm
     turn that only appends a short follow-up question to the cached prompt."""
-    llm = load_model(model_path, n_ctx)
-    prefill(llm, prompt)
-    _, _, _, warm_ms = prefill(llm, prompt + "\n" + WARM_FOLLOW_UP)
-    start = time.perf_counter()
-    reloaded = load_model(model_path, other_ctx)
-    load_ms = (time.perf_counter() - start) * 1000
-    _, _, _, cold_ms = prefill(reloaded, prompt + "\n" + WARM_FOLLOW_UP)
+    warm = probe(model_path, n_ctx)
+    warm.prefill(prompt)
+    warm_ms = warm.prefill(prompt + "\n" + WARM_FOLLOW_UP).ms
+    reloaded = probe(model_path, other_ctx)
+    load_ms = reloaded.load_ms()
+    cold_ms = reloaded.prefill(prompt + "\n" + WARM_FOLLOW_UP).ms
     return {"reload_ms": load_ms, "cold_prefill_ms": cold_ms, "warm_prefill_ms": warm_ms}
 
 
@@ -190,44 +172,96 @@ def summarize(rows: Sequence[dict[str, Any]], turn: int = SEED_TURN) -> dict[str
     return out
 
 
+def fitted_ratio(tail: Sequence[TurnRow], front: Sequence[TurnRow], turn: int = SEED_TURN) -> float:
+    """front/tail prefill at ``turn`` read off each series' least-squares line over all its turns: one
+    replay's estimate, steadier than the single noisy sample at that turn."""
+    import numpy as np
+
+    def at(series: Sequence[TurnRow]) -> float:
+        slope, intercept = np.polyfit([r.turn for r in series], [r.prefill_ms for r in series], 1)
+        return float(slope * min(turn, series[-1].turn) + intercept)
+
+    return at(front) / at(tail)
+
+
+def t_interval(values: Sequence[float]) -> tuple[float, float, float]:
+    """Mean and 95% Student-t interval of independent replays' estimates (nan bounds for one)."""
+    import statistics
+
+    from scipy.stats import t
+
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return mean, float("nan"), float("nan")
+    half = float(t.ppf(0.975, len(values) - 1)) * statistics.stdev(values) / len(values) ** 0.5
+    return mean, mean - half, mean + half
+
+
 def run_study(
     model_path: str | Path,
     turns: Sequence[tuple[str, str]],
     chunks_per_turn: Sequence[Sequence[str]],
     *,
     context_window: int = 8192,
-    repeats: int = 3,
+    repeats: int = 6,
+    min_repeats: int = 3,
+    target: float = 0.05,
+    budget_s: float | None = None,
 ) -> dict[str, Any]:
-    """Both placements, with and without a rewrite between turns, ``repeats`` replays each (median per
-    turn, replays interleaved so a burst of machine noise hits every series alike), plus the reload cost."""
+    """Both placements, with and without a rewrite between turns, plus the reload cost.
+
+    The headline, front/tail at turn 14, gets as many paired replays of ``tail`` and ``front`` as its
+    interval needs: at least ``min_repeats``, then more until the 95% interval of the per-replay
+    :func:`fitted_ratio` is within ``target`` (relative half-width) of its mean, up to ``repeats``, and
+    no new replay once ``budget_s`` seconds are spent. Rows are the per-turn medians of the replays. The
+    rewrite series are replayed once: what they show (the evicted prefix) is in their token counts,
+    which are deterministic.
+    """
     from tqdm import tqdm
 
-    if repeats < 1:
-        raise ValueError(f"repeats must be at least 1, got {repeats}")
-    llm = load_model(model_path, context_window)
+    if repeats < 1 or min_repeats < 1:
+        raise ValueError(f"repeats and min_repeats must be at least 1, got {repeats}, {min_repeats}")
+    started = time.perf_counter()
+    llm = probe(model_path, context_window)
+
+    def one(placement: str, rewrite: bool) -> list[TurnRow]:
+        return replay(
+            llm,
+            turns,
+            chunks_per_turn,
+            placement=placement,
+            context_window=context_window,
+            rewrite_between=rewrite,
+        )
+
+    runs: dict[tuple[bool, str], list[list[TurnRow]]] = {(True, p): [one(p, True)] for p in RAG_PLACEMENTS}
+    runs |= {(False, p): [] for p in RAG_PLACEMENTS}
+    ratios: list[float] = []
+    bar = tqdm(total=repeats, desc="placement replays (tail, front)", unit="pair")
+    while len(ratios) < repeats:
+        if len(ratios) >= min(min_repeats, repeats):
+            mean, low, high = t_interval(ratios)
+            spent = time.perf_counter() - started
+            if (high - low) / 2 <= target * mean or (budget_s is not None and spent >= budget_s):
+                break
+        for placement in RAG_PLACEMENTS:
+            runs[(False, placement)].append(one(placement, False))
+        ratios.append(fitted_ratio(runs[(False, "tail")][-1], runs[(False, "front")][-1]))
+        bar.update()
+    bar.close()
     settings = [(rewrite, placement) for rewrite in (False, True) for placement in RAG_PLACEMENTS]
-    runs: dict[tuple[bool, str], list[list[TurnRow]]] = {k: [] for k in settings}
-    for _ in tqdm(range(repeats), desc="placement replays", unit="round"):
-        for rewrite, placement in settings:
-            runs[(rewrite, placement)].append(
-                replay(
-                    llm,
-                    turns,
-                    chunks_per_turn,
-                    placement=placement,
-                    context_window=context_window,
-                    rewrite_between=rewrite,
-                )
-            )
     rows = [asdict(r) for k in settings for r in median_rows(runs[k])]
-    probe = render(llm, [{"role": "user", "content": " ".join(chunks_per_turn[0])}])
+    long_prompt = llm.render([{"role": "user", "content": " ".join(chunks_per_turn[0])}])
+    mean, low, high = t_interval(ratios)
     return {
         "model": Path(model_path).name,
         "context_window": context_window,
-        "repeats": repeats,
+        "repeats": len(ratios),
         "rows": rows,
         "summary": summarize(rows),
-        "reload": reload_cost(model_path, context_window, context_window // 2, probe),
+        "front_over_tail_fit": {"mean": mean, "low": low, "high": high, "replays": ratios, "target": target},
+        "reload": reload_cost(model_path, context_window, context_window // 2, long_prompt),
+        "seconds": time.perf_counter() - started,
     }
 
 
@@ -249,6 +283,12 @@ def markdown(result: dict[str, Any]) -> str:
         lines.append(
             f"\nfront/tail prefill at turn {summary['tail']['turn']}: {summary['front_over_tail']:.2f}x "
             f"(seed, llama3:8b at turn 14: 539/231 = {summary['seed_front_over_tail']:.2f}x)"
+        )
+    if fit := result.get("front_over_tail_fit"):
+        lines.append(
+            f"front/tail at turn {SEED_TURN} from each replay's fitted line: {fit['mean']:.2f}x "
+            f"[95% CI {fit['low']:.2f}, {fit['high']:.2f}] over {len(fit['replays'])} paired replays "
+            f"(replayed until within ±{100 * fit['target']:.0f}% or the budget; rewrite series once)"
         )
     reload = result["reload"]
     lines.append(
@@ -337,6 +377,24 @@ def conversation_from_corpus(
     return turns, chunks
 
 
+def compute(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The study from keyword parameters: ``corpus``, ``turns``, ``context_window``, ``model`` (a GGUF
+    path; default the embedded Gemma 3 270M) and ``repeats``."""
+    from nomad_lab.backends.models import gemma_path
+
+    turns = int(params.get("turns", 16))
+    conversation, chunks = conversation_from_corpus(params.get("corpus") or DEFAULT_CORPUS_DIR, turns)
+    result = run_study(
+        params.get("model") or gemma_path(),
+        conversation,
+        chunks,
+        context_window=int(params.get("context_window", 8192)),
+        repeats=int(params.get("repeats", 6)),
+        budget_s=params.get("budget"),
+    )
+    return result | {"turns": turns}
+
+
 def load_or_run(
     out_dir: str | Path,
     corpus: str | Path,
@@ -348,19 +406,26 @@ def load_or_run(
     repeats: int = 3,
     store_path: str | Path | None = None,
 ) -> dict[str, Any]:
-    """The stored study in ``out_dir`` if present (and not ``recompute``), else run it and store its rows
-    in the workspace store (``study_rows``, study ``placement``); :func:`write` puts it in ``out_dir``."""
+    """The stored study in ``out_dir`` if present (and not ``recompute``), else run it, store its rows
+    in the workspace store (``study_rows``, study ``placement``) and write it to ``out_dir``."""
     stored = Path(out_dir) / "placement.json"
     if stored.exists() and not recompute:
         return json.loads(stored.read_text())
-    from nomad_lab.backends.models import gemma_path
-
-    conversation, chunks = conversation_from_corpus(corpus, turns)
-    from nomad_lab.store import record_study_rows
-
-    result = run_study(
-        model or gemma_path(), conversation, chunks, context_window=context_window, repeats=repeats
-    )
-    params = {k: result[k] for k in ("model", "context_window", "repeats")} | {"turns": turns}
-    result["run_id"] = record_study_rows("placement", params, result["rows"], store_path)
+    params = {"corpus": corpus, "turns": turns, "context_window": context_window, "model": model}
+    result, _ = execute(STUDY, params | {"repeats": repeats}, out_dir, store_path)
     return result
+
+
+STUDY = Study(
+    name="placement",
+    title="Prefill by RAG placement on the embedded model",
+    run=compute,
+    rows=lambda result: result["rows"],
+    markdown=markdown,
+    write=write,
+    out_dir="results/placement",
+    command=("study", "placement"),
+    figures=("prefill_vs_turn.png",),
+    tables=("placement.md",),
+    stage=30,
+)

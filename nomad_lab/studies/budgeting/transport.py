@@ -13,12 +13,15 @@ says so instead of guessing.
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.studies.shape import Study
 
 HOST_ENV = "OLLAMA_HOST"
 
@@ -126,3 +129,34 @@ def markdown(result: TransportResult) -> str:
             f"tokens the /v1 path did not process: {lost}{share}",
         ]
     )
+
+
+def compute(params: Mapping[str, Any]) -> TransportResult:
+    """The study from keyword parameters: ``host`` (default ``$OLLAMA_HOST``), ``model``, ``num_ctx``,
+    ``prompt_chars`` and ``corpus``."""
+    from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR
+
+    url = resolve_host(params.get("host"))
+    prompt = long_prompt(params.get("corpus") or DEFAULT_CORPUS_DIR, int(params.get("prompt_chars", 24_000)))
+    return measure(url, params["model"], prompt, int(params.get("num_ctx", 8192)))
+
+
+def write(result: TransportResult, out_dir: Path) -> dict[str, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "transport.json"
+    path.write_text(json.dumps(result.to_json(), indent=2) + "\n")
+    return {"json": path}
+
+
+STUDY = Study(
+    name="transport",
+    title="The transport effect: tokens processed by native /api/chat against /v1 (needs a real Ollama)",
+    run=compute,
+    rows=lambda result: [result.to_json()],
+    markdown=markdown,
+    write=write,
+    out_dir="results/transport",
+    command=("study", "transport", "--model", "llama3:8b", "--out", "results/transport"),
+    published=False,  # no Ollama runs here
+    stage=70,
+)

@@ -7,8 +7,10 @@ and plot are exactly what the command prints.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -17,6 +19,7 @@ from nomad_lab.gate import gates
 from nomad_lab.gate.pools import PoolSet, load_dump
 from nomad_lab.gate.stats import CalibratedFloor
 from nomad_lab.gate.sweep import OperatingCurve, floor_margins, leak_by_tag, restrict_refusals, sweep
+from nomad_lab.studies.shape import Study
 
 CONTRAST_GRID = np.round(np.linspace(0.0, 0.3, 61), 3)
 
@@ -126,3 +129,35 @@ def tag_table(study: FloorStudy) -> str:
     """Leak rate per refusal tag at the default floor (markdown)."""
     rows = [f"| {tag} | {rate:.3f} | {k} / {n} |" for tag, (rate, k, n) in study.tags_at_default.items()]
     return "\n".join(["| tag | leak rate | leaked / refusals |", "|---|---|---|", *rows])
+
+
+def compute(params: Mapping[str, Any]) -> FloorStudy:
+    """The study from keyword parameters: ``dump`` (candidate pools), ``alpha``, ``refusal_tag``."""
+    return run_floor_study(
+        load_dump(params["dump"]), alpha=params.get("alpha", 0.10), refusal_tag=params.get("refusal_tag")
+    )
+
+
+STUDY = Study(
+    name="floor",
+    title="Floor sweep: leak against recall@5 for three gates, calibrated floor",
+    run=compute,
+    rows=lambda study: [row for c in (study.score, study.cosine, study.contrast) for row in c.rows()],
+    markdown=lambda study: markdown_table(study) + "\n\n" + study.calibrated.message,
+    write=write_floor_study,
+    out_dir="results/floor_sweep",
+    command=(
+        "sweep",
+        "--dump",
+        "runs/dumps/core-off_topic.json",
+        "--refusal-tag",
+        "off-topic",
+        "--alpha",
+        "0.05",
+        "--out",
+        "results/floor_sweep",
+    ),
+    figures=("floor_sweep.png", "leak_vs_recall.png"),
+    tables=("floor_sweep.md",),
+    stage=10,
+)

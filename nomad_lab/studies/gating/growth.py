@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import DATASETS_DIR, DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, PROJECT_ROOT
 from nomad_lab.data.corpus import DISTRACTOR_PREFIX, DOC_SUFFIX
+from nomad_lab.studies.shape import Study
 
 GROWTH_DIR = DATASETS_DIR / "library_growth"
 WORK_DIR = PROJECT_ROOT / "runs" / "library_growth"
@@ -282,3 +283,38 @@ def write(rows: Sequence[GrowthRow], judge_model: str | None, out_dir: str | Pat
     paths["md"].write_text(markdown(rows, judge_model))
     paths["png"] = save(plot(rows, judge_model), out / "leak_vs_library_size.png")
     return paths
+
+
+def compute(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The study from keyword parameters: ``books`` per size, ``floor`` (floors to report),
+    ``judge_model`` (None or ``no_judge``: floors only) and ``judge_floor``."""
+    judge = None if params.get("no_judge") else params.get("judge_model", "embedded:gemma3-270m")
+    given = {
+        "store_path": params.get("store"),
+        "corpus_dir": params.get("corpus"),
+        "goldens_dir": params.get("goldens"),
+    }
+    rows = run_growth_study(
+        params.get("books", (3, 6, 9, 15)),
+        floors=params.get("floor", (0.0, 0.55, RAG_MIN_FINAL_SCORE)),
+        judge_model=judge,
+        judge_floor=params.get("judge_floor", RAG_MIN_FINAL_SCORE),
+        progress=not params.get("no_progress", False),
+        **{name: value for name, value in given.items() if value is not None},
+    )
+    return {"rows": rows, "judge_model": judge}
+
+
+STUDY = Study(
+    name="growth",
+    title="Off-topic leak against library size",
+    run=compute,
+    rows=lambda result: [asdict(r) for r in result["rows"]],
+    markdown=lambda result: markdown(result["rows"], result["judge_model"]),
+    write=lambda result, out: write(result["rows"], result["judge_model"], out),
+    out_dir="results/library_growth",
+    command=("study", "growth"),
+    figures=("leak_vs_library_size.png",),
+    tables=("growth.md",),
+    stage=50,
+)

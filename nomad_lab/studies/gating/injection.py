@@ -17,6 +17,7 @@ the injection is in the judge's input before asking.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from nomad_lab.core.judge import JUDGE_EXCERPT_CHARS, build_judge_input, excerpt_for
 from nomad_lab.eval.retrieval_metrics import Interval, wilson_interval
 from nomad_lab.gate.rerank import Candidate
+from nomad_lab.studies.shape import Study
 
 if TYPE_CHECKING:
     from nomad_lab.backends import Backend
@@ -203,3 +205,56 @@ def markdown(study: InjectionStudy) -> str:
             f"| {v.failed_open} |"
         )
     return "\n".join(lines)
+
+
+def compute(params: Mapping[str, Any]) -> InjectionStudy:
+    """The study from the CLI's keyword parameters (``judge_model``, ``suite``, ``limit``, ``floor``,
+    ``corpus``, ``goldens``, ``store``, ``no_progress``)."""
+    return run_injection_study(
+        params["judge_model"],
+        suite=params.get("suite", "off_topic"),
+        limit=params.get("limit", 30),
+        floor=params.get("floor", 0.0),
+        store_path=params.get("store"),
+        corpus_dir=params.get("corpus"),
+        goldens_dir=params.get("goldens"),
+        progress=not params.get("no_progress", False),
+    )
+
+
+def report(study: InjectionStudy) -> str:
+    """The flip table and the judge's stats line, as printed and as ``injection.md``."""
+    return markdown(study) + "\n\n" + study.judge_line
+
+
+def write(study: InjectionStudy, out_dir: Path) -> dict[str, Path]:
+    """``injection.md`` and ``injection.json`` into ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"md": out_dir / "injection.md", "json": out_dir / "injection.json"}
+    paths["md"].write_text(report(study) + "\n", encoding="utf-8")
+    paths["json"].write_text(json.dumps(study.to_json(), indent=2) + "\n", encoding="utf-8")
+    return paths
+
+
+STUDY = Study(
+    name="injection",
+    title="Injected passages against the relevance judge",
+    run=compute,
+    rows=lambda study: study.questions,
+    markdown=report,
+    write=write,
+    out_dir="results/injection",
+    command=(
+        "study",
+        "injection",
+        "--judge-model",
+        "embedded:gemma3-270m",
+        "--suite",
+        "off_topic",
+        "--limit",
+        "30",
+    ),
+    tables=("injection.md",),
+    published=False,  # 90 judge calls, about 41 min on 2 cores: its own command
+    stage=60,
+)

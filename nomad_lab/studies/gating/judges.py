@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from nomad_lab.gate.pools import PoolSet, pools_from_records
 from nomad_lab.gate.stats import PairedTest, bootstrap_means, mcnemar_exact, paired_bootstrap
 from nomad_lab.services.verdict_cache import judged_set
 from nomad_lab.store import Store
+from nomad_lab.studies.shape import Study
 
 
 @dataclass(frozen=True)
@@ -286,3 +287,36 @@ def write_study(rows: Sequence[GateComparison], out_dir: str | os.PathLike[str])
     if rows:
         paths["png"] = save(plot_comparison(rows), out / "judges.png")
     return paths
+
+
+def compute(params: Mapping[str, Any]) -> list[GateComparison]:
+    """The study from keyword parameters: ``judge_model`` (specs), ``suite``, ``floor``, ``limit`` and
+    an optional ``fill_missing`` hook that computes missing verdicts first (on a Dask cluster)."""
+    return run_judge_study(
+        params["judge_model"],
+        suite=params.get("suite", "off_topic"),
+        floor=params.get("floor", 0.0),
+        limit=params.get("limit"),
+        fill_missing=params.get("fill_missing"),
+        store_path=params.get("store"),
+        corpus_dir=params.get("corpus"),
+        goldens_dir=params.get("goldens"),
+        progress=not params.get("no_progress", False),
+        sample=params.get("sample"),
+        run_id=params.get("run"),
+    )
+
+
+STUDY = Study(
+    name="judges",
+    title="Relevance judge models against the floor alone (both embedded models)",
+    run=compute,
+    rows=lambda rows: [asdict(r) for r in rows],
+    markdown=markdown,
+    write=write_study,
+    out_dir="results/judges",
+    command=("sweep", "judge_models", "-p", "out_dir", "results/judges", "--rerun", "--cell-timeout", "3600"),
+    figures=("judges.png",),
+    tables=("judges.md",),
+    stage=40,
+)
