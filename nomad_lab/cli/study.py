@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.cli.study_injection import register_injection
-from nomad_lab.cli.workspace_args import add_cluster_arguments
+from nomad_lab.cli.workspace_args import add_cluster_arguments, add_workspace_arguments
 from nomad_lab.core.workspace import DATASETS_DIR, DEFAULT_CORPUS_DIR, RESULTS_DIR
 
 
@@ -15,8 +15,8 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("study", help="rerunnable experiments (estimator error, ...)")
     studies = parser.add_subparsers(dest="study", metavar="STUDY", required=True)
     estimator = studies.add_parser("estimator", help="token estimator error against real tokenizers")
-    estimator.add_argument("--datasets", type=Path, default=DATASETS_DIR)
-    estimator.add_argument("--out", type=Path, default=RESULTS_DIR / "estimator")
+    estimator.add_argument("--datasets", type=Path, default=DATASETS_DIR, help="datasets directory (samples)")
+    estimator.add_argument("--out", type=Path, default=RESULTS_DIR / "estimator", help="results directory")
     estimator.add_argument("--tokenizer", action="append", help="limit to this tokenizer (repeatable)")
     estimator.set_defaults(func=run_estimator)
     judges = studies.add_parser("judges", help="relevance judge models against floor-only, paired tests")
@@ -63,6 +63,19 @@ def register(subparsers: Any) -> None:
     transport.add_argument("--out", type=Path, default=None, help="also write transport.json here")
     transport.set_defaults(func=run_transport)
     register_injection(studies)
+    kv = studies.add_parser("kv-window", help="context window before/after per-layer KV accounting")
+    kv.add_argument("--available-gib", type=float, default=16.0, help="memory budget the window must fit")
+    kv.add_argument("--model-gib", type=float, default=4.0, help="weights sharing that memory")
+    kv.add_argument("--out", type=Path, default=RESULTS_DIR / "kv_window" / "table.md", help="markdown table")
+    kv.set_defaults(func=run_kv_window)
+    rewrite = studies.add_parser("rewrite", help="recall@5 with the free-text vs structured query rewrite")
+    add_workspace_arguments(rewrite)
+    rewrite.set_defaults(suite="core,long_context")
+    rewrite.add_argument(
+        "--tasks-model", default="embedded:gemma3-270m", help="backend spec of the tasks model"
+    )
+    rewrite.add_argument("--out", type=Path, default=RESULTS_DIR / "rewrite", help="results directory")
+    rewrite.set_defaults(func=run_rewrite)
 
 
 def run_estimator(args: argparse.Namespace) -> int:
@@ -72,6 +85,31 @@ def run_estimator(args: argparse.Namespace) -> int:
     print(markdown(summary))
     for name, path in paths.items():
         print(f"wrote {name}: {path}")
+    return 0
+
+
+def run_kv_window(args: argparse.Namespace) -> int:
+    from nomad_lab.studies.budgeting.kv_window import run
+
+    print(run(args.out, args.available_gib, args.model_gib))
+    print(f"wrote {args.out}")
+    return 0
+
+
+def run_rewrite(args: argparse.Namespace) -> int:
+    from nomad_lab.studies.budgeting.rewrite import markdown, run
+
+    summary = run(
+        corpus_dir=args.corpus,
+        goldens_dir=args.goldens,
+        suite=args.suite,
+        store_path=args.store,
+        out_dir=args.out,
+        tasks_model=args.tasks_model,
+        progress=not args.no_progress,
+    )
+    print(markdown(summary))
+    print(f"wrote {args.out}")
     return 0
 
 
