@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from nomad_lab.core.content_estimator import ContentEstimator
 from nomad_lab.core.estimator import estimate_messages_tokens
 from nomad_lab.eval.token_errors import estimator_counts, mean_token_errors, summary_line, token_errors
@@ -27,6 +29,6 @@ def test_errors_means_and_the_report_line() -> None:
     assert errors == {"segmenter": 0.2, "content-aware": 0.1}
     assert token_errors({"promptTokens": None, "estimatorPromptTokens": {"segmenter": 40}}) == {}
     means = mean_token_errors([errors, {"segmenter": 0.4}])
-    assert means == {"segmenter": (0.30000000000000004, 2), "content-aware": (0.1, 1)}
+    assert means == {"segmenter": (pytest.approx(0.3), 2), "content-aware": (pytest.approx(0.1), 1)}
     assert summary_line(means) == "  token err by est.  segmenter 30.0%, content-aware 10.0%"
     assert summary_line({}) is None
