@@ -25,20 +25,27 @@ CJK = "東京は日本の首都です。人口は多い。"
 def test_digits_count_one_each_where_the_seed_counts_a_run_as_a_word() -> None:
     assert features("2026").digits == 4
     assert features("2026").base == 4
+    assert features("in 2026").base == 1 + 1 + 4  # the space before a split-off digit is a token
+    assert features("abcdefghijklmno").word_parts == 3  # ceil(15 / 7)
     assert estimate_tokens("2026") == 1
 
 
 def test_repeated_punctuation_runs_are_cheap_and_no_space_scripts_cost_per_character() -> None:
     assert features("-" * 40).base == 1 + 40 / 4
+    assert classify("정전이 길어질 때는") == "hangul"
     assert features(CJK).no_space == len(CJK)  # CJK punctuation included
 
 
+def classify(text: str) -> str:
+    return features(text).content_class(text)
+
+
 def test_classes_are_recognized_per_block() -> None:
-    assert features(TABLE).content_class() == "table"
-    assert features(JSON).content_class() == "json"
-    assert features(CODE).content_class() == "code"
-    assert features(CJK).content_class() == "cjk"
-    assert features("Plain words in a sentence, nothing else.").content_class() == "prose"
+    assert classify(TABLE) == "table"
+    assert classify(JSON) == "json"
+    assert classify(CODE) == "code"
+    assert classify(CJK) == "cjk"
+    assert classify("Plain words in a sentence, nothing else.") == "prose"
     bases = class_bases(f"Some prose here.\n\n{TABLE}\n\n{CJK}")
     assert set(bases) == {"prose", "table", "cjk"}
 
