@@ -97,7 +97,7 @@ def run_kv_window(args: argparse.Namespace) -> int:
 
 
 def run_rewrite(args: argparse.Namespace) -> int:
-    from nomad_lab.studies.budgeting.rewrite import markdown, run
+    from nomad_lab.eval.rewrite import markdown, run
 
     summary = run(
         corpus_dir=args.corpus,

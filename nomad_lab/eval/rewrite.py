@@ -6,6 +6,9 @@ small tasks model is an empirical question, so both rewrites run on the same que
 real model and index, and the difference is tested paired (bootstrap on recall@5, exact McNemar on
 hit@5). The raw last message (no rewrite, what the retrieval tier uses) is reported beside them.
 
+It lives in ``eval`` rather than ``studies.budgeting``: the rewrite feeds retrieval (and the paired
+tests are the gate's statistics), which the budgeting half may not reach.
+
 Each question's rewrites are appended to ``rows.jsonl`` as they finish, so an interrupted run resumes.
 """
 
