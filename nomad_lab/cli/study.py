@@ -18,6 +18,12 @@ def register(subparsers: Any) -> None:
     estimator.add_argument("--datasets", type=Path, default=DATASETS_DIR, help="datasets directory (samples)")
     estimator.add_argument("--out", type=Path, default=RESULTS_DIR / "estimator", help="results directory")
     estimator.add_argument("--tokenizer", action="append", help="limit to this tokenizer (repeatable)")
+    estimator.add_argument(
+        "--from-rows",
+        type=Path,
+        default=None,
+        help="re-summarize the real counts stored in this rows.csv instead of loading the tokenizers",
+    )
     estimator.set_defaults(func=run_estimator)
     judges = studies.add_parser("judges", help="relevance judge models against floor-only, paired tests")
     judges.add_argument("--judge-model", action="append", required=True, metavar="SPEC", help="repeatable")
@@ -79,9 +85,14 @@ def register(subparsers: Any) -> None:
 
 
 def run_estimator(args: argparse.Namespace) -> int:
-    from nomad_lab.studies.budgeting.estimator import markdown, run
+    from nomad_lab.studies.budgeting.estimator import markdown, rows_from_csv, run, summarize, write
 
-    summary, paths = run(args.datasets, args.out, args.tokenizer)
+    if args.from_rows is not None:
+        rows = rows_from_csv(args.from_rows, args.datasets)
+        summary = summarize(rows)
+        paths = write(rows, summary, args.out)
+    else:
+        summary, paths = run(args.datasets, args.out, args.tokenizer)
     print(markdown(summary))
     for name, path in paths.items():
         print(f"wrote {name}: {path}")

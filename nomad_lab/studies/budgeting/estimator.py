@@ -309,6 +309,37 @@ def _by_class_figure(summary: Summary) -> object:
     return fig
 
 
+def rows_from_csv(path: Path, datasets: Path) -> list[Row]:
+    """Rows re-read from an earlier run's ``rows.csv`` (its real counts kept), the samples regenerated
+    from ``datasets`` to recompute the estimates: re-summarizing costs no tokenizer load. A sample
+    whose length differs from the stored one (the datasets changed) is refused."""
+    samples = {s.sample_id: s for s in collect_samples(datasets)}
+    rows = []
+    with path.open(encoding="utf-8") as handle:
+        for line, stored in enumerate(csv.DictReader(handle), start=2):
+            sample = samples.get(stored["sample_id"])
+            if sample is None or len(sample.text) != int(stored["chars"]):
+                raise ValueError(
+                    f"{path}:{line}: sample {stored['sample_id']} is not in {datasets} as stored"
+                )
+            exact = stored.get("exact") or None
+            rows.append(
+                Row(
+                    stored["tokenizer"],
+                    sample.content_class,
+                    sample.sample_id,
+                    len(sample.text),
+                    int(stored["actual"]),
+                    chars_per_token_estimate(sample.text, 4),
+                    chars_per_token_estimate(sample.text, 3.5),
+                    estimate_tokens(sample.text),
+                    json.dumps(class_bases(sample.text), sort_keys=True),
+                    int(exact) if exact else None,
+                )
+            )
+    return rows
+
+
 def run(
     datasets: Path, out_dir: Path, tokenizer_names: list[str] | None = None, store_path: Path | None = None
 ) -> tuple[Summary, dict[str, Path]]:
