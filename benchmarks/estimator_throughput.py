@@ -7,6 +7,7 @@ the baseline; ratios are the result, MB/s beside them. The exact mode loads only
 each local GGUF. Writes the table, with a machine line, to ``--out``.
 
     flock /tmp/nomad-heavy.lock python benchmarks/estimator_throughput.py --mb 4
+    python benchmarks/estimator_throughput.py --mb 4 --no-exact   # estimators only, no tokenizer load
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=4.0, help="megabytes of text to estimate")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "estimator" / "throughput.md")
+    parser.add_argument("--no-exact", action="store_true", help="skip the exact mode (loads no tokenizer)")
     args = parser.parse_args()
     text = sample_text(args.mb)
     chunks = [text[i : i + 3000] for i in range(0, len(text), 3000)]
@@ -55,7 +57,7 @@ def main() -> None:
         "seed segmenter (baseline)": lambda: [estimate_tokens(c) for c in chunks],
         "content-aware": lambda: [content.estimate(c) for c in chunks],
     }
-    for name, path in GGUF_FILES.items():
+    for name, path in {} if args.no_exact else GGUF_FILES.items():
         exact = ExactEstimator(path())
         cases[f"exact: {name}"] = lambda exact=exact: [exact.estimate(c) for c in chunks]
     base = best_of(cases["seed segmenter (baseline)"])
