@@ -19,7 +19,8 @@
 # Mean absolute relative error per content class for chars/4, chars/3.5, the structural segmenter,
 # the segmenter with the per-model factor learned by the calibrator, the content-aware estimator with
 # factors learned per model and class, and the exact mode (the model's own tokenizer), all on held-out
-# halves; plus the per-class comparison of the three estimators and the calibrator's convergence curve. The seed reports 4.6% (calibrated, end to end) against 18–20%.
+# halves; plus the per-class comparison of the three estimators and the calibrator's convergence curve.
+# The seed reports 4.6% (calibrated, end to end) against 18–20%.
 
 # %% tags=["parameters"]
 datasets = "datasets"
