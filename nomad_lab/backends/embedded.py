@@ -44,6 +44,7 @@ from nomad_lab.backends.base import (
     normalize_result,
     normalize_stream,
 )
+from nomad_lab.backends.gguf_meta import numeric_arrays
 from nomad_lab.backends.logits import ON_TOPIC_PREFIX, LogitsRecorder, word_masses
 from nomad_lab.core.chat_format import fold_system_messages
 from nomad_lab.core.context_window import CONTEXT_LADDER
@@ -212,6 +213,12 @@ def show_payload(loaded: LoadedModel) -> dict[str, Any]:
     """An Ollama ``/api/show`` body for a GGUF: what the Ollama shim serves and ``show()`` parses."""
     llama = loaded.llama
     info = {key: metadata_value(value) for key, value in llama.metadata.items()}
+    # llama.cpp's metadata API leaves arrays out; per-layer ones (KV heads) matter to the window.
+    info.update(
+        (key, values)
+        for key, values in numeric_arrays(loaded.path).items()
+        if not key.startswith("tokenizer.")
+    )
     template = info.pop("tokenizer.chat_template", "")
     arch = str(info.get("general.architecture", ""))
     params = f"num_ctx {loaded.n_ctx}\n" + "\n".join(

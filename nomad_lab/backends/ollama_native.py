@@ -30,6 +30,7 @@ from nomad_lab.backends.base import (
     resolve_model,
 )
 from nomad_lab.core.confidence import choices_from_wire
+from nomad_lab.core.kv_layers import withheld_arrays
 
 DETECT_TIMEOUT_S = 5.0
 SHOW_TIMEOUT_S = 5.0
@@ -129,6 +130,7 @@ class OllamaBackend:
         self.client = ollama.Client(host=self.base_url, timeout=timeout, **client_kwargs)
         show_timeout = min(timeout, SHOW_TIMEOUT_S) if timeout else SHOW_TIMEOUT_S
         self._show_client = ollama.Client(host=self.base_url, timeout=show_timeout, **client_kwargs)
+        self._show_timeout = show_timeout
         self._show_memo: dict[str, ModelInfo] = {}
 
     def _body(self, request: ChatRequest, stream: bool) -> dict[str, Any]:
@@ -215,6 +217,8 @@ class OllamaBackend:
             return self._show_memo[name]
         try:
             payload = self._show_client.show(name).model_dump(by_alias=True, mode="json")
+            if withheld_arrays(payload.get("modelinfo") or payload.get("model_info")):
+                payload = self._verbose_show(name)
         except Exception as exc:
             raise backend_error(exc) from exc
         size = next((m.size_bytes for m in self._safe_list() if m.name == name), None)
@@ -224,6 +228,18 @@ class OllamaBackend:
             raise BackendError("bad-response", f"/api/show: {type(exc).__name__}: {exc}"[:300]) from exc
         self._show_memo[name] = info
         return info
+
+    def _verbose_show(self, name: str) -> dict[str, Any]:
+        """``/api/show`` with ``verbose: true``, which the ``ollama`` client cannot send: a hybrid model's
+        per-layer KV arrays come back as ``[]`` without it (as the reference asks again)."""
+        response = httpx.post(
+            f"{self.base_url}/api/show", json={"model": name, "verbose": True}, timeout=self._show_timeout
+        )
+        response.raise_for_status()
+        payload = response.json()
+        if not isinstance(payload, dict):
+            raise ValueError("verbose /api/show did not answer a JSON object")
+        return payload
 
     def _safe_list(self) -> list[ModelEntry]:
         try:

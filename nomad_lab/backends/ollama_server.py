@@ -37,6 +37,8 @@ from nomad_lab.core.confidence import TokenChoice
 log = logging.getLogger(__name__)
 
 VERSION = "0.0.0-nomad-lab"
+SHOW_ARRAY_LIMIT = 5
+"""Ollama withholds longer metadata arrays from ``/api/show`` unless the request says ``verbose``."""
 OPTION_NAMES = ("num_ctx", "num_predict", "temperature", "seed", "top_p", "top_k", "min_p", "repeat_penalty")
 
 
@@ -141,6 +143,13 @@ def _message(content: str, thinking: str) -> dict[str, Any]:
     return message
 
 
+def withhold_long_arrays(payload: dict[str, Any]) -> dict[str, Any]:
+    """``/api/show`` without ``verbose``: Ollama answers every metadata array longer than 5 as ``[]``."""
+    info = payload.get("model_info") or {}
+    withheld = {k: [] if isinstance(v, list) and len(v) > SHOW_ARRAY_LIMIT else v for k, v in info.items()}
+    return {**payload, "model_info": withheld}
+
+
 def create_app(state: ShimState) -> Any:
     """The FastAPI app; imported lazily so the rest of nomad-lab never needs fastapi."""
     from fastapi import FastAPI, Request
@@ -189,7 +198,12 @@ def create_app(state: ShimState) -> Any:
         model = (body.get("model") or body.get("name")) if isinstance(body, dict) else None
         if not state.serves(model):
             return not_found(model)
-        return await run_in_threadpool(lambda: show_payload(state.backend.loaded()))
+        payload = await run_in_threadpool(lambda: show_payload(state.backend.loaded()))
+        return (
+            payload
+            if isinstance(body, dict) and body.get("verbose") is True
+            else withhold_long_arrays(payload)
+        )
 
     @app.get("/_nomad/requests")
     def recorded() -> list[dict[str, Any]]:

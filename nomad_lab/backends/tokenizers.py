@@ -35,6 +35,12 @@ def _minilm_counter() -> Tokenizer:
     return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
 
 
+GGUF_FILES: dict[str, Callable[[], Path]] = {
+    "gemma3-270m (SentencePiece)": gemma_path,
+    "smollm2-135m (byte BPE)": smollm2_path,
+}
+"""The tokenizers that come from a local GGUF, so the exact estimator can use the same model."""
+
 TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {
     "gemma3-270m (SentencePiece)": lambda: _gguf_counter(str(gemma_path())),
     "smollm2-135m (byte BPE)": lambda: _gguf_counter(str(smollm2_path())),

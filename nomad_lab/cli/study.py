@@ -18,6 +18,7 @@ from nomad_lab.cli.workspace_args import (
     add_corpus_arguments,
     add_progress_argument,
     add_store_argument,
+    add_workspace_arguments,
     workspace_config,
 )
 from nomad_lab.core.workspace import DATASETS_DIR, RESULTS_DIR
@@ -57,6 +58,12 @@ def register(subparsers: Any) -> None:
     )
     _out(estimator, "estimator")
     estimator.add_argument("--tokenizer", action="append", help="limit to this tokenizer (repeatable)")
+    estimator.add_argument(
+        "--from-rows",
+        type=Path,
+        default=None,
+        help="re-summarize the real counts stored in this rows.csv instead of loading the tokenizers",
+    )
     add_store_argument(estimator)
     estimator.set_defaults(func=run_study)
     judges = studies.add_parser(
@@ -185,6 +192,19 @@ def register(subparsers: Any) -> None:
     transport.set_defaults(func=run_study)
     register_injection(studies, run_study)
     register_embedders(studies)
+    kv = studies.add_parser("kv-window", help="context window before/after per-layer KV accounting")
+    kv.add_argument("--available-gib", type=float, default=16.0, help="memory budget the window must fit")
+    kv.add_argument("--model-gib", type=float, default=4.0, help="weights sharing that memory")
+    kv.add_argument("--out", type=Path, default=RESULTS_DIR / "kv_window" / "table.md", help="markdown table")
+    kv.set_defaults(func=run_kv_window)
+    rewrite = studies.add_parser("rewrite", help="recall@5 with the free-text vs structured query rewrite")
+    add_workspace_arguments(rewrite)
+    rewrite.set_defaults(suite="core,long_context")
+    rewrite.add_argument(
+        "--tasks-model", default="embedded:gemma3-270m", help="backend spec of the tasks model"
+    )
+    _out(rewrite, "rewrite")
+    rewrite.set_defaults(func=run_rewrite)
 
 
 def run_study(args: argparse.Namespace, **extra: Any) -> int:
@@ -198,6 +218,31 @@ def run_study(args: argparse.Namespace, **extra: Any) -> int:
     print(study.markdown(result))
     for name, path in paths.items():
         print(f"wrote {name}: {path}")
+    return 0
+
+
+def run_kv_window(args: argparse.Namespace) -> int:
+    from nomad_lab.studies.budgeting.kv_window import run
+
+    print(run(args.out, args.available_gib, args.model_gib))
+    print(f"wrote {args.out}")
+    return 0
+
+
+def run_rewrite(args: argparse.Namespace) -> int:
+    from nomad_lab.eval.rewrite import markdown, run
+
+    summary = run(
+        corpus_dir=args.corpus,
+        goldens_dir=args.goldens,
+        suite=args.suite,
+        store_path=args.store,
+        out_dir=args.out,
+        tasks_model=args.tasks_model,
+        progress=not args.no_progress,
+    )
+    print(markdown(summary))
+    print(f"wrote {args.out}")
     return 0
 
 

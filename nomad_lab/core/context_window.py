@@ -23,6 +23,7 @@ from fractions import Fraction
 from typing import Any
 
 from nomad_lab.core.jsstring import js_parse_float, js_parse_int
+from nomad_lab.core.kv_layers import has_layer_detail, layer_elements
 
 CONTEXT_LADDER = (4096, 8192, 16384, 32768, 65536, 131072)
 MIN_CONTEXT = 4096
@@ -33,6 +34,8 @@ MEMORY_SAFETY_FRACTION = 0.8
 CPU_RAM_SHARE = 0.5
 DEFAULT_PARAMETER_BILLIONS = 8.0
 
+MAX_LAYERS = 100_000
+"""More layers than this in per-layer metadata is absurd; the arrays are refused rather than expanded."""
 KIB = 1024
 # (parameter billions ceiling, f16 KV bytes per token) when the GGUF metadata is incomplete.
 KV_FALLBACK_TABLE = ((1.5, 32 * KIB), (4, 64 * KIB), (9, 128 * KIB), (15, 192 * KIB), (35, 256 * KIB))
@@ -95,22 +98,19 @@ def context_length_from(model_info: Mapping[str, Any] | None) -> int | None:
     return None
 
 
-def exact_kv_bytes_per_token(
-    model_info: Mapping[str, Any] | None,
-    *,
-    cache_type: str = "f16",
-    context: int | None = None,
-    sliding_window: int | None = None,
-    sliding_layers: int = 0,
-) -> int | None:
-    """KV bytes per token from GGUF keys, or None if any needed key is missing or not positive.
+def seed_kv_bytes_per_token(model_info: Mapping[str, Any] | None, *, cache_type: str = "f16") -> int | None:
+    """The seed's scalar formula alone, whatever the metadata holds (the "before" of hybrid models)."""
+    elements = _seed_kv_elements(model_info)
+    return None if elements is None else math.ceil(elements * _cache_bytes(cache_type))
 
-    ``2 (K and V) × block_count × head_count_kv × key_length × element bytes``. ``head_count_kv``
-    falls back to ``head_count`` and ``key_length`` to ``embedding_length / head_count`` as in the
-    seed (that fallback is wrong for gemma3, whose GGUF states key_length 256, not 640/4 = 160).
-    With ``sliding_window`` and ``sliding_layers`` (and a ``context``), the sliding layers cache at
-    most ``sliding_window`` tokens, so their cost is spread over the whole context.
-    """
+
+def _seed_kv_elements(model_info: Mapping[str, Any] | None) -> Fraction | None:
+    """KV elements per token by the seed's scalar formula.
+
+    ``2 (K and V) × block_count × head_count_kv × key_length`` (times element bytes). ``head_count_kv``
+    falls back to ``head_count`` (so a per-layer array charges every layer ``head_count``) and
+    ``key_length`` to ``embedding_length / head_count`` (wrong for gemma3, whose GGUF states 256, not
+    640/4 = 160)."""
     if not isinstance(model_info, Mapping):
         return None
     arch = model_info.get("general.architecture")
@@ -127,12 +127,84 @@ def exact_kv_bytes_per_token(
         head_dim = embedding / heads if embedding and heads else None
     if not (layers and kv_heads and head_dim):
         return None
-    per_layer = Fraction(2) * Fraction(kv_heads) * Fraction(head_dim) * _cache_bytes(cache_type)
-    full_layers = Fraction(layers)
-    if sliding_window and sliding_layers and context:
-        local = min(Fraction(sliding_layers), full_layers)
-        full_layers = full_layers - local + local * Fraction(min(sliding_window, context), context)
-    return math.ceil(per_layer * full_layers)
+    return Fraction(2) * Fraction(layers) * Fraction(kv_heads) * Fraction(head_dim)
+
+
+@dataclass(frozen=True)
+class KvAccount:
+    """KV bytes per token (None: use the size fallback), how it was counted, and what was bounded."""
+
+    bytes_per_token: int | None
+    method: str  # "scalar" (the seed's formula) | "per-layer" | "none"
+    kv_layers: int = 0
+    notes: tuple[str, ...] = ()
+
+
+def kv_account(
+    model_info: Mapping[str, Any] | None,
+    *,
+    cache_type: str = "f16",
+    context: int | None = None,
+    sliding_window: int | None = None,
+    sliding_layers: int = 0,
+) -> KvAccount:
+    """KV bytes per token from GGUF keys, charging only the layers that keep a cache.
+
+    Scalar metadata takes the seed's formula unchanged; per-layer arrays or ``full_attention_interval``
+    take ``nomad_lab.core.kv_layers``. With ``sliding_window`` and ``sliding_layers`` (and a
+    ``context``), that many charged layers cache at most ``sliding_window`` tokens, so their cost is
+    spread over the whole context.
+    """
+    element = _cache_bytes(cache_type)
+    if not isinstance(model_info, Mapping):
+        return KvAccount(None, "none", notes=("no model_info",))
+    arch = model_info.get("general.architecture")
+    layers = (
+        positive_number(model_info.get(f"{arch}.block_count")) if isinstance(arch, str) and arch else None
+    )
+    if not layers:
+        return KvAccount(None, "none", notes=("architecture or block_count missing",))
+    if isinstance(arch, str) and has_layer_detail(model_info, arch):
+        if layers > MAX_LAYERS or layers != int(layers):
+            return KvAccount(None, "none", notes=(f"block_count {layers:g} is not a plausible layer count",))
+        account = layer_elements(model_info, arch, int(layers))
+        if account.elements is None:
+            return KvAccount(None, "none", notes=account.notes)
+        elements, charged, method, notes = (
+            account.elements,
+            Fraction(account.kv_layers),
+            "per-layer",
+            account.notes,
+        )
+    else:
+        seed = _seed_kv_elements(model_info)
+        if seed is None:
+            return KvAccount(None, "none", notes=("head counts or key length missing",))
+        elements, charged, method, notes = seed, Fraction(layers), "scalar", ()
+    if sliding_window and sliding_layers and context and charged:
+        local = min(Fraction(sliding_layers), charged)
+        elements = (
+            elements * (charged - local + local * Fraction(min(sliding_window, context), context)) / charged
+        )
+    return KvAccount(math.ceil(elements * element), method, int(charged), notes)
+
+
+def exact_kv_bytes_per_token(
+    model_info: Mapping[str, Any] | None,
+    *,
+    cache_type: str = "f16",
+    context: int | None = None,
+    sliding_window: int | None = None,
+    sliding_layers: int = 0,
+) -> int | None:
+    """KV bytes per token from GGUF keys (see ``kv_account``), or None if they do not give it."""
+    return kv_account(
+        model_info,
+        cache_type=cache_type,
+        context=context,
+        sliding_window=sliding_window,
+        sliding_layers=sliding_layers,
+    ).bytes_per_token
 
 
 def parse_parameter_billions(parameter_size: str | None, model_name: str | None = None) -> float | None:

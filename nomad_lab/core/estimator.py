@@ -15,7 +15,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from nomad_lab.core.jsstring import JS_WHITESPACE, utf16_len
@@ -85,9 +85,21 @@ def estimate_tokens(text: str, ratio: float = 1.0) -> int:
     return max(1, math.ceil(_segment_tokens(text) * ratio))
 
 
-def _content(message: object) -> str:
+def message_content(message: object) -> str:
+    """A chat message's text content (a mapping's or an object's ``content``), else empty."""
     value = message.get("content") if isinstance(message, Mapping) else getattr(message, "content", None)
     return value if isinstance(value, str) else ""
+
+
+def messages_cost(messages: Iterable[object], count: Callable[[str], int]) -> int:
+    """Prompt tokens of a chat by any text counter: 3 per conversation plus 4 per message plus each
+    content's count (SPEC §3.2); the overheads are the seed's, whichever estimator counts the text."""
+    items = list(messages)
+    if not items:
+        return 0
+    return CONVERSATION_OVERHEAD_TOKENS + sum(
+        count(message_content(m)) + PER_MESSAGE_OVERHEAD_TOKENS for m in items
+    )
 
 
 def estimate_messages_tokens(messages: Iterable[object], ratio: float = 1.0) -> int:
@@ -95,12 +107,7 @@ def estimate_messages_tokens(messages: Iterable[object], ratio: float = 1.0) -> 
 
     The ratio is applied per message (rounded up per message), never to the overheads, as in the seed.
     """
-    items = list(messages)
-    if not items:
-        return 0
-    return CONVERSATION_OVERHEAD_TOKENS + sum(
-        estimate_tokens(_content(m), ratio) + PER_MESSAGE_OVERHEAD_TOKENS for m in items
-    )
+    return messages_cost(messages, lambda text: estimate_tokens(text, ratio))
 
 
 def estimate_tokens_conservative(text: str, ratio: float = 1.0) -> int:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from nomad_lab.core.estimator import CONVERSATION_OVERHEAD_TOKENS, estimate_messages_tokens, estimate_tokens
+from nomad_lab.core.estimator import CONVERSATION_OVERHEAD_TOKENS, estimate_tokens, messages_cost
 from nomad_lab.core.prompts import render_rag_message
 from nomad_lab.core.reference import RAG_PLACEMENTS
 
@@ -110,6 +110,8 @@ def plan_prompt(
     response_reserve: int | None = None,
     rag_share: float | None = None,
     budget_elision_marker: bool = False,
+    estimator: Callable[[str], int] | None = None,
+    rag_token_cap: int | None = None,
 ) -> PromptPlan:
     """Plan one chat prompt within ``context_window`` tokens (SPEC §5.2–5.3).
 
@@ -119,12 +121,20 @@ def plan_prompt(
     the seed's behaviour) reserves room for the marker before fitting history (and leaves it out when
     not even the marker fits), which makes "the plan never exceeds the budget unless system blocks
     and query alone do" hold.
+
+    ``estimator`` counts a text's tokens in place of the seed's segmenter × ``ratio`` (e.g. a
+    ``ContentEstimator``'s or an ``ExactEstimator``'s ``estimate``); the per-message overheads stay
+    the seed's. ``rag_token_cap`` (the model-size tier's ``maxTokens``; None or 0 = no cap) bounds
+    the RAG budget.
     """
     if rag_placement not in RAG_PLACEMENTS:
         raise ValueError(f"rag_placement must be one of {RAG_PLACEMENTS}, got {rag_placement!r}")
 
+    def count(text: str) -> int:
+        return estimator(text) if estimator is not None else estimate_tokens(text, ratio)
+
     def cost(messages: Sequence[Any]) -> int:
-        return estimate_messages_tokens(messages, ratio)
+        return messages_cost(messages, count)
 
     reserve = response_reserve if response_reserve is not None else response_reserve_for(context_window)
     prompt_budget = max(0, context_window - reserve)
@@ -136,7 +146,7 @@ def plan_prompt(
     available = prompt_budget - system_tokens
     if system_tokens + query_tokens > prompt_budget and available > 0:
         text = str(query_message.get("content") or "")
-        per_token = len(text) / max(1, estimate_tokens(text, ratio))
+        per_token = len(text) / max(1, count(text))
         keep_chars = max(0, math.floor(available * per_token) - len(ELISION_MARKER))
         query_message["content"] = text[:keep_chars] + TRUNCATION_MARKER
         query_tokens = cost([query_message])
@@ -145,6 +155,8 @@ def plan_prompt(
     remaining = prompt_budget - system_tokens - query_tokens
     share = DEFAULT_RAG_SHARE if rag_share is None else rag_share
     rag_budget = math.floor(max(0, remaining) * share)
+    if rag_token_cap:
+        rag_budget = min(rag_budget, rag_token_cap)
     kept_chunks: list[Any] = []
     rag_tokens = 0
     for chunk in rag_chunks:
@@ -159,7 +171,7 @@ def plan_prompt(
     kept_turns, history_tokens = _fit_turns(turns, remaining, cost)
     show_marker = len(kept_turns) < len(turns)
     if budget_elision_marker and show_marker:
-        marker_cost = estimate_messages_tokens([marker_message], ratio) - CONVERSATION_OVERHEAD_TOKENS
+        marker_cost = cost([marker_message]) - CONVERSATION_OVERHEAD_TOKENS
         kept_turns, history_tokens = _fit_turns(turns, remaining - marker_cost, cost)
         show_marker = remaining >= marker_cost  # no room even for the marker: elide silently
     history_elided = len(kept_turns) < len(turns)

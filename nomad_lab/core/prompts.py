@@ -22,6 +22,15 @@ QUERY_REWRITE_SYSTEM_PROMPT = (
     'Respond with a JSON object whose "queries" array holds the rewritten query.'
 )
 
+QUERY_REWRITE_LEGACY_SYSTEM_PROMPT = (
+    "You rewrite the user's latest message into a standalone search query for a knowledge base. "
+    "Use the conversation to resolve pronouns and references, keep the important names, numbers "
+    "and terms, and drop greetings and filler. Do not answer the question. "
+    "Respond with the rewritten query only, on one line, with no explanation."
+)
+"""The rewrite before the structured form: free text, taken as the query when non-empty (kept so the
+change can be measured paired; ``rewrite_query(..., structured=False)``)."""
+
 QUERIES_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"queries": {"type": "array", "items": {"type": "string"}, "minItems": 1}},

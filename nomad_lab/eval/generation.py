@@ -60,6 +60,7 @@ from nomad_lab.data.corpus import Corpus, corpus_fingerprint, load_corpus, read_
 from nomad_lab.data.goldens import Golden, load_suites
 from nomad_lab.eval.provenance import git_state, iso_now, package_versions, platform_info
 from nomad_lab.eval.reports import EvalReport
+from nomad_lab.eval.token_errors import estimator_counts, mean_token_errors, summary_line, token_errors
 from nomad_lab.services.pipeline import MOCK_MODEL, PipelineConfig, run_pipeline
 from nomad_lab.store import CaseRecord, RunRecord, Store, json_sha256
 
@@ -262,6 +263,7 @@ def observe(golden: Golden, mode: str, config: PipelineConfig, corpus: Corpus) -
         "promptEvalMs": answer.usage.prompt_eval_ms,
         "usageSource": answer.usage.source,
         "uncalibratedPromptTokens": trace.uncalibrated_prompt_tokens,
+        "estimatorPromptTokens": estimator_counts(trace.messages, config.backend),
         "contextText": trace.context_text,
         "budget": trace.budget.to_reference(),
         "numCtx": trace.num_ctx,
@@ -280,10 +282,11 @@ def case_from(golden: Golden, observations: Sequence[Mapping[str, Any]], error: 
     """Score a golden's observations; the budget is the last repeat's, the token error the last one that
     has a real prompt count (SPEC §3.4)."""
     last = observations[-1] if observations else None
-    token_error = None
+    token_error, by_estimator = None, {}
     for obs in reversed(observations):
         if obs.get("promptTokens"):
             token_error = prompt_token_error(obs["promptTokens"], obs["uncalibratedPromptTokens"])
+            by_estimator = token_errors(obs)
             break
     extra: dict[str, Any] = {}
     if last is not None:
@@ -297,6 +300,7 @@ def case_from(golden: Golden, observations: Sequence[Mapping[str, Any]], error: 
             "promptTokens": last["promptTokens"],
             "completionTokens": [o["completionTokens"] for o in observations],
             "doneReasons": [o["doneReason"] for o in observations],
+            "promptTokenErrors": by_estimator,
         }
     return build_case(
         golden.id,
@@ -586,6 +590,8 @@ def format_mode_summary(mode: ModeResult) -> str:
         lines.append(
             f"  token estimate err {agg.prompt_token_error['mean'] * 100:.1f}%  (vs the backend's real count)"
         )
+    if line := summary_line(mean_token_errors(c.extra.get("promptTokenErrors") or {} for c in mode.cases)):
+        lines.append(line)
     if agg.unstable:
         lines.append(
             f"  WARNING {agg.unstable} question(s) flipped between repeats — excluded from gating, do not "

@@ -29,7 +29,12 @@ from nomad_lab.core.judge import (
     pick_on_topic,
     resolve_structured,
 )
-from nomad_lab.core.prompts import QUERIES_SCHEMA, QUERY_REWRITE_MAX_TOKENS, QUERY_REWRITE_SYSTEM_PROMPT
+from nomad_lab.core.prompts import (
+    QUERIES_SCHEMA,
+    QUERY_REWRITE_LEGACY_SYSTEM_PROMPT,
+    QUERY_REWRITE_MAX_TOKENS,
+    QUERY_REWRITE_SYSTEM_PROMPT,
+)
 from nomad_lab.services.model_calls import CallSink, chat_call, failure_reason
 
 log = logging.getLogger(__name__)
@@ -308,8 +313,13 @@ def rewrite_query(
     skip: bool = False,
     calibrator: TokenCalibrator | None = None,
     sink: CallSink | None = None,
+    structured: bool = True,
 ) -> RewriteResult:
     """SPEC §5.5: a standalone retrieval query from the conversation, on the tasks model.
+
+    ``structured`` (the reference's current form, the default) asks for ``{"queries": [...]}`` under
+    the schema with thinking off and takes the first non-empty entry; ``structured=False`` is the
+    earlier free-text rewrite (no schema), whose trimmed text is the query when non-empty.
 
     Skipped (raw last user message) without documents, when asked, or with fewer than 2 user messages
     among the last 6 conversation messages. A constrained reply that does not parse, an empty result
@@ -324,12 +334,13 @@ def rewrite_query(
     if sum(1 for m in conversation[-REWRITE_WINDOW:] if m.get("role") == "user") < 2:
         return RewriteResult(raw, False, "single-turn")
 
-    sent = [
-        {"role": "system", "content": QUERY_REWRITE_SYSTEM_PROMPT},
-        {"role": "user", "content": rewrite_prompt(messages)},
-    ]
+    system = QUERY_REWRITE_SYSTEM_PROMPT if structured else QUERY_REWRITE_LEGACY_SYSTEM_PROMPT
+    sent = [{"role": "system", "content": system}, {"role": "user", "content": rewrite_prompt(messages)}]
     options = ChatOptions(
-        num_predict=QUERY_REWRITE_MAX_TOKENS, temperature=0, think=False, format=QUERIES_SCHEMA
+        num_predict=QUERY_REWRITE_MAX_TOKENS,
+        temperature=0,
+        think=False,
+        format=QUERIES_SCHEMA if structured else None,
     )
     started = time.perf_counter()
     try:
@@ -339,6 +350,11 @@ def rewrite_query(
     except Exception as exc:
         return RewriteResult(raw, False, failure_reason(exc), (time.perf_counter() - started) * 1e3)
     ms = (time.perf_counter() - started) * 1e3
+    if not structured:
+        text = js_trim(result.content).splitlines()[0] if js_trim(result.content) else ""
+        if text:
+            return RewriteResult(text, True, "free-text", ms, result.usage)
+        return RewriteResult(raw, False, "empty", ms, result.usage)
     parsed = resolve_structured(js_trim(result.content), pick_first_query, result.structured)
     if parsed.ok:
         return RewriteResult(parsed.value, True, None, ms, result.usage)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -80,7 +80,8 @@ Chunk = dict[str, Any]
 
 @dataclass(frozen=True)
 class ContextLimits:
-    """A model-size tier: how many chunks may reach the planner (``max_tokens`` is recorded, not enforced)."""
+    """A model-size tier: how many chunks may reach the planner and how many tokens the RAG block may
+    take (``max_tokens``; 0 = no cap; enforced unless ``PipelineConfig.enforce_context_tokens`` is off)."""
 
     max_results: int
     max_tokens: int
@@ -169,6 +170,11 @@ class PipelineConfig:
     ``injected_as_planned`` (not the reference) records the chunks the planner really kept as ``injected``;
     the reference records the first ``chunksKept`` candidates, which differ when a large chunk was skipped
     and a later one fit. ``call_log`` (e.g. the workspace ``Store``) logs every model call of the turn.
+    ``structured_rewrite`` (default, the reference's current form) asks the rewrite for ``{"queries"}``;
+    False sends the earlier free-text rewrite. ``enforce_context_tokens`` (default, the reference's
+    current behaviour) caps the RAG block at the size tier's ``maxTokens`` (1,000 up to 3B, 2,500 up to
+    8B); False only records it, as the SPEC's older text says. ``estimator`` replaces the seed's
+    segmenter in the planner (a ``ContentEstimator`` or ``ExactEstimator``'s ``estimate``).
     """
 
     backend: Backend | None = None
@@ -192,6 +198,9 @@ class PipelineConfig:
     keep_alive: str | None = None
     num_predict_cap: int | None = None
     read_million_sizes: bool = False
+    structured_rewrite: bool = True
+    enforce_context_tokens: bool = True
+    estimator: Callable[[str], int] | None = None
     injected_as_planned: bool = False
     call_log: CallSink | None = None
     memo: PipelineMemo | None = None
@@ -372,6 +381,7 @@ def _retrieve(conversation: list[Message], config: PipelineConfig, chat_model: s
         skip=config.skip_query_rewrite or config.is_mock or tasks_backend is None,
         calibrator=config.calibrator,
         sink=config.call_log,
+        structured=config.structured_rewrite,
     )
     out.query, out.did_rewrite, out.reason = rewrite.query, rewrite.did_rewrite, rewrite.reason
     started = time.perf_counter()
@@ -445,6 +455,8 @@ def run_pipeline(
         context_window=window,
         ratio=ratio,
         rag_placement=config.rag_placement,
+        estimator=config.estimator,
+        rag_token_cap=limits.max_tokens if config.enforce_context_tokens else None,
     )
     budget = plan.budget
     if budget.turns_dropped or budget.chunks_dropped or budget.query_truncated:

@@ -24,12 +24,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.core.content_estimator import ClassCalibrator, class_bases, scaled_estimate
 from nomad_lab.core.estimator import TokenCalibrator, chars_per_token_estimate, estimate_tokens
 from nomad_lab.core.workspace import DATASETS_DIR
 from nomad_lab.studies.shape import Study, execute
 
 CLASSES = ("prose", "markdown-table", "code", "json", "bullets", "cjk", "mixed-long-form")
-METHODS = ("chars/4", "chars/3.5", "segmenter", "segmenter+calibrated")
+METHODS = ("chars/4", "chars/3.5", "segmenter", "segmenter+calibrated", "content-aware+calibrated", "exact")
+"""``exact`` is the model's own tokenizer through ``nomad_lab.backends.exact_tokens`` (GGUF models only)."""
 SEED = 1341
 PER_CLASS = 12
 
@@ -132,11 +134,18 @@ class Row:
     chars_4: int
     chars_3_5: int
     segmenter: int
+    content_bases: str  # JSON: unscaled content-aware estimate per content class
+    exact: int | None  # the exact mode's count (None without a local GGUF)
 
 
-def measure(samples: list[Sample], tokenizers: dict[str, object]) -> list[Row]:
+def measure(
+    samples: list[Sample], tokenizers: dict[str, object], exact: dict[str, object] | None = None
+) -> list[Row]:
+    """Each sample counted by each tokenizer, estimated by each method; ``exact`` maps a tokenizer
+    name to the exact-mode counter of the same model, where one exists."""
     rows = []
     for name, count in tokenizers.items():
+        exact_count = (exact or {}).get(name)
         for s in samples:
             rows.append(
                 Row(
@@ -148,6 +157,8 @@ def measure(samples: list[Sample], tokenizers: dict[str, object]) -> list[Row]:
                     chars_per_token_estimate(s.text, 4),
                     chars_per_token_estimate(s.text, 3.5),
                     estimate_tokens(s.text),
+                    json.dumps(class_bases(s.text), sort_keys=True),
+                    exact_count(s.text) if exact_count else None,  # type: ignore[operator]
                 )
             )
     return rows
@@ -164,12 +175,14 @@ class Summary:
     errors: dict[str, dict[str, dict[str, float]]]  # tokenizer → class (and "overall") → method → MAE
     factors: dict[str, float]
     convergence: dict[str, list[tuple[int, float]]]  # tokenizer → (observations, held-out MAE)
+    class_factors: dict[str, dict[str, float]]  # tokenizer → content-aware class → learned factor
 
 
 def summarize(rows: list[Row], seed: int = SEED) -> Summary:
     errors: dict[str, dict[str, dict[str, float]]] = {}
     factors: dict[str, float] = {}
     convergence: dict[str, list[tuple[int, float]]] = {}
+    class_factor_table: dict[str, dict[str, float]] = {}
     for tokenizer in sorted({r.tokenizer for r in rows}):
         mine = [r for r in rows if r.tokenizer == tokenizer and r.actual > 0]
         rng = random.Random(seed)
@@ -180,6 +193,10 @@ def summarize(rows: list[Row], seed: int = SEED) -> Summary:
             train += members[: len(members) // 2]
             test += members[len(members) // 2 :]
         rng.shuffle(train)
+        classes = ClassCalibrator()
+        for r in train:
+            classes.observe_bases(tokenizer, json.loads(r.content_bases), r.actual)
+        class_factors = classes.factors.get(tokenizer, {})
         calibrator = TokenCalibrator()
         curve = [(0, _mean(_error(r.segmenter, r.actual) for r in test))]
         for n, r in enumerate(train, start=1):
@@ -188,6 +205,7 @@ def summarize(rows: list[Row], seed: int = SEED) -> Summary:
             curve.append((n, _mean(_error(math.ceil(r2.segmenter * k), r2.actual) for r2 in test)))
         k = calibrator.ratio_for(tokenizer)
         factors[tokenizer], convergence[tokenizer] = k, curve
+        class_factor_table[tokenizer] = dict(class_factors)
         table: dict[str, dict[str, float]] = {}
         for cls in [*CLASSES, "overall"]:
             subset = [r for r in test if cls == "overall" or r.content_class == cls]
@@ -199,9 +217,14 @@ def summarize(rows: list[Row], seed: int = SEED) -> Summary:
                     "segmenter+calibrated": _mean(
                         _error(math.ceil(r.segmenter * k), r.actual) for r in subset
                     ),
+                    "content-aware+calibrated": _mean(
+                        _error(scaled_estimate(json.loads(r.content_bases), class_factors), r.actual)
+                        for r in subset
+                    ),
+                    "exact": _mean(_error(r.exact, r.actual) for r in subset if r.exact is not None),
                 }
         errors[tokenizer] = table
-    return Summary(errors, factors, convergence)
+    return Summary(errors, factors, convergence, class_factor_table)
 
 
 def _mean(values: Iterable[float]) -> float:
@@ -209,15 +232,24 @@ def _mean(values: Iterable[float]) -> float:
     return sum(items) / len(items) if items else float("nan")
 
 
+def _percent(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{100 * value:.1f}%"
+
+
 def markdown(summary: Summary) -> str:
     """One table per tokenizer: MAE per class and method (held-out half), and the learned factor."""
     out = []
     for tokenizer, table in summary.errors.items():
-        out.append(f"**{tokenizer}** (learned factor k = {summary.factors[tokenizer]:.3f})\n")
+        classes = ", ".join(
+            f"{c} {f:.2f}" for c, f in sorted(summary.class_factors.get(tokenizer, {}).items())
+        )
+        out.append(
+            f"**{tokenizer}** (learned factor k = {summary.factors[tokenizer]:.3f}; per class: {classes})\n"
+        )
         out.append("| class | " + " | ".join(METHODS) + " |")
         out.append("|---|" + "---:|" * len(METHODS))
         for cls, by_method in table.items():
-            out.append(f"| {cls} | " + " | ".join(f"{100 * by_method[m]:.1f}%" for m in METHODS) + " |")
+            out.append(f"| {cls} | " + " | ".join(_percent(by_method[m]) for m in METHODS) + " |")
         out.append("")
     return "\n".join(out)
 
@@ -234,6 +266,7 @@ def write(rows: list[Row], summary: Summary, out_dir: Path) -> dict[str, Path]:
         "json": out_dir / "summary.json",
         "md": out_dir / "summary.md",
         "png": out_dir / "convergence.png",
+        "by_class": out_dir / "by_class.png",
     }
     with paths["rows"].open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(asdict(rows[0])))
@@ -250,6 +283,7 @@ def write(rows: list[Row], summary: Summary, out_dir: Path) -> dict[str, Path]:
     ax.legend(fontsize=7)
     fig.tight_layout()
     save(fig, paths["png"])
+    save(_by_class_figure(summary), paths["by_class"])
     return paths
 
 
@@ -261,14 +295,75 @@ class EstimatorResult:
 
 def compute(params: Mapping[str, Any]) -> EstimatorResult:
     """Collect samples from ``datasets``, count them with each real tokenizer (``tokenizer``: names,
-    default all), summarize."""
-    from nomad_lab.backends.tokenizers import TOKENIZERS, load_tokenizer
+    default all) and, for a GGUF tokenizer, with the exact mode; or re-read the real counts of an earlier
+    run's ``from_rows`` CSV (no tokenizer loaded). Then summarize."""
+    from nomad_lab.backends.exact_tokens import ExactEstimator
+    from nomad_lab.backends.tokenizers import GGUF_FILES, TOKENIZERS, load_tokenizer
 
-    names = params.get("tokenizer") or list(TOKENIZERS)
-    rows = measure(
-        collect_samples(Path(params.get("datasets") or DATASETS_DIR)), {n: load_tokenizer(n) for n in names}
-    )
+    datasets = Path(params.get("datasets") or DATASETS_DIR)
+    if params.get("from_rows"):
+        rows = rows_from_csv(Path(params["from_rows"]), datasets)
+    else:
+        names = params.get("tokenizer") or list(TOKENIZERS)
+        exact = {name: ExactEstimator(GGUF_FILES[name]()).estimate for name in names if name in GGUF_FILES}
+        rows = measure(collect_samples(datasets), {name: load_tokenizer(name) for name in names}, exact)
     return EstimatorResult(rows, summarize(rows))
+
+
+COMPARED = ("segmenter", "content-aware+calibrated", "exact")
+
+
+def _by_class_figure(summary: Summary) -> object:
+    """Held-out error per class of the seed's segmenter, the content-aware estimator and the exact
+    mode, one panel per tokenizer: the comparison the planner's choice of estimator rests on."""
+    import matplotlib.pyplot as plt
+
+    tokenizers = list(summary.errors)
+    fig, axes = plt.subplots(len(tokenizers), 1, figsize=(8, 2.6 * len(tokenizers)), squeeze=False)
+    for ax, tokenizer in zip(axes[:, 0], tokenizers, strict=True):
+        table = summary.errors[tokenizer]
+        classes = list(table)
+        width = 0.8 / len(COMPARED)
+        for i, method in enumerate(COMPARED):
+            values = [0.0 if math.isnan(table[c][method]) else 100 * table[c][method] for c in classes]
+            ax.bar([x + i * width for x in range(len(classes))], values, width, label=method)
+        ax.set_xticks([x + width for x in range(len(classes))], classes, fontsize=7)
+        ax.set_ylabel("held-out MAE (%)")
+        ax.set_title(tokenizer, fontsize=9)
+    axes[0, 0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def rows_from_csv(path: Path, datasets: Path) -> list[Row]:
+    """Rows re-read from an earlier run's ``rows.csv`` (its real counts kept), the samples regenerated
+    from ``datasets`` to recompute the estimates: re-summarizing costs no tokenizer load. A sample
+    whose length differs from the stored one (the datasets changed) is refused."""
+    samples = {s.sample_id: s for s in collect_samples(datasets)}
+    rows = []
+    with path.open(encoding="utf-8") as handle:
+        for line, stored in enumerate(csv.DictReader(handle), start=2):
+            sample = samples.get(stored["sample_id"])
+            if sample is None or len(sample.text) != int(stored["chars"]):
+                raise ValueError(
+                    f"{path}:{line}: sample {stored['sample_id']} is not in {datasets} as stored"
+                )
+            exact = stored.get("exact") or None
+            rows.append(
+                Row(
+                    stored["tokenizer"],
+                    sample.content_class,
+                    sample.sample_id,
+                    len(sample.text),
+                    int(stored["actual"]),
+                    chars_per_token_estimate(sample.text, 4),
+                    chars_per_token_estimate(sample.text, 3.5),
+                    estimate_tokens(sample.text),
+                    json.dumps(class_bases(sample.text), sort_keys=True),
+                    int(exact) if exact else None,
+                )
+            )
+    return rows
 
 
 def run(

@@ -1,0 +1,161 @@
+"""Recall@5 on the multi-turn goldens with the free-text and the structured query rewrite, paired.
+
+Why: the reference moved its rewrite to structured JSON (``{"queries": [...]}`` under a schema, thinking
+off, an empty result falling back to the raw message). Whether that changes what retrieval finds on a
+small tasks model is an empirical question, so both rewrites run on the same questions with the same
+real model and index, and the difference is tested paired (bootstrap on recall@5, exact McNemar on
+hit@5). The raw last message (no rewrite, what the retrieval tier uses) is reported beside them.
+
+It lives in ``eval`` rather than ``studies.budgeting``: the rewrite feeds retrieval (and the paired
+tests are the gate's statistics), which the budgeting half may not reach.
+
+Each question's rewrites are appended to ``rows.jsonl`` as they finish, so an interrupted run resumes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+MODES = ("raw", "free-text", "structured")
+K = 5
+
+
+@dataclass(frozen=True)
+class RewriteRow:
+    """One question under one rewrite mode: the query retrieval got and what it found."""
+
+    case_id: str
+    mode: str
+    query: str
+    did_rewrite: bool
+    reason: str | None
+    recall: float | None
+    hit: float | None
+    retrieved: list[str]
+
+
+def multi_turn_goldens(goldens: Sequence[Any]) -> list[Any]:
+    """Goldens with prior turns and at least one relevant document (recall is defined)."""
+    return [g for g in goldens if g.turns and g.relevant_doc_ids]
+
+
+def _load_done(path: Path) -> dict[tuple[str, str], RewriteRow]:
+    done: dict[tuple[str, str], RewriteRow] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = RewriteRow(**json.loads(line))
+                done[(row.case_id, row.mode)] = row
+    return done
+
+
+def run(
+    *,
+    corpus_dir: Path,
+    goldens_dir: Path,
+    suite: str,
+    store_path: Path,
+    out_dir: Path,
+    tasks_model: str,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Rewrite every multi-turn question both ways on ``tasks_model``, retrieve, score, compare."""
+    from tqdm.auto import tqdm
+
+    from nomad_lab.backends import open_backend
+    from nomad_lab.data.corpus import load_corpus
+    from nomad_lab.data.goldens import load_suites
+    from nomad_lab.eval.retrieval_metrics import RetrievedChunk, score_case
+    from nomad_lab.retrieval.embedding import load_embedder
+    from nomad_lab.retrieval.index import build_index
+    from nomad_lab.services.judge_service import rewrite_query
+    from nomad_lab.store import Store
+
+    corpus = load_corpus(corpus_dir)
+    cases = multi_turn_goldens(load_suites(goldens_dir, suite, corpus.all_doc_ids))
+    backend = open_backend(tasks_model)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows_path = out_dir / "rows.jsonl"
+    done = _load_done(rows_path)
+    with Store(store_path) as store, rows_path.open("a", encoding="utf-8") as sink:
+        index, _ = build_index(corpus, store, load_embedder(), progress=progress)
+        for golden in tqdm(cases, desc="rewrite study", unit="q", disable=not progress):
+            messages = [{"role": t.role, "content": t.content} for t in golden.turns]
+            messages.append({"role": "user", "content": golden.query})
+            for mode in MODES:
+                if (golden.id, mode) in done:
+                    continue
+                result = rewrite_query(
+                    backend, None, messages, skip=mode == "raw", structured=mode == "structured"
+                )
+                chunks = index.search(result.query).chunks
+                case = score_case(
+                    golden.id,
+                    [RetrievedChunk(c.doc_id, c.final, c.semantic_score) for c in chunks],
+                    golden.relevant_doc_ids,
+                    k_values=(K,),
+                )
+                row = RewriteRow(
+                    golden.id,
+                    mode,
+                    result.query,
+                    result.did_rewrite,
+                    result.reason,
+                    case.recall[K],
+                    case.hit_rate[K],
+                    list(case.retrieved_doc_ids),
+                )
+                sink.write(json.dumps(asdict(row)) + "\n")
+                sink.flush()
+                done[(golden.id, mode)] = row
+    summary = summarize([done[(g.id, m)] for g in cases for m in MODES], tasks_model, suite)
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    (out_dir / "summary.md").write_text(markdown(summary), encoding="utf-8")
+    return summary
+
+
+def summarize(rows: Sequence[RewriteRow], tasks_model: str, suite: str) -> dict[str, Any]:
+    """Mean recall@5 and hit@5 per mode; paired tests of structured vs free-text and each vs raw."""
+    from nomad_lab.gate.stats import mcnemar_exact, paired_bootstrap
+
+    by_mode = {m: sorted((r for r in rows if r.mode == m), key=lambda r: r.case_id) for m in MODES}
+    means = {
+        m: {
+            "recall@5": sum(r.recall or 0.0 for r in rs) / len(rs) if rs else None,
+            "hit@5": sum(r.hit or 0.0 for r in rs) / len(rs) if rs else None,
+            "rewritten": sum(r.did_rewrite for r in rs),
+            "n": len(rs),
+        }
+        for m, rs in by_mode.items()
+    }
+    tests = {}
+    for a, b in (("free-text", "structured"), ("raw", "free-text"), ("raw", "structured")):
+        recall = paired_bootstrap([r.recall for r in by_mode[a]], [r.recall for r in by_mode[b]])
+        misses = mcnemar_exact([not r.hit for r in by_mode[a]], [not r.hit for r in by_mode[b]])
+        tests[f"{b} vs {a}"] = {"recall@5": asdict(recall), "miss@5 (McNemar)": asdict(misses)}
+    return {"tasksModel": tasks_model, "suite": suite, "k": K, "modes": means, "paired": tests}
+
+
+def markdown(summary: dict[str, Any]) -> str:
+    lines = [
+        f"Tasks model `{summary['tasksModel']}`, multi-turn goldens of `{summary['suite']}` "
+        f"(n = {summary['modes']['raw']['n']}).",
+        "",
+        "| rewrite | recall@5 | hit@5 | rewritten |",
+        "|---|---:|---:|---:|",
+    ]
+    for mode, m in summary["modes"].items():
+        lines.append(f"| {mode} | {m['recall@5']:.3f} | {m['hit@5']:.3f} | {m['rewritten']}/{m['n']} |")
+    lines += ["", "| comparison | Δ recall@5 [95% CI] | p (bootstrap) | Δ miss@5 | p (exact McNemar) |"]
+    lines.append("|---|---:|---:|---:|---:|")
+    for name, test in summary["paired"].items():
+        r, m = test["recall@5"], test["miss@5 (McNemar)"]
+        lines.append(
+            f"| {name} | {r['statistic']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}] | {r['p_value']:.3f} "
+            f"| {m['statistic']:+.3f} | {m['p_value']:.3f} |"
+        )
+    return "\n".join(lines) + "\n"
