@@ -71,3 +71,27 @@ def test_stratified_sample_takes_both_classes_in_stored_order() -> None:
     assert len(stratified_sample(recs[:3], 10)) == 3
     with pytest.raises(TypeError):
         stratified_sample(recs, None)  # type: ignore[arg-type]
+
+
+def test_ladder_row_names_the_file_and_reads_the_agreement() -> None:
+    from nomad_lab.studies.gating.judge_confidence import ladder_markdown, ladder_row
+
+    pools = pools_from_records(records())
+    p_true = np.where(pools.expect_refusal, 0.3, 0.7)
+    gold = np.where(pools.expect_refusal, 0.0, 1.0)
+    judged = JudgedRun(
+        pools,
+        np.ones(pools.size),
+        np.full(pools.size, 10.0),
+        0.0,
+        "embedded:smollm2-135m",
+        "l",
+        0,
+        40,
+        p_true,
+        gold,
+    )
+    row = ladder_row(judged)
+    assert row["file_mb"] > 50 and row["agreement"]["auc"][0] == 1.0 and row["median_ms"] == 10.0
+    text = ladder_markdown([row], sampled=True)
+    assert "stratified sample" in text and "embedded:smollm2-135m" in text and "floor 0.00, tau 0.32" in text

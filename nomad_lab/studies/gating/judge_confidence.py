@@ -280,7 +280,7 @@ def ladder_markdown(rows: list[dict[str, Any]], sampled: bool) -> str:
             "none"
             if best is None
             else (
-                f"({best['floor']:.2f}, {best['tau']:.2f}): {best['leak']:.3f} [{best['leak_lo']:.3f}, "
+                f"{best['setting']}: {best['leak']:.3f} [{best['leak_lo']:.3f}, "
                 f"{best['leak_hi']:.3f}], {best['recall']:.3f}"
             )
         )
