@@ -27,7 +27,7 @@ judge_model = "embedded:gemma3-270m"  # verdicts read from the store; None for n
 judge_floor = 0.0  # the floor the stored verdicts were computed after
 floor = 0.62
 use_judge = False
-tau = 0.0  # drop a set whose stored P(on_topic = true) is below tau (0: off)
+tau = 0.0  # drop a set whose stored P(on_topic is true) is below tau; 0 is off
 
 # %%
 from IPython.display import display
