@@ -8,6 +8,7 @@ import platform
 import shlex
 import subprocess
 import sys
+import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stdout
@@ -16,6 +17,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "benchmarks"
+
+
+def best_of(fn: Callable[[], object], repeats: int = 3) -> float:
+    """The fastest of ``repeats`` timed runs, in seconds: the least disturbed by the rest of the machine."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
 
 
 def peak_mib(fn: Callable[[], object]) -> float:

@@ -11,11 +11,9 @@ moves both sides alike). Text: the corpus documents and distractors, repeated to
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from _measure import peak_mib, published
+from _measure import best_of, peak_mib, published
 
 from nomad_lab.core.estimator import estimate_tokens
 from nomad_lab.core.judge import excerpt_for
@@ -28,15 +26,6 @@ def corpus_text(megabytes: float) -> str:
     parts = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "datasets" / "corpus").glob("*.md"))]
     text = "\n\n".join(parts)
     return (text * (int(megabytes * 2**20 / len(text)) + 1))[: int(megabytes * 2**20)]
-
-
-def best_of(fn: Callable[[], object], repeats: int = 3) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:

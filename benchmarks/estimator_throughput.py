@@ -15,9 +15,10 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
 from collections.abc import Callable
 from pathlib import Path
+
+from _measure import best_of
 
 from nomad_lab.backends.exact_tokens import ExactEstimator
 from nomad_lab.backends.tokenizers import GGUF_FILES
@@ -32,15 +33,6 @@ def sample_text(megabytes: float) -> str:
     text = "\n\n".join(s.text for s in collect_samples(ROOT / "datasets"))
     size = int(megabytes * 2**20)
     return (text * (size // len(text) + 1))[:size]
-
-
-def best_of(fn: Callable[[], object], repeats: int = 3) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:

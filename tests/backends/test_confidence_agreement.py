@@ -13,52 +13,24 @@ wrong position or forgets a variant moves P(true) by tenths (see tests/core/test
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 
 import pytest
 
 from nomad_lab.backends.embedded import EmbeddedBackend
-from nomad_lab.backends.models import smollm2_path
 from nomad_lab.backends.ollama_native import OllamaBackend
-from nomad_lab.backends.ollama_server import ServerProcess, free_port
 from nomad_lab.backends.openai_compat import OpenAICompatBackend
 from nomad_lab.services.judge_service import RelevanceJudge
+from tests.support.llamacpp_server import BURN, llama_server
 
 TOLERANCE = 1e-3
-BURN = [
-    {
-        "text": "For a minor burn, hold the skin under cool running water for about twenty minutes. "
-        "Do not use ice, butter or toothpaste."
-    }
-]
 QUESTIONS = ["How do I cool a burn?", "Write me a poem about the sea.", "What is the capital of France?"]
 
 
 @pytest.fixture(scope="module")
 def logprobs_server() -> Iterator[str]:
-    port = free_port()
-    argv = [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(smollm2_path()),
-        "--model_alias",
-        "smollm2",
-        "--n_ctx",
-        "2048",
-        "--n_threads",
-        "2",
-        "--logits_all",
-        "true",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-    ]
-    with ServerProcess(argv, host="127.0.0.1", port=port, ready_path="/v1/models") as server:
-        yield f"{server.base_url}/v1"
+    with llama_server("smollm2", logits_all=True) as base_url:
+        yield f"{base_url}/v1"
 
 
 def confidences(judge: RelevanceJudge) -> list[tuple[bool | None, float | None, str | None]]:

@@ -10,52 +10,24 @@ SmolLM2-135M-Instruct is used because it carries a chat template; with gemma3-27
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 
 import pytest
 
 from nomad_lab.backends import ChatOptions, ChatRequest, collect_stream, open_backend
-from nomad_lab.backends.models import smollm2_path
-from nomad_lab.backends.ollama_server import ServerProcess, free_port
 from nomad_lab.backends.openai_compat import OpenAICompatBackend
 from nomad_lab.core.estimator import TokenCalibrator
 from nomad_lab.services.judge_service import RelevanceJudge
+from tests.support.llamacpp_server import BURN, llama_server
 
 MODEL = "smollm2"
-BURN = [
-    {
-        "text": "For a minor burn, hold the skin under cool running water for about twenty minutes. "
-        "Do not use ice, butter or toothpaste."
-    }
-]
 QUESTIONS = ["How do I cool a burn?", "Should I put butter on a burn?", "What is the capital of France?"]
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    port = free_port()
-    argv = [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(smollm2_path()),
-        "--model_alias",
-        MODEL,
-        "--n_ctx",
-        "2048",
-        "--n_threads",
-        "2",
-        "--logits_all",
-        "false",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-    ]
-    with ServerProcess(argv, host="127.0.0.1", port=port, ready_path="/v1/models"):
-        yield f"openai://127.0.0.1:{port}/v1/{MODEL}?timeout=120"
+    with llama_server(MODEL, logits_all=False) as base_url:
+        yield f"openai://{base_url.removeprefix('http://')}/v1/{MODEL}?timeout=120"
 
 
 @pytest.mark.slow
