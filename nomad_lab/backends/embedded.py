@@ -44,7 +44,7 @@ from nomad_lab.backends.base import (
     normalize_result,
     normalize_stream,
 )
-from nomad_lab.backends.gguf_meta import numeric_arrays
+from nomad_lab.backends.gguf_meta import GGUFFormatError, numeric_arrays
 from nomad_lab.backends.logits import ON_TOPIC_PREFIX, LogitsRecorder, word_masses
 from nomad_lab.core.chat_format import fold_system_messages
 from nomad_lab.core.context_window import CONTEXT_LADDER
@@ -209,15 +209,22 @@ def human_number(count: int) -> str:
     return str(count)
 
 
+def file_arrays(path: str | Path) -> dict[str, list[Any]]:
+    """The GGUF file's numeric arrays, or none when the file cannot be read again (moved, or not a GGUF
+    this reader knows): the arrays only refine the KV accounting, the loaded model's scalars stand."""
+    try:
+        return numeric_arrays(path)
+    except (OSError, GGUFFormatError):
+        return {}
+
+
 def show_payload(loaded: LoadedModel) -> dict[str, Any]:
     """An Ollama ``/api/show`` body for a GGUF: what the Ollama shim serves and ``show()`` parses."""
     llama = loaded.llama
     info = {key: metadata_value(value) for key, value in llama.metadata.items()}
     # llama.cpp's metadata API leaves arrays out; per-layer ones (KV heads) matter to the window.
     info.update(
-        (key, values)
-        for key, values in numeric_arrays(loaded.path).items()
-        if not key.startswith("tokenizer.")
+        (key, values) for key, values in file_arrays(loaded.path).items() if not key.startswith("tokenizer.")
     )
     template = info.pop("tokenizer.chat_template", "")
     arch = str(info.get("general.architecture", ""))
