@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from nomad_lab.backends.models import PART_MODELS
 from nomad_lab.core.errors import NomadLabError
 
 ACCEPTED_FORMS = """accepted backend specs:
@@ -23,7 +24,8 @@ ACCEPTED_FORMS = """accepted backend specs:
 query options: ?timeout=SECONDS (HTTP backends), ?format=auto|json_schema|json_object|none (openai),
                ?n_ctx=N&threads=N (embedded)"""
 
-EMBEDDED_ALIASES = ("gemma3-270m", "smollm2-135m")
+EMBEDDED_ALIASES = ("gemma3-270m", "smollm2-135m", *PART_MODELS)
+"""The embedded models by name: the two defaults, and the judge ladder's Qwen GGUFs (opt-in extra)."""
 DEFAULT_SPEC = "embedded:gemma3-270m"
 OPENAI_FORMAT_MODES = ("auto", "json_schema", "json_object", "none")
 

@@ -59,6 +59,8 @@ def test_openai_format_modes() -> None:
         ("embedded:gemma3-270m", "gemma3-270m", {}),
         ("embedded:smollm2-135m?n_ctx=2048", "smollm2-135m", {"n_ctx": "2048"}),
         ("embedded:/models/x.gguf", "/models/x.gguf", {}),
+        ("embedded:qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b", {}),  # the judge ladder's opt-in models
+        ("embedded:qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b", {}),
     ],
 )
 def test_embedded_specs(spec: str, model: str, params: dict[str, str]) -> None:
