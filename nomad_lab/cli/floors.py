@@ -11,19 +11,16 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.cli.workspace_args import add_store_argument
+
 
 def register(subparsers: Any) -> None:
-    from nomad_lab.core.workspace import DEFAULT_STORE_PATH, RESULTS_DIR
+    from nomad_lab.core.workspace import RESULTS_DIR
 
     parser = subparsers.add_parser("floors", help="per-embedding-model floor presets from stored pools")
     sub = parser.add_subparsers(dest="floors_command", metavar="FLOORS_COMMAND", required=True)
     presets = sub.add_parser("presets", help="Off/Lenient/Balanced/Strict floors with 95%% intervals (JSON)")
-    presets.add_argument(
-        "--store",
-        type=Path,
-        default=DEFAULT_STORE_PATH,
-        help="workspace DuckDB store (default: %(default)s; NOMAD_LAB_STORE sets it)",
-    )
+    add_store_argument(presets)
     presets.add_argument("--run", default=None, help="retrieval run id (default: the latest)")
     presets.add_argument(
         "--out",

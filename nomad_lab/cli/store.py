@@ -13,6 +13,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.cli.workspace_args import add_store_argument
+
 
 def register(subparsers: Any) -> None:
     from nomad_lab.cli.workspace_args import add_store_argument
@@ -30,15 +32,9 @@ def register(subparsers: Any) -> None:
 
 def register_calls(actions: Any) -> None:
     """``store calls``: a read-only listing of the call log (``--store`` as the workspace option reads)."""
-    from nomad_lab.core.workspace import DEFAULT_STORE_PATH
 
     calls = actions.add_parser("calls", help="list logged model calls and their totals per model and purpose")
-    calls.add_argument(
-        "--store",
-        type=Path,
-        default=DEFAULT_STORE_PATH,
-        help="workspace DuckDB store (default: %(default)s; NOMAD_LAB_STORE sets it)",
-    )
+    add_store_argument(calls)
     calls.add_argument("--model", help="only calls to this model (as logged)")
     calls.add_argument("--purpose", help="only calls for this purpose: judge, rewrite, answer, warmup, ...")
     calls.add_argument("--limit", type=int, default=20, help="list this many of the latest calls")

@@ -10,23 +10,19 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.cli.workspace_args import add_store_argument
+
 
 def register_embedders(studies: Any) -> None:
     """``nomad-lab study embedders``: registered by ``cli.study`` beside the other studies."""
     from nomad_lab.core.workspace import (
         DEFAULT_CORPUS_DIR,
         DEFAULT_GOLDENS_DIR,
-        DEFAULT_STORE_PATH,
         RESULTS_DIR,
     )
 
     parser = studies.add_parser("embedders", help="recall, leak and calibrated floor per embedder; transfer")
-    parser.add_argument(
-        "--store",
-        type=Path,
-        default=DEFAULT_STORE_PATH,
-        help="workspace DuckDB store (default: %(default)s; NOMAD_LAB_STORE sets it)",
-    )
+    add_store_argument(parser)
     parser.add_argument(
         "--run",
         action="append",
