@@ -27,6 +27,7 @@ COMMAND_MODULES: list[str] = [
     "nomad_lab.cli.reproduce",
     "nomad_lab.cli.store",
     "nomad_lab.cli.floors",
+    "nomad_lab.cli.library",
 ]
 EVAL_MODULES: list[str] = [
     "nomad_lab.cli.eval_check",

@@ -16,6 +16,7 @@ from nomad_lab.cli.study_injection import register_injection
 from nomad_lab.cli.workspace_args import (
     add_cluster_arguments,
     add_corpus_arguments,
+    add_embedder_argument,
     add_progress_argument,
     add_store_argument,
     add_workspace_arguments,
@@ -175,6 +176,20 @@ def register(subparsers: Any) -> None:
     )
     growth.add_argument("--judge-floor", type=float, default=0.62, help="the floor the judge runs after")
     growth.add_argument("--no-judge", action="store_true", help="floors only")
+    growth.add_argument(
+        "--library",
+        type=Path,
+        default=None,
+        help="folder the added documents come from (default: datasets/library_growth; a large one: "
+        "`nomad-lab library build`); --books counts its documents, sorted by name",
+    )
+    growth.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="leak target of the floor calibrated at each size (%(default)s)",
+    )
+    add_embedder_argument(growth)
     _out(growth, "library_growth")
     add_corpus_arguments(growth)
     add_store_argument(growth)

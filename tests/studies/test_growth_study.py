@@ -74,6 +74,7 @@ def test_growth_study_end_to_end_with_a_judge_that_rejects_everything(tmp_path: 
                     store_path=store,
                     goldens_dir=GOLDENS,
                     embedder=embedder,
+                    alpha=0.8,  # two refusal questions: 0/2 leaked has a 95% upper bound of 0.776
                     progress=False,
                 )
             )
@@ -90,8 +91,20 @@ def test_growth_study_end_to_end_with_a_judge_that_rejects_everything(tmp_path: 
         assert r.leak_judge is not None and r.leak_judge[0] == 0.0  # the judge rejected every set
         assert r.judge_failures == 0
     assert rows[-1].judge_calls > 0
+    # the judge reads the off-topic questions of the one stored run (core questions are never judged)
+    assert all(r.judge_calls <= len((GOLDENS / "off_topic.jsonl").read_text().splitlines()) for r in rows)
+    assert rows[0].embedded == rows[0].chunks and rows[0].build_seconds > 0
+    assert rows[0].chunks_per_s == rows[0].embedded / rows[0].build_seconds
+    assert rows[2].embedded == rows[2].chunks - rows[1].chunks  # only the added books are embedded
+    for r in rows:
+        assert r.index_mb == round(r.chunks * embedder.dimension * 4 / 1e6, 2)
+        assert r.calibrated_floor is not None and r.leak_calibrated is not None
+        assert r.leak_calibrated[0] == 0.0  # the lowest floor with 0/2 leaked
+        assert r.recall_calibrated is not None
     paths = write(rows, spec, tmp_path / "out")
     saved = json.loads(paths["json"].read_text())
     assert [r["docs"] for r in saved["rows"]] == [4, 5, 8]
     assert (tmp_path / "out" / "leak_vs_library_size.svg").exists()
     assert "floor 0 + ollama://" in paths["md"].read_text()
+    assert "| calibrated floor |" in paths["md"].read_text()
+    assert saved["rows"][0]["chunks_per_s"] > 0

@@ -30,6 +30,7 @@ from nomad_lab.studies.shape import Study
 GROWTH_DIR = DATASETS_DIR / "library_growth"
 WORK_DIR = PROJECT_ROOT / "runs" / "library_growth"
 REFUSAL_TAG = "off-topic"
+DEFAULT_ALPHA = 0.05  # leak target of the calibrated floor reported at each size
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,19 @@ class GrowthRow:
     judge_calls: int
     judge_failures: int
     refusals: int
+    embedded: int = 0  # chunks embedded at this size (the rest came from the cache)
+    build_seconds: float = 0.0  # chunking and embedding them
+    index_mb: float = 0.0  # the vectors: chunks x dimension x 4 bytes
+    calibrated_floor: float | None = None  # lowest floor whose 95% leak upper bound is <= alpha
+    leak_calibrated: Interval | None = None
+    recall_calibrated: Interval | None = None
+
+    @property
+    def chunks_per_s(self) -> float:
+        """Embedding throughput of this size's build (NaN when everything came from the cache)."""
+        return (
+            self.embedded / self.build_seconds if self.embedded and self.build_seconds > 0 else float("nan")
+        )
 
 
 def _interval(curve: Any, floor: float, metric: str) -> Interval:
@@ -115,29 +129,30 @@ def measure_size(
     store_path: Path,
     goldens_dir: Path,
     embedder: Any | None = None,
+    alpha: float = DEFAULT_ALPHA,
     progress: bool = True,
 ) -> GrowthRow:
-    """Retrieve core + off-topic once at this size, then every floor from the pools, then the judge."""
+    """Retrieve core + off-topic once at this size, then every floor from the pools (and the floor
+    calibrated for leak target ``alpha``), then the judge on the off-topic questions of the same run."""
     from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
     from nomad_lab.gate import gates
     from nomad_lab.gate.pools import pools_from_records
     from nomad_lab.gate.sweep import restrict_refusals, sweep
+    from nomad_lab.retrieval.embedding import load_embedder
     from nomad_lab.store import Store
     from nomad_lab.studies.gating.judges import compare_with_floor, judge_run
 
-    def retrieve(suite: str) -> Any:
-        config = RetrievalEvalConfig(
-            corpus_dir=corpus_dir,
-            goldens_dir=goldens_dir,
-            suite=suite,
-            floor=0.0,
-            include_distractors=include_distractors,
-            store_path=store_path,
-            progress=progress,
-        )
-        return run_retrieval_eval(config, embedder)
-
-    both = retrieve("core,off_topic")
+    embedder = embedder or load_embedder()
+    config = RetrievalEvalConfig(
+        corpus_dir=corpus_dir,
+        goldens_dir=goldens_dir,
+        suite="core,off_topic",
+        floor=0.0,
+        include_distractors=include_distractors,
+        store_path=store_path,
+        progress=progress,
+    )
+    both = run_retrieval_eval(config, embedder)
     with Store(store_path) as store:
         dump = store.export_dump(both.run_id)
         suite_of = {case.golden_id: case.suite for case in store.get_cases(both.run_id)}
@@ -147,12 +162,18 @@ def measure_size(
     pools = restrict_refusals(pools_from_records(dump["pools"], fingerprint=dump["fingerprint"]), REFUSAL_TAG)
     curve = sweep(pools, "score_floor", points, k=gates.DEFAULT_K)
     core = [record for record in dump["pools"] if suite_of[record["id"]] == "core"]
-    core_curve = sweep(pools_from_records(core, fingerprint=dump["fingerprint"]), "score_floor", points)
+    core_pools = pools_from_records(core, fingerprint=dump["fingerprint"])
+    core_curve = sweep(core_pools, "score_floor", points)
+    calibrated = sweep(pools, "score_floor", gates.FLOOR_GRID).calibrated(alpha).floor
+    curve_at = sweep(pools, "score_floor", [calibrated or 0.0])
+    core_at = sweep(core_pools, "score_floor", [calibrated or 0.0])
     leak_judge, calls, failures = None, 0, 0
     if judge_model:
-        off_topic = retrieve("off_topic")
+        off_topic = {golden for golden, suite in suite_of.items() if suite == "off_topic"}
         with Store(store_path) as store:
-            judged = judge_run(store, off_topic.run_id, judge_model, floor=judge_floor, progress=progress)
+            judged = judge_run(
+                store, both.run_id, judge_model, floor=judge_floor, progress=progress, only=off_topic
+            )
         leak_judge = compare_with_floor(judged).leak_judge
         calls, failures = judged.calls, judged.failures
     docs = sorted(corpus_dir.glob(f"*{DOC_SUFFIX}"))
@@ -170,6 +191,12 @@ def measure_size(
         judge_calls=calls,
         judge_failures=failures,
         refusals=int(pools.expect_refusal.sum()),
+        embedded=both.build.embedded,
+        build_seconds=round(both.build.seconds, 2),
+        index_mb=round(both.build.chunks * embedder.dimension * 4 / 1e6, 2),
+        calibrated_floor=calibrated,
+        leak_calibrated=None if calibrated is None else _interval(curve_at, calibrated, "leak"),
+        recall_calibrated=None if calibrated is None else _interval(core_at, calibrated, "recall"),
     )
 
 
@@ -184,16 +211,24 @@ def run_growth_study(
     growth_dir: Path = GROWTH_DIR,
     work_dir: Path = WORK_DIR,
     store_path: Path | None = None,
+    embedder: str | None = None,
+    alpha: float = DEFAULT_ALPHA,
     progress: bool = True,
 ) -> list[GrowthRow]:
-    """Every size from :func:`library_sizes`, smallest first, measured by :func:`measure_size`."""
+    """Every size from :func:`library_sizes`, smallest first, measured by :func:`measure_size`.
+
+    ``growth_dir`` is the folder the added documents come from (the library-growth books, or a library
+    built by ``nomad-lab library build``); each such folder gets its own work folder under ``work_dir``.
+    ``embedder`` is an embedder spec (default MiniLM).
+    """
     from nomad_lab.core.workspace import DEFAULT_STORE_PATH
     from nomad_lab.retrieval.embedding import load_embedder
 
-    embedder = load_embedder()
+    model = load_embedder(embedder)
     rows = []
     for size in library_sizes(books, growth_dir):
-        folder = materialize(size, Path(corpus_dir), Path(growth_dir), Path(work_dir))
+        work = Path(work_dir) if Path(growth_dir) == GROWTH_DIR else Path(work_dir) / Path(growth_dir).name
+        folder = materialize(size, Path(corpus_dir), Path(growth_dir), work)
         rows.append(
             measure_size(
                 folder,
@@ -204,7 +239,8 @@ def run_growth_study(
                 judge_floor=judge_floor,
                 store_path=Path(store_path) if store_path else DEFAULT_STORE_PATH,
                 goldens_dir=Path(goldens_dir),
-                embedder=embedder,
+                embedder=model,
+                alpha=alpha,
                 progress=progress,
             )
         )
@@ -215,7 +251,7 @@ def _ci(value: Interval | None) -> str:
     return "n/a" if value is None else f"{value[0]:.3f} [{value[1]:.3f}, {value[2]:.3f}]"
 
 
-def markdown(rows: Sequence[GrowthRow], judge_model: str | None) -> str:
+def markdown(rows: Sequence[GrowthRow], judge_model: str | None, embedder: str | None = None) -> str:
     """One row per size: leak at each floor, leak with the judge after the default floor, core recall."""
     floors = list(rows[0].leak_by_floor) if rows else []
     judge = f" | leak, floor {rows[0].judge_floor:g} + {judge_model}" if rows and judge_model else ""
@@ -240,6 +276,26 @@ def markdown(rows: Sequence[GrowthRow], judge_model: str | None) -> str:
         f"\nLeak: share of the {'/'.join(map(str, sorted(refusals)))} off-topic questions that get any "
         "context. 95% bootstrap intervals (2,000 seeded resamples)."
     )
+    return "\n".join(lines) + "\n\n" + scale_markdown(rows, embedder)
+
+
+def scale_markdown(rows: Sequence[GrowthRow], embedder: str | None = None) -> str:
+    """Per size: what the index build embedded and how fast, the vectors' size, and the floor calibrated
+    at that size (lowest floor whose 95% Clopper-Pearson leak bound is <= alpha) with leak and recall."""
+    lines = [
+        f"Index and calibrated floor per size (embedder: {embedder or 'default MiniLM'}):",
+        "",
+        "| library | MB | chunks | embedded | chunks/s | index MB | calibrated floor | leak at it "
+        "| recall@5 at it |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for r in rows:
+        rate = "cached" if not r.embedded else f"{r.chunks_per_s:.1f}"
+        floor = "none reaches it" if r.calibrated_floor is None else f"{r.calibrated_floor:.2f}"
+        lines.append(
+            f"| {r.label} | {r.megabytes:.2f} | {r.chunks} | {r.embedded} | {rate} | {r.index_mb:.2f} | "
+            f"{floor} | {_ci(r.leak_calibrated)} | {_ci(r.recall_calibrated)} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -257,6 +313,9 @@ def plot(rows: Sequence[GrowthRow], judge_model: str | None) -> Any:
     for floor in rows[0].leak_by_floor:
         draw(left, [r.leak_by_floor[floor] for r in rows], f"floor {floor}", marker="o")
         draw(right, [r.recall_by_floor[floor] for r in rows], f"floor {floor}", marker="o")
+    if all(r.leak_calibrated is not None for r in rows):
+        draw(left, [r.leak_calibrated for r in rows], "floor calibrated per size", marker="^", ls=":")  # type: ignore[misc]
+        draw(right, [r.recall_calibrated for r in rows], "floor calibrated per size", marker="^", ls=":")  # type: ignore[misc]
     if judge_model and all(r.leak_judge is not None for r in rows):
         label = f"floor {rows[0].judge_floor:g} + {judge_model}"
         draw(left, [r.leak_judge for r in rows], label, marker="s", ls="--")  # type: ignore[misc]
@@ -264,13 +323,17 @@ def plot(rows: Sequence[GrowthRow], judge_model: str | None) -> Any:
     right.set_title("core recall@5", fontsize=10)
     for ax in (left, right):
         ax.set_xlabel("library size (MB of text)")
+        if x and max(x) > 20 * min(x):
+            ax.set_xscale("log")
         ax.set_ylim(-0.02, 1.02)
         ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
 
 
-def write(rows: Sequence[GrowthRow], judge_model: str | None, out_dir: str | Path) -> dict[str, Path]:
+def write(
+    rows: Sequence[GrowthRow], judge_model: str | None, out_dir: str | Path, embedder: str | None = None
+) -> dict[str, Path]:
     """``growth.json``, ``growth.md`` and ``leak_vs_library_size.png``/``.svg`` into ``out_dir``."""
     from nomad_lab.studies.plots import save
 
@@ -278,9 +341,17 @@ def write(rows: Sequence[GrowthRow], judge_model: str | None, out_dir: str | Pat
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "growth.json", "md": out / "growth.md"}
     paths["json"].write_text(
-        json.dumps({"judge_model": judge_model, "rows": [asdict(r) for r in rows]}, indent=2) + "\n"
+        json.dumps(
+            {
+                "judge_model": judge_model,
+                "embedder": embedder,
+                "rows": [asdict(r) | {"chunks_per_s": r.chunks_per_s} for r in rows],
+            },
+            indent=2,
+        )
+        + "\n"
     )
-    paths["md"].write_text(markdown(rows, judge_model))
+    paths["md"].write_text(markdown(rows, judge_model, embedder))
     paths["png"] = save(plot(rows, judge_model), out / "leak_vs_library_size.png")
     return paths
 
@@ -293,6 +364,9 @@ def compute(params: Mapping[str, Any]) -> dict[str, Any]:
         "store_path": params.get("store"),
         "corpus_dir": params.get("corpus"),
         "goldens_dir": params.get("goldens"),
+        "growth_dir": params.get("library"),
+        "embedder": params.get("embedder"),
+        "alpha": params.get("alpha"),
     }
     rows = run_growth_study(
         params.get("books", (3, 6, 9, 15)),
@@ -302,7 +376,7 @@ def compute(params: Mapping[str, Any]) -> dict[str, Any]:
         progress=not params.get("no_progress", False),
         **{name: value for name, value in given.items() if value is not None},
     )
-    return {"rows": rows, "judge_model": judge}
+    return {"rows": rows, "judge_model": judge, "embedder": params.get("embedder")}
 
 
 STUDY = Study(
@@ -310,8 +384,8 @@ STUDY = Study(
     title="Off-topic leak against library size",
     run=compute,
     rows=lambda result: [asdict(r) for r in result["rows"]],
-    markdown=lambda result: markdown(result["rows"], result["judge_model"]),
-    write=lambda result, out: write(result["rows"], result["judge_model"], out),
+    markdown=lambda result: markdown(result["rows"], result["judge_model"], result.get("embedder")),
+    write=lambda result, out: write(result["rows"], result["judge_model"], out, result.get("embedder")),
     out_dir="results/library_growth",
     command=("study", "growth"),
     figures=("leak_vs_library_size.png",),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -72,9 +72,10 @@ def judge_run(
     backend: object | None = None,
     sample: int | None = None,
     reask_confidence: bool = False,
+    only: Collection[str] | None = None,
 ) -> JudgedRun:
-    """Verdicts for every question of ``run_id`` (the first ``limit``, or a stratified ``sample``), cached
-    in ``store``."""
+    """Verdicts for every question of ``run_id`` (or those whose golden id is in ``only``; the first
+    ``limit``, or a stratified ``sample``), cached in ``store``."""
     from tqdm import tqdm
 
     from nomad_lab.gate.agreement import NO_RELEVANT, OFF_TOPIC, ON_TOPIC
@@ -82,7 +83,8 @@ def judge_run(
 
     run = store.get_run(run_id)
     dump = store.export_dump(run_id)
-    records = dump["pools"][:limit] if limit else dump["pools"]
+    records = [r for r in dump["pools"] if r["id"] in only] if only is not None else dump["pools"]
+    records = records[:limit] if limit else records
     if sample:
         records = stratified_sample(records, sample)
     queries = {case.golden_id: case.query or "" for case in store.get_cases(run_id)}

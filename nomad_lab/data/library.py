@@ -1,0 +1,245 @@
+"""A large, openly licensed library for the library-scale study, collected from installed packages.
+
+The library-growth books stop at a few megabytes; a user's library is manuals, reference docs and books
+by the tens of megabytes. This collects such text from Debian documentation packages (anyone can install
+them again, at a version the manifest records, under the licence it records), plus any folders a user
+adds, into one corpus folder of ``*.md`` documents:
+
+- each document starts with a title line and a provenance line (package, version, installed path,
+  licence), then the text (gzip files are decompressed, HTML is reduced to its text);
+- its file name starts with a hash of its origin, so the documents sorted by name (the order the growth
+  study adds them in) interleave the sources instead of adding one package after another;
+- ``library.json`` beside them lists every source (package, version, licence, files, bytes) and every
+  document (file, origin, sha256 of the text written, bytes).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import html.parser
+import json
+import re
+import subprocess
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from nomad_lab.core.errors import NomadLabError
+from nomad_lab.data.corpus import DOC_SUFFIX
+
+__all__ = [
+    "DEBIAN_SOURCES",
+    "MANIFEST_NAME",
+    "MIN_DOC_BYTES",
+    "Library",
+    "LibrarySource",
+    "build_library",
+    "html_text",
+]
+
+MANIFEST_NAME = "library.json"
+MIN_DOC_BYTES = 500
+"""Shorter files (index stubs, one-line redirects) are skipped and counted: they are not library text."""
+
+
+@dataclass(frozen=True)
+class Library:
+    """What a build wrote: per source (package, version, licence, files, bytes) and per document."""
+
+    sources: list[dict[str, object]]
+    documents: list[dict[str, object]]
+    skipped_short: int
+    total_bytes: int
+
+
+@dataclass(frozen=True)
+class LibrarySource:
+    """One Debian package's documentation: the installed files whose path matches ``pattern``."""
+
+    name: str  # short label used in file names
+    package: str
+    pattern: str  # regular expression on the installed path
+    licence: str
+
+
+DEBIAN_SOURCES: tuple[LibrarySource, ...] = (
+    LibrarySource(
+        "linux",
+        "linux-doc-6.1",
+        r"/Documentation/.*\.(rst|txt)\.gz$",
+        "GPL-2.0 (Linux kernel documentation; per-file terms in the package's copyright file)",
+    ),
+    LibrarySource(
+        "python",
+        "python3.11-doc",
+        r"/html/_sources/.*\.rst\.txt$",
+        "PSF-2.0 (Python 3.11 documentation)",
+    ),
+    LibrarySource(
+        "perl", "perl-doc", r"/pod/.*\.pod$", "GPL-1.0-or-later OR Artistic-1.0 (Perl documentation)"
+    ),
+    LibrarySource(
+        "debref",
+        "debian-reference-en",
+        r"/debian-reference/.*\.en\.html$",
+        "GPL-2.0-or-later (Debian Reference)",
+    ),
+)
+"""The default sources: about 50 MB of text together (see ``scripts/library_packages.sh``)."""
+
+
+class _TextOnly(html.parser.HTMLParser):
+    """Collects the text of an HTML page outside script and style elements."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skipping = 0
+
+    def handle_starttag(self, tag: str, attrs: object) -> None:
+        if tag in ("script", "style"):
+            self.skipping += 1
+        elif tag in ("p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "pre", "section"):
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style") and self.skipping:
+            self.skipping -= 1
+
+    def handle_data(self, data: str) -> None:
+        if not self.skipping:
+            self.parts.append(data)
+
+
+def html_text(markup: str) -> str:
+    """The visible text of an HTML page, blank-line runs collapsed."""
+    parser = _TextOnly()
+    parser.feed(markup)
+    parser.close()
+    return re.sub(r"\n\s*\n+", "\n\n", "".join(parser.parts)).strip()
+
+
+def read_text(path: Path) -> str:
+    """A documentation file's text: gzip decompressed, HTML reduced to text, invalid UTF-8 replaced."""
+    raw = path.read_bytes()
+    if path.suffix == ".gz":
+        raw = gzip.decompress(raw)
+    text = raw.decode("utf-8", errors="replace")
+    return html_text(text) if re.search(r"\.html?(\.gz)?$", path.name) else text
+
+
+def _run(argv: Sequence[str]) -> str | None:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    except OSError:
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def package_files(package: str) -> tuple[str, list[Path]]:
+    """An installed package's version and files (``dpkg-query``); a clear error if it is not installed."""
+    version = _run(["dpkg-query", "-W", "-f=${Version}", package])
+    listing = _run(["dpkg-query", "-L", package])
+    if not version or listing is None:
+        raise NomadLabError(
+            f"library source {package}: not installed (install it with `apt-get install {package}`, "
+            "or run scripts/library_packages.sh)"
+        )
+    return version, [Path(line) for line in listing.splitlines() if line.strip()]
+
+
+def _slug(text: str, limit: int = 60) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[-limit:] or "doc"
+
+
+def _origins(
+    sources: Sequence[LibrarySource],
+    extra_dirs: Sequence[Path],
+    files_of: Callable[[str], tuple[str, list[Path]]],
+) -> Iterable[tuple[dict[str, str], Path]]:
+    """(source description, file) for every file of every source, in a stable order."""
+    for source in sources:
+        version, files = files_of(source.package)
+        matcher = re.compile(source.pattern)
+        described = {
+            "name": source.name,
+            "package": source.package,
+            "version": version,
+            "licence": source.licence,
+        }
+        for path in sorted(p for p in files if matcher.search(str(p)) and p.is_file()):
+            yield described, path
+    for folder in extra_dirs:
+        if not folder.is_dir():
+            raise NomadLabError(f"library folder {folder}: not a directory")
+        described = {
+            "name": _slug(folder.name, 20),
+            "package": "",
+            "version": "",
+            "licence": "see the file's own header",
+        }
+        for path in sorted(
+            p for p in folder.rglob("*") if p.is_file() and p.suffix in (".md", ".txt", ".rst")
+        ):
+            yield described, path
+
+
+def build_library(
+    out_dir: str | Path,
+    sources: Sequence[LibrarySource] = DEBIAN_SOURCES,
+    extra_dirs: Sequence[str | Path] = (),
+    *,
+    files_of: Callable[[str], tuple[str, list[Path]]] = package_files,
+    progress: bool = True,
+) -> Library:
+    """Write every source's documents into ``out_dir`` (stale ones removed) and its ``library.json``.
+
+    Rebuilding with the same installed packages writes the same bytes, so the corpus fingerprint, and
+    the embeddings cached under it, stay valid.
+    """
+    from tqdm import tqdm
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    documents: list[dict[str, object]] = []
+    per_source: dict[str, dict[str, object]] = {}
+    counts: dict[str, tuple[int, int]] = {}  # source name -> (files, bytes)
+    skipped = 0
+    origins = list(_origins(sources, [Path(d) for d in extra_dirs], files_of))
+    for source, path in tqdm(origins, desc="library", unit="file", disable=not progress):
+        text = read_text(path).strip()
+        if len(text.encode("utf-8")) < MIN_DOC_BYTES:
+            skipped += 1
+            continue
+        origin = f"{source['package'] or source['name']}:{path}"
+        digest = hashlib.sha256(origin.encode()).hexdigest()[:8]
+        name = f"{digest}-{source['name']}-{_slug(path.stem)}{DOC_SUFFIX}"
+        where = (
+            f"Debian package {source['package']} {source['version']}, {path}"
+            if source["package"]
+            else str(path)
+        )
+        data = f"# {path.name}\n\nSource: {where} | Licence: {source['licence']}\n\n{text}\n".encode()
+        target = out / name
+        if not target.exists() or target.read_bytes() != data:
+            target.write_bytes(data)
+        sha = hashlib.sha256(data).hexdigest()
+        documents.append(
+            {"file": name, "source": source["name"], "path": str(path), "bytes": len(data), "sha256": sha}
+        )
+        per_source.setdefault(source["name"], dict(source))
+        files, size = counts.get(source["name"], (0, 0))
+        counts[source["name"]] = (files + 1, size + len(data))
+    kept = {d["file"] for d in documents}
+    for stale in out.glob(f"*{DOC_SUFFIX}"):
+        if stale.name not in kept:
+            stale.unlink()
+    library = Library(
+        sources=[{**per_source[n], "files": f, "bytes": b} for n, (f, b) in counts.items()],
+        documents=sorted(documents, key=lambda d: str(d["file"])),
+        skipped_short=skipped,
+        total_bytes=sum(b for _, b in counts.values()),
+    )
+    (out / MANIFEST_NAME).write_text(json.dumps(asdict(library), indent=1) + "\n")
+    return library
