@@ -13,29 +13,13 @@ import html
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from nomad_lab.studies.registry import studies
 
 PAGE = "index.html"
-OTHER_COMMANDS: tuple[tuple[str, str, str], ...] = (
-    (
-        "Generation eval, SmolLM2 135M, first 20 core questions, all modes",
-        "nomad-lab eval generation --model embedded:smollm2-135m --all-modes --suite core --limit 20 "
-        "--repeats 1 --report results/generation/smollm2-core-limit20-all-modes",
-        "generation/smollm2-core-limit20-all-modes",
-    ),
-    (
-        "Generation eval, SmolLM2 135M, long_context, e2e",
-        "nomad-lab eval generation --model embedded:smollm2-135m --mode e2e --suite long_context "
-        "--repeats 1 --report results/generation/smollm2-long_context-e2e",
-        "generation/smollm2-long_context-e2e",
-    ),
-)
-"""Published results made by their own commands (not by ``nomad-lab reproduce``): (title, command,
-folder under results/)."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +32,95 @@ class Entry:
     figures: tuple[str, ...]
     tables: tuple[str, ...]
     in_main_job: bool
+
+
+def _own(
+    title: str, command: str, folder: str, figures: tuple[str, ...] = (), tables: tuple[str, ...] = ()
+) -> Entry:
+    return Entry(title, command, folder, figures, tables, False)
+
+
+OTHER_COMMANDS: tuple[Entry, ...] = (
+    _own(
+        "Generation eval, SmolLM2 135M, first 20 core questions, all modes",
+        "nomad-lab eval generation --model embedded:smollm2-135m --all-modes --suite core --limit 20 "
+        "--repeats 1 --report results/generation/smollm2-core-limit20-all-modes",
+        "generation/smollm2-core-limit20-all-modes",
+    ),
+    _own(
+        "Generation eval, SmolLM2 135M, long_context, e2e",
+        "nomad-lab eval generation --model embedded:smollm2-135m --mode e2e --suite long_context "
+        "--repeats 1 --report results/generation/smollm2-long_context-e2e",
+        "generation/smollm2-long_context-e2e",
+    ),
+    _own(
+        "Embedders side by side: recall, leak, calibrated floor, and whether it transfers; floor presets",
+        "nomad-lab study embedders --embedder st: --embedder wordllama: --store runs/embedders.duckdb "
+        "--out results/embedders",
+        "embedders",
+        ("embedders.png",),
+        ("embedders.md", "presets-st.md", "presets-wordllama.md"),
+    ),
+    _own(
+        "Library scale: leak and the calibrated floor up to 51 MB of Debian documentation (WordLlama)",
+        "nomad-lab library build && nomad-lab study growth --library runs/library --books 250 1000 2500 5144 "
+        "--embedder wordllama:256 --no-judge --floor 0 0.32 0.51 --alpha 0.1 --store runs/library.duckdb "
+        "--out results/library_scale",
+        "library_scale",
+        ("leak_vs_library_size.png",),
+        ("growth.md",),
+    ),
+    _own(
+        "The judge's confidence: agreement, tau curve, (floor, tau) surface (Gemma 3 270M, sample of 50)",
+        "nomad-lab study judges --judge-model embedded:gemma3-270m --suite core,off_topic --sample 50 "
+        "--store runs/judge.duckdb --out results/judge_confidence",
+        "judge_confidence",
+        ("confidence_embedded_gemma3_270m.png", "judges.png"),
+        ("confidence_embedded_gemma3_270m.md", "judges.md", "cost.md"),
+    ),
+    _own(
+        "The judge ladder: four small GGUF judges on a 30-question stratified sample",
+        "NOMAD_LAB_MODELS=<assembled ladder GGUFs> nomad-lab study ladder --sample 30 "
+        "--store runs/judge.duckdb --run <stored core,off_topic run at floor 0>",
+        "judge_ladder",
+        tables=("ladder.md",),
+    ),
+    _own(
+        "Per-passage judge against one verdict per set (Gemma 3 270M)",
+        "nomad-lab study per-passage --judge-model embedded:gemma3-270m --sample 40 "
+        "--store runs/judge.duckdb --run <stored core,off_topic run at floor 0>",
+        "judge_per_passage",
+        tables=("per_passage.md",),
+    ),
+    _own(
+        "Per-passage judge against one verdict per set (Qwen2.5-Coder 0.5B)",
+        "NOMAD_LAB_MODELS=<assembled ladder GGUFs> nomad-lab study per-passage --judge-model "
+        "embedded:qwen2.5-coder-0.5b --sample 40 --store runs/judge.duckdb "
+        "--run <stored core,off_topic run at floor 0> --out results/judge_per_passage/qwen2.5-coder-0.5b",
+        "judge_per_passage/qwen2.5-coder-0.5b",
+        tables=("per_passage.md",),
+    ),
+    _own(
+        "Context window with per-layer KV accounting",
+        "nomad-lab study kv-window",
+        "kv_window",
+        tables=("table.md",),
+    ),
+    _own(
+        "Query rewrite: free text against the structured form (paired)",
+        "nomad-lab study rewrite --store runs/budget.duckdb",
+        "rewrite",
+        tables=("summary.md",),
+    ),
+    _own(
+        "Model-call log overhead",
+        "python benchmarks/call_log_overhead.py --calls 2000 --runs 8 --out results/call_log/overhead.md",
+        "call_log",
+        tables=("overhead.md",),
+    ),
+)
+"""Published results made by their own commands (not by ``nomad-lab reproduce``), each with its files; an
+entry without tables shows the newest report in its folder."""
 
 
 def entries(step_lines: Sequence[tuple[str, str]], results: Path) -> list[Entry]:
@@ -66,8 +139,7 @@ def entries(step_lines: Sequence[tuple[str, str]], results: Path) -> list[Entry]
     for line, study in registered.items():
         folder = study.out_dir.removeprefix("results/")
         out.append(Entry(study.title, line, folder, study.figures, study.tables, False))
-    for title, line, folder in OTHER_COMMANDS:
-        out.append(Entry(title, line, folder, (), _latest_md(results / folder), False))
+    out += [e if e.tables else replace(e, tables=_latest_md(results / e.folder)) for e in OTHER_COMMANDS]
     bench = sorted((results / "benchmarks").glob("*.md"))
     for path in bench:
         out.append(

@@ -68,3 +68,16 @@ def test_the_page_shows_each_step_and_names_the_command_of_what_the_job_does_not
     assert "figure not stored yet: <code>results/library_growth/leak_vs_library_size.png</code>" in text
     assert listed["Benchmark: core_throughput"].command == "python benchmarks/core_throughput.py"
     assert "validate" not in listed  # a step that publishes nothing has no section
+
+
+def test_every_result_the_main_job_does_not_make_is_published_with_its_command() -> None:
+    from nomad_lab.core.workspace import RESULTS_DIR
+    from nomad_lab.studies.gallery import OTHER_COMMANDS
+
+    for entry in OTHER_COMMANDS:
+        assert not entry.in_main_job
+        folder = RESULTS_DIR / entry.folder
+        for name in entry.figures + entry.tables:
+            assert (folder / name).is_file(), f"{entry.title}: {entry.folder}/{name} missing"
+        if not entry.tables:
+            assert list(folder.glob("*.md")), f"{entry.title}: no report in {entry.folder}"

@@ -51,9 +51,10 @@ def library_sizes(books: int | Sequence[int], growth_dir: Path = GROWTH_DIR) -> 
             raise NomadLabError(
                 f"--books {n}: must be between 1 and {len(available)} (books in {growth_dir})"
             )
+    unit = "books" if Path(growth_dir) == GROWTH_DIR else "documents"
     sizes = [LibrarySize("domain only", False, ()), LibrarySize("+ distractors", True, ())]
     sizes += [
-        LibrarySize(f"+ distractors + {n} books", True, tuple(available[:n])) for n in sorted(set(counts))
+        LibrarySize(f"+ distractors + {n} {unit}", True, tuple(available[:n])) for n in sorted(set(counts))
     ]
     return sizes
 

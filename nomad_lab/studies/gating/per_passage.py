@@ -128,4 +128,8 @@ def markdown(rows: Sequence[PerPassageComparison], sampled: bool) -> str:
             f"leak {r.leak_test.statistic:+.3f} (exact McNemar p {r.leak_test.p_value:.3g}). "
             "The seed measured -0.09 to -0.17 recall@5 per passage."
         )
+        out.append(
+            f"Sets: the {r.sets} the floor left non-empty (only those reach a judge); leak over its "
+            f"{r.leak_test.n} off-topic sets, recall@5 over its {r.recall_test.n} answerable ones."
+        )
     return "\n".join(out) + "\n"
