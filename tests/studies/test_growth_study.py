@@ -37,6 +37,9 @@ def test_sizes_grow_from_the_domain_corpus(tmp_path: Path) -> None:
     ]
     with pytest.raises(NomadLabError, match="--books 4: must be between 1 and 3"):
         library_sizes([4], growth)
+    with pytest.raises(NomadLabError, match=r"--library .*empty: no \.md documents there .*library build"):
+        library_sizes([1], tmp_path / "empty")
+    assert library_sizes([1], growth)[-1].label == "+ distractors + 1 documents"  # not the books folder
 
 
 def test_materialize_copies_exactly_the_size_and_removes_what_left(tmp_path: Path) -> None:

@@ -45,6 +45,11 @@ class LibrarySize:
 def library_sizes(books: int | Sequence[int], growth_dir: Path = GROWTH_DIR) -> list[LibrarySize]:
     """Domain only, + distractors, then + the first n growth books (by name) for each n in ``books``."""
     available = sorted(p.name for p in growth_dir.glob(f"*{DOC_SUFFIX}"))
+    if not available:
+        raise NomadLabError(
+            f"--library {growth_dir}: no {DOC_SUFFIX} documents there (build a library with "
+            "`nomad-lab library build`, or name a folder of documents)"
+        )
     counts = [books] if isinstance(books, int) else list(books)
     for n in counts:
         if not 0 < n <= len(available):
