@@ -22,7 +22,8 @@
 
 # %% tags=["parameters"]
 store = None  # None: $NOMAD_LAB_STORE or runs/nomad-lab.duckdb; a relative path is under the repository
-run_id = None  # None: the latest retrieval run in the store
+run_id = None  # None: the latest retrieval run in the store (over `corpus`, when set)
+corpus = None  # a corpus folder: read the latest run over its documents (not a later run over another)
 judge_model = "embedded:gemma3-270m"  # verdicts read from the store; None for no judge
 judge_floor = 0.0  # the floor the stored verdicts were computed after
 floor = 0.62
@@ -34,4 +35,4 @@ from IPython.display import display
 
 from nomad_lab.studies.gating.explore import explorer
 
-display(explorer(store, run_id, judge_model, judge_floor, floor, use_judge, tau))
+display(explorer(store, run_id, judge_model, judge_floor, floor, use_judge, tau, corpus))

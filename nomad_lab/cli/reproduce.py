@@ -91,8 +91,8 @@ AFTER_STUDIES: list[Step] = [
         ["sweep", "placement", "-p", "out_dir", "results/placement", "--rerun", "--cell-timeout", "3600"],
     ),
     (
-        "explore notebook over the latest stored run",
-        ["sweep", "explore", "--rerun", "--cell-timeout", "3600"],
+        "explore notebook over the latest stored run of the default corpus",
+        ["sweep", "explore", "-p", "corpus", "datasets/corpus", "--rerun", "--cell-timeout", "3600"],
     ),
 ]
 STEPS: list[Step] | None = None
@@ -164,6 +164,9 @@ def _write_manifest(root: Path, manifest: dict[str, Any]) -> None:
     from nomad_lab.eval.provenance import git_state, iso_now, package_versions, platform_info
 
     manifest |= {"updated": iso_now(), "git": git_state(), "versions": package_versions()}
+    # dirty means changes to what the results are made from, not the results this job just wrote
+    if (changes := uncommitted()) is not None:
+        manifest["git"]["gitDirty"] = bool(changes)
     manifest["platform"] = platform_info()
     manifest["models"] = {p.name: p.stat().st_size for p in sorted((root / "models").glob("*.gguf"))}
     done = sorted(manifest["steps"].values(), key=lambda step: step["step"])

@@ -91,6 +91,12 @@ def test_a_dirty_tree_is_refused_unless_allowed_and_the_manifest_says_so(
         "nomad-lab eval check"
     ]
     assert step["dirty"] is True
+    manifest = json.loads((one_step_project / "results" / "manifest.json").read_text())
+    assert manifest["git"]["gitDirty"] is True
+    monkeypatch.setattr(reproduce, "uncommitted", lambda: [])  # only results/ changed: not dirty
+    assert main(["reproduce", "--force"]) == 0
+    manifest = json.loads((one_step_project / "results" / "manifest.json").read_text())
+    assert manifest["git"]["gitDirty"] is False
     monkeypatch.setattr(reproduce, "uncommitted", lambda: None)
     assert main(["reproduce", "--force"]) == 1
     assert "cannot tell whether the tree is clean" in capsys.readouterr().err

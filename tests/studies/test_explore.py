@@ -72,3 +72,44 @@ def test_a_broken_store_is_still_an_error_not_a_hint(tmp_path) -> None:
     broken.write_bytes(b"not a duckdb file" * 100)
     with pytest.raises(StoreError):
         explorer(broken)
+
+
+def test_the_latest_run_over_a_corpus_skips_later_runs_over_other_corpora(tmp_path, embedder) -> None:
+    import shutil
+
+    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.store import Store
+    from nomad_lab.studies.gating.explore import NothingToExplore, latest_run_over, load_explore_data
+    from tests.support.retrieval import CORPUS, GOLDENS, fixture_run
+
+    store = tmp_path / "ws.duckdb"
+    mine = fixture_run(store, embedder)
+    no_distractors = fixture_run(store, embedder, include_distractors=False)
+    grown = tmp_path / "grown"
+    shutil.copytree(CORPUS, grown)
+    (grown / "extra-book.md").write_text("# Extra\n\nA chapter about whales and the sea, told at length.\n")
+    config = RetrievalEvalConfig(
+        corpus_dir=grown,
+        goldens_dir=GOLDENS,
+        suite="core,off_topic",
+        floor=0.0,
+        store_path=store,
+        progress=False,
+    )
+    later = run_retrieval_eval(config, embedder).run_id
+    with Store(store, read_only=True) as opened:
+        assert opened.run_ids("retrieval") == [mine, no_distractors, later]
+        assert latest_run_over(opened, CORPUS) == no_distractors  # the newest run over these documents
+        assert latest_run_over(opened, grown) == later
+        assert latest_run_over(opened, tmp_path / "grown") == later
+    assert load_explore_data(store).run_id == later  # no corpus: whatever was stored last
+    assert load_explore_data(store, corpus=CORPUS).run_id == no_distractors
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "only.md").write_text("# Only\n\nNothing anyone asked about.\n")
+    try:
+        load_explore_data(store, corpus=other)
+    except NothingToExplore as exc:
+        assert f"no retrieval run over {other} stored yet" in str(exc)
+    else:
+        raise AssertionError("a corpus without a stored run must say what to run first")

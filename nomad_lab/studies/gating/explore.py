@@ -63,6 +63,29 @@ class ExploreData:
     notes: list[str] = field(default_factory=list)
     p_true: np.ndarray | None = None
     """The judge's stored P(on_topic = true) per question (NaN: none), beside ``verdicts``."""
+    run_id: str | None = None
+
+
+def latest_run_over(store: Any, corpus_dir: str | Path) -> str | None:
+    """The newest retrieval run whose corpus is the documents of ``corpus_dir``, or None.
+
+    "The latest run" alone is whatever was stored last, which after the library-growth study is a run
+    over a grown library. Each stored run keeps its ingest parameters and distractor setting, so its
+    fingerprint can be recomputed over this folder's documents and compared: a match is a run over this
+    corpus (with its embedder and chunking), whatever was stored after it.
+    """
+    from nomad_lab.data.corpus import compute_fingerprint, load_corpus
+
+    documents: dict[bool, list[tuple[str, str]]] = {}
+    for candidate in reversed(store.run_ids("retrieval")):  # newest first
+        run = store.get_run(candidate)
+        distractors = bool(run.params.get("includeDistractors", True))
+        if distractors not in documents:
+            corpus = load_corpus(corpus_dir, include_distractors=distractors)
+            documents[distractors] = [(doc.doc_id, doc.text) for doc in corpus.docs]
+        if compute_fingerprint(run.params.get("ingestParts", []), documents[distractors]) == run.fingerprint:
+            return candidate
+    return None
 
 
 def load_explore_data(
@@ -70,8 +93,10 @@ def load_explore_data(
     run_id: str | None = None,
     judge_model: str | None = None,
     judge_floor: float = 0.0,
+    corpus: str | Path | None = None,
 ) -> ExploreData:
-    """Pools of ``run_id`` (default: the latest retrieval run); verdicts only if already in the store.
+    """Pools of ``run_id`` (default: the latest retrieval run, or the latest over ``corpus`` when given);
+    verdicts only if already in the store.
 
     Verdicts missing from the store are not computed here (a slider must stay instant): run
     ``nomad-lab study judges`` first. Questions without a stored verdict count as unjudged (kept).
@@ -83,6 +108,13 @@ def load_explore_data(
     if not Path(store_path).is_file():
         raise NothingToExplore(f"{store_path}: no store yet: run `{RETRIEVAL_FIRST}` first")
     with Store(store_path, read_only=True) as store:
+        if run_id is None and corpus is not None:
+            run_id = latest_run_over(store, corpus)
+            if run_id is None:
+                raise NothingToExplore(
+                    f"{store_path}: no retrieval run over {corpus} stored yet: run "
+                    f"`nomad-lab eval retrieval --corpus {corpus} --suite core,off_topic --floor 0` first"
+                )
         run_id = run_id or store.latest_run_id("retrieval")
         if run_id is None:
             raise NothingToExplore(
@@ -114,11 +146,12 @@ def load_explore_data(
                 verdicts[i] = 1.0 if verdict.on_topic else 0.0
             if verdict is not None and verdict.p_true is not None and p_true is not None:
                 p_true[i] = verdict.p_true
-    notes = [f"{missing} question(s) have no stored verdict from {judge_model}"] if missing else []
+    notes = [f"run {run_id} (corpus {dump['fingerprint']}, suite {run.params.get('suite')})"]
+    notes += [f"{missing} question(s) have no stored verdict from {judge_model}"] if missing else []
     pools = pools_from_records(
         dump["pools"], fingerprint=dump["fingerprint"], params=dump["params"], source=run_id
     )
-    return ExploreData(pools, queries, tops, verdicts, judge_model, notes, p_true)
+    return ExploreData(pools, queries, tops, verdicts, judge_model, notes, p_true, run_id)
 
 
 def snapshot(
@@ -195,8 +228,12 @@ def explorer(
     floor: float = 0.62,
     use_judge: bool = False,
     tau: float = 0.0,
+    corpus: str | Path | None = None,
 ) -> Any:
     """The floor slider, judge checkbox and tau slider over a stored run, redrawing plot and leaked table.
+
+    ``run_id`` None reads the latest retrieval run, or the latest over ``corpus`` (relative to the
+    workspace) when given.
 
     ``tau`` > 0 drops the sets whose stored P(on_topic = true) is below it (sets without a stored
     confidence are kept, as the judge fails open); its slider is disabled when the store holds none.
@@ -209,11 +246,11 @@ def explorer(
     import matplotlib.pyplot as plt
     from IPython.display import Markdown, display
 
-    from nomad_lab.core.workspace import store_path
+    from nomad_lab.core.workspace import in_workspace, store_path
     from nomad_lab.gate.sweep import sweep
 
     try:
-        data = load_explore_data(store_path(store), run_id, judge_model, judge_floor)
+        data = load_explore_data(store_path(store), run_id, judge_model, judge_floor, in_workspace(corpus))
     except NothingToExplore as exc:
         return Markdown(str(exc))
     curve = sweep(data.pools, "score_floor", gates.FLOOR_GRID)
