@@ -77,10 +77,9 @@ def test_a_broken_store_is_still_an_error_not_a_hint(tmp_path) -> None:
 def test_the_latest_run_over_a_corpus_skips_later_runs_over_other_corpora(tmp_path, embedder) -> None:
     import shutil
 
-    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
     from nomad_lab.store import Store
     from nomad_lab.studies.gating.explore import NothingToExplore, latest_run_over, load_explore_data
-    from tests.support.retrieval import CORPUS, GOLDENS, fixture_run
+    from tests.support.retrieval import CORPUS, fixture_run
 
     store = tmp_path / "ws.duckdb"
     mine = fixture_run(store, embedder)
@@ -88,15 +87,7 @@ def test_the_latest_run_over_a_corpus_skips_later_runs_over_other_corpora(tmp_pa
     grown = tmp_path / "grown"
     shutil.copytree(CORPUS, grown)
     (grown / "extra-book.md").write_text("# Extra\n\nA chapter about whales and the sea, told at length.\n")
-    config = RetrievalEvalConfig(
-        corpus_dir=grown,
-        goldens_dir=GOLDENS,
-        suite="core,off_topic",
-        floor=0.0,
-        store_path=store,
-        progress=False,
-    )
-    later = run_retrieval_eval(config, embedder).run_id
+    later = fixture_run(store, embedder, corpus_dir=grown)
     with Store(store, read_only=True) as opened:
         assert opened.run_ids("retrieval") == [mine, no_distractors, later]
         assert latest_run_over(opened, CORPUS) == no_distractors  # the newest run over these documents

@@ -15,12 +15,15 @@ import pytest
 from tests.support.paths import CORPUS, GOLDENS
 
 
-def fixture_run(store: Path, embedder, suite: str = "core,off_topic", **extra) -> str:
-    """A real retrieval run (no floor) of ``suite`` over the fixture corpus into ``store``; its run id."""
+def fixture_run(
+    store: Path, embedder, suite: str = "core,off_topic", corpus_dir: Path = CORPUS, **extra
+) -> str:
+    """A real retrieval run (no floor) of ``suite`` over the fixture corpus (or ``corpus_dir``) into
+    ``store``; its run id."""
     from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
 
     config = RetrievalEvalConfig(
-        corpus_dir=CORPUS,
+        corpus_dir=corpus_dir,
         goldens_dir=GOLDENS,
         suite=suite,
         floor=0.0,
