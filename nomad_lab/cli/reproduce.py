@@ -68,6 +68,11 @@ BEFORE_STUDIES: list[Step] = [
         ["eval", "retrieval", "--suite", "core,off_topic", "--floor", "0.62", "--dump", DUMP],
     ),
 ]
+QUICK_CELL_TIMEOUT = "300"
+"""Seconds a cell of a notebook that only reads stored results may wait for the kernel (they take under
+10 s here). Past it the runner re-executes the notebook once on a fresh kernel: a reply lost between
+kernel and client (papermill/nbclient, seen in a long main job: the kernel idle, the client waiting)
+then costs minutes instead of the model notebooks' hour."""
 AFTER_STUDIES: list[Step] = [
     (
         "floor sweep notebook",
@@ -82,17 +87,35 @@ AFTER_STUDIES: list[Step] = [
             "0.05",
             "--rerun",
             "--cell-timeout",
-            "3600",
+            QUICK_CELL_TIMEOUT,
         ],
     ),
-    ("estimator notebook", ["sweep", "estimator", "--rerun", "--cell-timeout", "3600"]),
+    ("estimator notebook", ["sweep", "estimator", "--rerun", "--cell-timeout", QUICK_CELL_TIMEOUT]),
     (
         "placement notebook over the stored study",
-        ["sweep", "placement", "-p", "out_dir", "results/placement", "--rerun", "--cell-timeout", "3600"],
+        [
+            "sweep",
+            "placement",
+            "-p",
+            "out_dir",
+            "results/placement",
+            "--rerun",
+            "--cell-timeout",
+            QUICK_CELL_TIMEOUT,
+        ],
     ),
     (
         "explore notebook over the latest stored run of the default corpus",
-        ["sweep", "explore", "-p", "corpus", "datasets/corpus", "--rerun", "--cell-timeout", "3600"],
+        [
+            "sweep",
+            "explore",
+            "-p",
+            "corpus",
+            "datasets/corpus",
+            "--rerun",
+            "--cell-timeout",
+            QUICK_CELL_TIMEOUT,
+        ],
     ),
 ]
 STEPS: list[Step] | None = None

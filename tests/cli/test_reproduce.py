@@ -27,8 +27,13 @@ def test_every_step_is_a_valid_command_line() -> None:
     )
     assert "study placement" in lines and "study growth" in lines and "study injection" not in " ".join(lines)
     assert lines.index("study placement") < lines.index(
-        "sweep placement -p out_dir results/placement --rerun --cell-timeout 3600"
+        "sweep placement -p out_dir results/placement --rerun --cell-timeout 300"
     )
+    # notebooks that read stored results get a short cell timeout (a lost kernel reply retries in
+    # minutes); the judge notebook, which calls models, keeps its hour
+    assert "sweep judge_models -p out_dir results/judges --rerun --cell-timeout 3600" in lines
+    notebooks = [line for line in lines if "--cell-timeout" in line and "judge_models" not in line]
+    assert len(notebooks) == 4 and all(line.endswith("--cell-timeout 300") for line in notebooks)
 
 
 @pytest.fixture
