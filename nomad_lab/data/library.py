@@ -157,8 +157,10 @@ def _origins(
     sources: Sequence[LibrarySource],
     extra_dirs: Sequence[Path],
     files_of: Callable[[str], tuple[str, list[Path]]],
-) -> Iterable[tuple[dict[str, str], Path]]:
-    """(source description, file) for every file of every source, in a stable order."""
+) -> Iterable[tuple[dict[str, str], Path, str]]:
+    """(source description, file, the path the document names) for every file of every source, in a
+    stable order. A package file is named by its installed path; a folder's file by its path from the
+    folder's parent, so the same folder elsewhere writes the same bytes (and keeps its embeddings)."""
     for source in sources:
         version, files = files_of(source.package)
         matcher = re.compile(source.pattern)
@@ -169,7 +171,7 @@ def _origins(
             "licence": source.licence,
         }
         for path in sorted(p for p in files if matcher.search(str(p)) and p.is_file()):
-            yield described, path
+            yield described, path, str(path)
     for folder in extra_dirs:
         if not folder.is_dir():
             raise NomadLabError(f"library folder {folder}: not a directory")
@@ -182,7 +184,7 @@ def _origins(
         for path in sorted(
             p for p in folder.rglob("*") if p.is_file() and p.suffix in (".md", ".txt", ".rst")
         ):
-            yield described, path
+            yield described, path, str(path.relative_to(folder.parent))
 
 
 def build_library(
@@ -207,18 +209,16 @@ def build_library(
     counts: dict[str, tuple[int, int]] = {}  # source name -> (files, bytes)
     skipped = 0
     origins = list(_origins(sources, [Path(d) for d in extra_dirs], files_of))
-    for source, path in tqdm(origins, desc="library", unit="file", disable=not progress):
+    for source, path, shown in tqdm(origins, desc="library", unit="file", disable=not progress):
         text = read_text(path).strip()
         if len(text.encode("utf-8")) < MIN_DOC_BYTES:
             skipped += 1
             continue
-        origin = f"{source['package'] or source['name']}:{path}"
+        origin = f"{source['package'] or source['name']}:{shown}"
         digest = hashlib.sha256(origin.encode()).hexdigest()[:8]
         name = f"{digest}-{source['name']}-{_slug(path.stem)}{DOC_SUFFIX}"
         where = (
-            f"Debian package {source['package']} {source['version']}, {path}"
-            if source["package"]
-            else str(path)
+            f"Debian package {source['package']} {source['version']}, {shown}" if source["package"] else shown
         )
         data = f"# {path.name}\n\nSource: {where} | Licence: {source['licence']}\n\n{text}\n".encode()
         target = out / name
@@ -226,7 +226,7 @@ def build_library(
             target.write_bytes(data)
         sha = hashlib.sha256(data).hexdigest()
         documents.append(
-            {"file": name, "source": source["name"], "path": str(path), "bytes": len(data), "sha256": sha}
+            {"file": name, "source": source["name"], "path": shown, "bytes": len(data), "sha256": sha}
         )
         per_source.setdefault(source["name"], dict(source))
         files, size = counts.get(source["name"], (0, 0))

@@ -96,4 +96,6 @@ def test_cli_builds_from_a_folder_alone(tmp_path: Path, capsys: pytest.CaptureFi
     )
     printed = capsys.readouterr().out
     assert "1 documents" in printed and f"1 files under {MIN_DOC_BYTES} bytes skipped" in printed
-    assert [p.name.split("-", 1)[1] for p in out.glob("*.md")] == ["books-walden.md"]
+    written = list(out.glob("*.md"))
+    assert [p.name.split("-", 1)[1] for p in written] == ["books-walden.md"]
+    assert "Source: books/walden.txt | Licence:" in written[0].read_text()  # not the absolute path
