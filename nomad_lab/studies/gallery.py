@@ -101,6 +101,14 @@ OTHER_COMMANDS: tuple[Entry, ...] = (
         tables=("per_passage.md",),
     ),
     _own(
+        "Per-passage judge against one verdict per set (Qwen2.5-Coder 1.5B)",
+        "NOMAD_LAB_MODELS=<assembled ladder GGUFs> nomad-lab study per-passage --judge-model "
+        "embedded:qwen2.5-coder-1.5b --sample 40 --store runs/judge.duckdb "
+        "--run <stored core,off_topic run at floor 0> --out results/judge_per_passage/qwen2.5-coder-1.5b",
+        "judge_per_passage/qwen2.5-coder-1.5b",
+        tables=("per_passage.md",),
+    ),
+    _own(
         "Context window with per-layer KV accounting",
         "nomad-lab study kv-window",
         "kv_window",
