@@ -8,18 +8,38 @@ stay the seed's (3 per conversation, 4 per message), so only the content counts 
 
 from __future__ import annotations
 
+import atexit
+import threading
 from collections.abc import Iterable
-from functools import cache
 from pathlib import Path
+from typing import Any
 
 from nomad_lab.core.estimator import messages_cost
 
+_VOCABS: dict[str, Any] = {}
+_VOCABS_LOCK = threading.Lock()
 
-@cache
-def _vocab(path: str) -> object:
-    from llama_cpp import Llama
 
-    return Llama(path, vocab_only=True, verbose=False)
+def gguf_vocab(path: str) -> Any:
+    """The tokenizer of a local GGUF (``vocab_only``: no weights), loaded once per path."""
+    with _VOCABS_LOCK:
+        if path not in _VOCABS:
+            from llama_cpp import Llama
+
+            _VOCABS[path] = Llama(path, vocab_only=True, verbose=False)
+        return _VOCABS[path]
+
+
+def close_vocabs() -> None:
+    """Free every loaded vocabulary. Registered with ``atexit``: a ``Llama`` left for interpreter
+    shutdown raises "'NoneType' object is not callable" from its ``__del__`` once ctypes globals are gone."""
+    with _VOCABS_LOCK:
+        for vocab in _VOCABS.values():
+            vocab.close()
+        _VOCABS.clear()
+
+
+atexit.register(close_vocabs)
 
 
 class ExactEstimator:
@@ -29,12 +49,12 @@ class ExactEstimator:
         self.path = Path(path)
         if not self.path.is_file():
             raise FileNotFoundError(f"exact token counts need the model's GGUF; no file at {self.path}")
-        self._llama = _vocab(str(self.path))
+        self._llama = gguf_vocab(str(self.path))
 
     def estimate(self, text: str) -> int:
         if not text:
             return 0
-        return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))  # type: ignore[attr-defined]
+        return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def messages(self, messages: Iterable[object]) -> int:
         return messages_cost(messages, self.estimate)

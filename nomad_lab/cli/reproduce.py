@@ -143,6 +143,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--list", action="store_true", help="print the steps and exit")
     parser.add_argument("--from", dest="start", type=int, default=1, help="start at step N (1-based)")
     parser.add_argument(
+        "--to", dest="stop", type=int, default=None, help="stop after step N (with --from N: just that step)"
+    )
+    parser.add_argument(
         "--force", action="store_true", help="rerun steps already done with this code and data"
     )
     parser.add_argument(
@@ -267,7 +270,7 @@ def run(args: argparse.Namespace) -> int:
     todo = {
         number: "nomad-lab " + shlex.join(argv)
         for number, (_, argv) in enumerate(plan, start=1)
-        if not args.list and number >= args.start
+        if not args.list and args.start <= number <= (args.stop or len(plan))
     }
     bar = _overall_bar(sum(_expected_seconds(manifest, line) for line in todo.values()), disabled=args.list)
     for number, (what, argv) in enumerate(plan, start=1):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -64,6 +65,8 @@ class GGUFEmbedder(Embedder):
             verbose=False,
         )
         self.dimension = int(self.llama.n_embd())
+        # freed with this embedder, or before interpreter shutdown (a Llama left for shutdown raises)
+        weakref.finalize(self, self.llama.close)
 
     @property
     def window_description(self) -> str:

@@ -140,3 +140,21 @@ def test_each_step_records_its_commit_corpora_and_time_and_the_gallery_is_writte
     page = (one_step_project / "results" / "index.html").read_text()
     assert "<code>nomad-lab study placement</code>" in page  # a study this job does not run names its command
     assert "made by its own command" in page and "abababababababab" in page
+
+
+def test_from_and_to_run_just_the_steps_between(
+    one_step_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import nomad_lab.cli.eval_check as eval_check
+    import nomad_lab.cli.eval_retrieval as eval_retrieval
+
+    ran: list[str] = []
+    monkeypatch.setattr(eval_check, "run", lambda args: ran.append("check") or 0)
+    monkeypatch.setattr(eval_retrieval, "run", lambda args: ran.append("retrieval") or 0)
+    monkeypatch.setattr(
+        reproduce, "STEPS", [("validate", ["eval", "check"]), ("core", ["eval", "retrieval"])]
+    )
+    assert main(["reproduce", "--to", "1"]) == 0 and ran == ["check"]
+    assert main(["reproduce", "--from", "2", "--to", "2", "--force"]) == 0 and ran == ["check", "retrieval"]
+    steps = json.loads((one_step_project / "results" / "manifest.json").read_text())["steps"]
+    assert set(steps) == {"nomad-lab eval check", "nomad-lab eval retrieval"}

@@ -70,3 +70,13 @@ def test_the_segmenter_beats_chars_over_4_on_every_real_tokenizer(tmp_path: Path
         assert exact == pytest.approx(0.0, abs=1e-12) if name in GGUF_FILES else math.isnan(exact)
     assert set(json.loads(paths["json"].read_text())["factors"]) == set(TOKENIZERS)
     assert paths["png"].stat().st_size > 5_000
+
+
+@pytest.mark.parametrize("name", list(TOKENIZERS))
+def test_each_tokenizer_counts_a_short_text_without_padding_or_specials(name: str) -> None:
+    """A count is the text's own tokens: the packaged MiniLM tokenizer.json pads to 128 unless told not to."""
+    from nomad_lab.backends.tokenizers import load_tokenizer
+
+    count = load_tokenizer(name)
+    assert 1 <= count("hello world") <= 3
+    assert count("hello world " * 100) > 100  # and no truncation at the 128 the file also sets
