@@ -73,49 +73,23 @@ QUICK_CELL_TIMEOUT = "300"
 10 s here). Past it the runner re-executes the notebook once on a fresh kernel: a reply lost between
 kernel and client (papermill/nbclient, seen in a long main job: the kernel idle, the client waiting)
 then costs minutes instead of the model notebooks' hour."""
+
+
+def _notebook(name: str, *params: str) -> list[str]:
+    """``sweep`` of one notebook that reads stored results, rerun each time, with the quick cell timeout."""
+    return ["sweep", name, *params, "--rerun", "--cell-timeout", QUICK_CELL_TIMEOUT]
+
+
 AFTER_STUDIES: list[Step] = [
-    (
-        "floor sweep notebook",
-        [
-            "sweep",
-            "floor_sweep",
-            "-p",
-            "dump",
-            DUMP,
-            "-p",
-            "alpha",
-            "0.05",
-            "--rerun",
-            "--cell-timeout",
-            QUICK_CELL_TIMEOUT,
-        ],
-    ),
-    ("estimator notebook", ["sweep", "estimator", "--rerun", "--cell-timeout", QUICK_CELL_TIMEOUT]),
+    ("floor sweep notebook", _notebook("floor_sweep", "-p", "dump", DUMP, "-p", "alpha", "0.05")),
+    ("estimator notebook", _notebook("estimator")),
     (
         "placement notebook over the stored study",
-        [
-            "sweep",
-            "placement",
-            "-p",
-            "out_dir",
-            "results/placement",
-            "--rerun",
-            "--cell-timeout",
-            QUICK_CELL_TIMEOUT,
-        ],
+        _notebook("placement", "-p", "out_dir", "results/placement"),
     ),
     (
         "explore notebook over the latest stored run of the default corpus",
-        [
-            "sweep",
-            "explore",
-            "-p",
-            "corpus",
-            "datasets/corpus",
-            "--rerun",
-            "--cell-timeout",
-            QUICK_CELL_TIMEOUT,
-        ],
+        _notebook("explore", "-p", "corpus", "datasets/corpus"),
     ),
 ]
 STEPS: list[Step] | None = None

@@ -162,17 +162,14 @@ def measure_size(
     with Store(store_path) as store:
         dump = store.export_dump(both.run_id)
         suite_of = {case.golden_id: case.suite for case in store.get_cases(both.run_id)}
-    points = sorted(set(floors) | {judge_floor})
     # leak over the off-topic refusals; recall over the core suite alone (the off-topic suite's
     # distractor controls are answerable only when the distractors are in the library)
     pools = restrict_refusals(pools_from_records(dump["pools"], fingerprint=dump["fingerprint"]), REFUSAL_TAG)
+    calibrated = sweep(pools, "score_floor", gates.FLOOR_GRID).calibrated(alpha).floor
+    points = sorted(set(floors) | {judge_floor} | ({calibrated} if calibrated is not None else set()))
     curve = sweep(pools, "score_floor", points, k=gates.DEFAULT_K)
     core = [record for record in dump["pools"] if suite_of[record["id"]] == "core"]
-    core_pools = pools_from_records(core, fingerprint=dump["fingerprint"])
-    core_curve = sweep(core_pools, "score_floor", points)
-    calibrated = sweep(pools, "score_floor", gates.FLOOR_GRID).calibrated(alpha).floor
-    curve_at = sweep(pools, "score_floor", [calibrated or 0.0])
-    core_at = sweep(core_pools, "score_floor", [calibrated or 0.0])
+    core_curve = sweep(pools_from_records(core, fingerprint=dump["fingerprint"]), "score_floor", points)
     leak_judge, calls, failures = None, 0, 0
     if judge_model:
         off_topic = {golden for golden, suite in suite_of.items() if suite == "off_topic"}
@@ -201,8 +198,8 @@ def measure_size(
         build_seconds=round(both.build.seconds, 2),
         index_mb=round(both.build.chunks * embedder.dimension * 4 / 1e6, 2),
         calibrated_floor=calibrated,
-        leak_calibrated=None if calibrated is None else _interval(curve_at, calibrated, "leak"),
-        recall_calibrated=None if calibrated is None else _interval(core_at, calibrated, "recall"),
+        leak_calibrated=None if calibrated is None else _interval(curve, calibrated, "leak"),
+        recall_calibrated=None if calibrated is None else _interval(core_curve, calibrated, "recall"),
     )
 
 
@@ -231,9 +228,9 @@ def run_growth_study(
     from nomad_lab.retrieval.embedding import load_embedder
 
     model = load_embedder(embedder)
+    work = Path(work_dir) if Path(growth_dir) == GROWTH_DIR else Path(work_dir) / Path(growth_dir).name
     rows = []
     for size in library_sizes(books, growth_dir):
-        work = Path(work_dir) if Path(growth_dir) == GROWTH_DIR else Path(work_dir) / Path(growth_dir).name
         folder = materialize(size, Path(corpus_dir), Path(growth_dir), work)
         rows.append(
             measure_size(
