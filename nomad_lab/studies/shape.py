@@ -15,6 +15,83 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.core.errors import NomadLabError
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a study, declared once.
+
+    The CLI option (``--name-with-dashes``), the notebook's papermill default and the typed object the
+    study's ``run`` receives are all generated from this declaration, so a renamed option cannot fall
+    back to a default unnoticed. ``type`` turns a command-line string into the value (``str``, ``int``,
+    ``float``, ``Path`` or any one-argument parser); ``check`` returns an error message for a value it
+    refuses, or None. ``many`` takes one or more values (a list); ``flag`` is a boolean switch
+    (``--name``, default False); ``required`` has no default.
+    """
+
+    name: str
+    type: Callable[[str], Any]
+    default: Any
+    help: str
+    check: Callable[[Any], str | None] | None = None
+    many: bool = False
+    flag: bool = False
+    required: bool = False
+    metavar: str | None = None
+
+    @property
+    def option(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+class Params:
+    """A study's parameters as attributes; reading one the study did not declare is an error.
+
+    Why not a dict: ``params.get("books", 3)`` silently falls back when an option is renamed;
+    ``params.books`` fails loudly instead.
+    """
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        object.__setattr__(self, "_values", dict(values))
+
+    def __getattr__(self, name: str) -> Any:
+        values = object.__getattribute__(self, "_values")
+        if name not in values:
+            raise AttributeError(f"no parameter {name!r} (declared: {', '.join(sorted(values))})")
+        return values[name]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("study parameters are read-only")
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(object.__getattribute__(self, "_values"))
+
+
+def resolve_params(declared: tuple[Param, ...], given: Mapping[str, Any], where: str) -> Params:
+    """``given`` checked against ``declared``: unknown names refused, defaults filled, checks run.
+
+    ``where`` names the study in the one-line error (``study growth: --books: ...``).
+    """
+    known = {p.name: p for p in declared}
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise NomadLabError(f"{where}: unknown parameter(s) {', '.join(unknown)} (known: {', '.join(known)})")
+    values: dict[str, Any] = {}
+    for p in declared:
+        if p.name in given:
+            value = given[p.name]
+        elif p.required:
+            raise NomadLabError(f"{where}: {p.option} is required")
+        else:
+            value = p.default
+        if p.check is not None and value is not None:
+            problem = p.check(value)
+            if problem:
+                raise NomadLabError(f"{where}: {p.option} {value!r}: {problem}")
+        values[p.name] = value
+    return Params(values)
+
 
 @dataclass(frozen=True)
 class Study:
@@ -29,7 +106,7 @@ class Study:
     the gallery shows; ``command`` is the ``nomad-lab`` argv that publishes it. ``published`` says
     whether ``nomad-lab reproduce`` runs that command (else the gallery names it as the way to make
     the figure), ``stage`` orders the steps of the main job, and ``budget_s`` is the measured time
-    it may take there.
+    it may take there. ``params`` declares every parameter ``run`` reads (see :class:`Param`).
     """
 
     name: str
@@ -45,6 +122,7 @@ class Study:
     published: bool = True
     stage: int = 50
     budget_s: float | None = None
+    params: tuple[Param, ...] = ()
 
 
 def stored_params(params: Mapping[str, Any]) -> dict[str, Any]:
