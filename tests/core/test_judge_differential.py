@@ -27,6 +27,7 @@ def node_installed() -> None:
     if NODE is None:
         pytest.fail("node is not installed: apt-get install nodejs (scripts/setup.sh does it as root)")
 
+
 ALPHABET = (
     list("abcdefghijklmnopqrstuvwxyz" * 3)
     + list("WATERwater0123456789")
