@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import sys
+from importlib.metadata import version
 
 import pytest
 
@@ -102,7 +103,5 @@ def test_the_cache_keeps_at_most_cache_size_texts() -> None:
 @needs_nanoranker
 @pytest.mark.slow
 def test_identity_names_the_version_and_weights(reranker) -> None:
-    from importlib.metadata import version
-
     assert reranker.identity.startswith(f"nanoranker=={version('nanoranker')} (")
     assert ".onnx" in reranker.identity and reranker.spec == "nanoranker"
