@@ -108,10 +108,6 @@ def steps() -> list[Step]:
 MANIFEST = "results/manifest.json"
 
 
-WATCHED = ("nomad_lab", "notebooks", "datasets", "benchmarks", "scripts", "pyproject.toml")
-"""What the results are made from: a change here, committed or not, is a different run."""
-
-
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("reproduce", help="regenerate every published result (the main job)")
     parser.add_argument("--list", action="store_true", help="print the steps and exit")
@@ -147,12 +143,11 @@ def step_key(argv: list[str]) -> str:
 
 
 def uncommitted() -> list[str] | None:
-    """``git status`` lines of uncommitted changes (untracked files too) to what the results are made
-    from; None when git cannot tell."""
-    from nomad_lab.eval.provenance import run_git
+    """Uncommitted changes to what the results are made from, by the one rule reports and the gallery
+    use (:func:`nomad_lab.eval.provenance.source_changes`); None when git cannot tell."""
+    from nomad_lab.eval.provenance import source_changes
 
-    status = run_git("status", "--porcelain", "--", *WATCHED)
-    return None if status is None else status.splitlines()
+    return source_changes()
 
 
 def _manifest(root: Path) -> dict[str, Any]:
@@ -164,7 +159,6 @@ def _write_manifest(root: Path, manifest: dict[str, Any]) -> None:
     from nomad_lab.eval.provenance import git_state, iso_now, package_versions, platform_info
 
     manifest |= {"updated": iso_now(), "git": git_state(), "versions": package_versions()}
-    # dirty means changes to what the results are made from, not the results this job just wrote
     if (changes := uncommitted()) is not None:
         manifest["git"]["gitDirty"] = bool(changes)
     manifest["platform"] = platform_info()
@@ -191,15 +185,14 @@ def _fingerprints_since(since: datetime) -> list[str]:
         return store.run_fingerprints_since(since)
 
 
-def _provenance() -> dict[str, Any]:
-    """The commit a step's results are made at, and the git tree of the datasets it read."""
-    from nomad_lab.eval.provenance import run_git
+def _provenance(argv: list[str], since: datetime) -> dict[str, Any]:
+    """A step's provenance record (the one every result writer uses: commit, dirty, its command line,
+    the corpora it read), plus the git tree of the datasets."""
+    from nomad_lab.eval.provenance import provenance_record, run_git
 
-    return {
-        "commit": run_git("rev-parse", "HEAD"),
-        "dirty": bool(uncommitted()),
-        "datasets_tree": run_git("rev-parse", "HEAD:datasets"),
-    }
+    record = provenance_record(argv=["nomad-lab", *argv], fingerprints=_fingerprints_since(since))
+    record["dirty"] = bool(uncommitted())
+    return record | {"datasets_tree": run_git("rev-parse", "HEAD:datasets")}
 
 
 def _expected_seconds(manifest: dict[str, Any], line: str) -> float:
@@ -283,8 +276,7 @@ def run(args: argparse.Namespace) -> int:
             "what": what,
             "key": key,
             "seconds": round(seconds, 1),
-            "fingerprints": _fingerprints_since(since),
-            **_provenance(),
+            **_provenance(argv, since),
         }
         _write_manifest(PROJECT_ROOT, manifest)
         bar.write(f"(step {number} took {seconds:.1f} s)")

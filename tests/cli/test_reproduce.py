@@ -135,6 +135,7 @@ def test_each_step_records_its_commit_corpora_and_time_and_the_gallery_is_writte
     check, core = manifest["steps"]["nomad-lab eval check"], manifest["steps"]["nomad-lab eval retrieval"]
     assert stored == ["r1"] and core["fingerprints"] == ["ab" * 8] and check["fingerprints"] == []
     assert core["commit"] == run_git("rev-parse", "HEAD") and core["dirty"] is False
+    assert core["argv"] == ["nomad-lab", "eval", "retrieval"]  # the step's own provenance record
     assert manifest["fingerprint"] == "ab" * 8
     assert manifest["total_seconds"] == pytest.approx(check["seconds"] + core["seconds"], abs=0.11)
     page = (one_step_project / "results" / "index.html").read_text()
