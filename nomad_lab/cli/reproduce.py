@@ -156,13 +156,15 @@ def _manifest(root: Path) -> dict[str, Any]:
 
 
 def _write_manifest(root: Path, manifest: dict[str, Any]) -> None:
-    from nomad_lab.eval.provenance import git_state, iso_now, package_versions, platform_info
+    from nomad_lab.eval.provenance import file_sha256, git_state, iso_now, package_versions, platform_info
 
     manifest |= {"updated": iso_now(), "git": git_state(), "versions": package_versions()}
     if (changes := uncommitted()) is not None:
         manifest["git"]["gitDirty"] = bool(changes)
     manifest["platform"] = platform_info()
-    manifest["models"] = {p.name: p.stat().st_size for p in sorted((root / "models").glob("*.gguf"))}
+    ggufs = sorted((root / "models").glob("*.gguf"))
+    manifest["models"] = {p.name: p.stat().st_size for p in ggufs}
+    manifest["model_sha256"] = {p.name: file_sha256(p) for p in ggufs}
     done = sorted(manifest["steps"].values(), key=lambda step: step["step"])
     manifest["total_seconds"] = round(sum(step["seconds"] for step in done), 1)
     # the corpus the README names: the first one a step read (core retrieval on the default corpus)

@@ -36,6 +36,7 @@ from nomad_lab.store import Store, StoreError
 __all__ = [
     "PROVENANCE_FILE",
     "WATCHED",
+    "file_sha256",
     "git_state",
     "is_dirty",
     "iso_now",
@@ -149,7 +150,7 @@ def _spec_strings(params: Mapping[str, Any], word: str, unless: str = "\0") -> l
 _DIGESTS: dict[tuple[str, int, float], str] = {}
 
 
-def _file_sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
     """The GGUF's SHA-256: the ``.sha256`` file assembly wrote beside it, else hashed (once per process)."""
     sidecar = path.with_suffix(path.suffix + ".sha256")
     if sidecar.is_file():
@@ -176,7 +177,7 @@ def model_digests(specs: Iterable[str]) -> dict[str, str]:
             digests[spec] = "served: digest not recorded here"
             continue
         try:
-            digests[spec] = _file_sha256(resolve_model_path(spec.removeprefix("embedded:"))[1])
+            digests[spec] = file_sha256(resolve_model_path(spec.removeprefix("embedded:"))[1])
         except (OSError, RuntimeError) as exc:
             digests[spec] = f"unknown: {exc}"
     return digests

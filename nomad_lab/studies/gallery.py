@@ -291,7 +291,14 @@ def write_gallery(results: Path, manifest: dict[str, Any], step_lines: Sequence[
     git = manifest.get("git", {})
     dirty = " (uncommitted changes)" if git.get("gitDirty") else ""
     versions = ", ".join(f"{k} {v}" for k, v in manifest.get("versions", {}).items() if v)
-    models = ", ".join(f"{k} ({v:,} bytes)" for k, v in manifest.get("models", {}).items()) or "-"
+    digests = manifest.get("model_sha256", {})
+    models = (
+        ", ".join(
+            f"{k} ({v:,} bytes" + (f", sha256 {digests[k][:12]})" if k in digests else ")")
+            for k, v in manifest.get("models", {}).items()
+        )
+        or "-"
+    )
     rows = {
         "commit": f"<code>{git.get('gitSha')}</code> on {git.get('gitBranch')}{dirty}",
         "updated": manifest.get("updated", "-"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -50,8 +51,12 @@ def test_a_rerun_skips_done_steps_and_force_reruns_them(
     one_step_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     tmp_path = one_step_project
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "m.gguf").write_bytes(b"GGUF model bytes")
     assert main(["reproduce"]) == 0
     manifest = json.loads((tmp_path / "results" / "manifest.json").read_text())
+    assert manifest["models"] == {"m.gguf": 16}
+    assert manifest["model_sha256"] == {"m.gguf": hashlib.sha256(b"GGUF model bytes").hexdigest()}
     step = manifest["steps"]["nomad-lab eval check"]
     assert step["step"] == 1 and step["seconds"] >= 0 and len(step["key"]) == 16
     assert manifest["git"]["gitSha"] and "duckdb" in manifest["versions"]
