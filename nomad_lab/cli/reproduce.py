@@ -15,7 +15,8 @@ hashes its command line and the git trees of the code and the datasets (plus any
 to them), so a rerun skips every step already done with the same code and data, and ``--force``
 reruns them all. Its notebook steps pass ``--rerun`` to ``nomad-lab sweep``: they read studies that
 earlier steps may have just recomputed, which a cell's key cannot see (and the step itself is skipped
-when done). At the end it writes ``results/index.html`` (``nomad_lab.studies.gallery``).
+when done). At the end it re-renders the figure markers of README.md and docs/ from the stored results
+(``nomad_lab.studies.docs``) and writes ``results/index.html`` (``nomad_lab.studies.gallery``).
 """
 
 from __future__ import annotations
@@ -306,8 +307,18 @@ def _overall_bar(total: float, disabled: bool) -> Any:
 
 
 def _gallery(root: Path, manifest: dict[str, Any], plan: list[Step]) -> int:
+    """Re-render the README's and docs pages' figures from what is stored, then write the gallery
+    (which shows the README's findings table)."""
+    from nomad_lab.core.errors import NomadLabError
+    from nomad_lab.studies.docs import render_pages
     from nomad_lab.studies.gallery import write_gallery
 
+    try:
+        for line in render_pages(root):
+            print(f"docs: {line}")
+    except NomadLabError as exc:
+        print(f"reproduce: a figure marker does not resolve: {exc}", file=sys.stderr)
+        return 1
     path = write_gallery(root / "results", manifest, [("nomad-lab " + shlex.join(a), w) for w, a in plan])
     print(f"gallery: {path.relative_to(root) if path.is_relative_to(root) else path}")
     return 0

@@ -52,8 +52,8 @@ marker, in a page's prose, they are retyped figures."""
 
 
 def pages(root: Path = PROJECT_ROOT) -> list[Path]:
-    """The pages whose markers are rendered: the README and every docs page."""
-    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    """The pages whose markers are rendered: the README and every docs page (those that exist)."""
+    return [p for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))] if p.is_file()]
 
 
 @dataclass(frozen=True)
@@ -247,6 +247,25 @@ def unmarked(text: str) -> Iterator[tuple[int, str]]:
             yield number, match.group(0)
 
 
+def render_pages(root: Path = PROJECT_ROOT, write: bool = True) -> list[str]:
+    """Render every page from the stored results (rewriting those that differ unless ``write`` is
+    False); one line per page that differed and per results-like number outside a marker. A marker
+    that does not resolve raises :class:`NomadLabError` naming its page and line."""
+    problems: list[str] = []
+    for page in pages(root):
+        name = str(page.relative_to(root))
+        text = page.read_text(encoding="utf-8")
+        rendered = render_text(text, name, root)
+        problems += [f"{name}:{line}: {number} is outside a marker" for line, number in unmarked(rendered)]
+        if rendered != text:
+            problems.append(
+                f"{name}: differs from its stored results" + ("" if write else " (not rewritten)")
+            )
+            if write:
+                page.write_text(rendered, encoding="utf-8")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m nomad_lab.studies.docs",
@@ -254,24 +273,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page differs")
     args = parser.parse_args(argv)
-    stale: list[str] = []
     try:
-        for page in pages():
-            name = str(page.relative_to(PROJECT_ROOT))
-            text = page.read_text(encoding="utf-8")
-            rendered = render_text(text, name)
-            stray = [f"{name}:{line}: {number} is outside a marker" for line, number in unmarked(rendered)]
-            stale += stray
-            if rendered != text:
-                stale.append(f"{name}: differs from its stored results")
-                if not args.check:
-                    page.write_text(rendered, encoding="utf-8")
+        problems = render_pages(write=not args.check)
     except NomadLabError as exc:
         print(f"docs: error: {exc}", file=sys.stderr)
         return 1
-    for line in stale:
+    for line in problems:
         print(line)
-    return 1 if args.check and stale else 0
+    return 1 if args.check and problems else 0
 
 
 if __name__ == "__main__":

@@ -164,3 +164,22 @@ def test_from_and_to_run_just_the_steps_between(
     assert main(["reproduce", "--from", "2", "--to", "2", "--force"]) == 0 and ran == ["check", "retrieval"]
     steps = json.loads((one_step_project / "results" / "manifest.json").read_text())["steps"]
     assert set(steps) == {"nomad-lab eval check", "nomad-lab eval retrieval"}
+
+
+def test_the_job_re_renders_the_figures_the_readme_quotes_before_the_gallery(
+    one_step_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = one_step_project / "results"
+    results.mkdir()
+    (results / "r.json").write_text('{"leak": 0.0172}')
+    (one_step_project / "README.md").write_text(
+        "# x\n\n## What it found\n\n| study | found |\n|---|---|\n"
+        "| r | leak <!-- fig results/r.json#leak fmt=.3f -->0.009<!-- /fig --> |\n"
+    )
+    assert main(["reproduce", "--gallery-only"]) == 0
+    assert "-->0.017<!-- /fig -->" in (one_step_project / "README.md").read_text()
+    assert "docs: README.md: differs from its stored results" in capsys.readouterr().out
+    assert "leak 0.017" in (results / "index.html").read_text()  # the gallery reads the rendered table
+    (one_step_project / "README.md").write_text("<!-- fig results/gone.json#leak -->1<!-- /fig -->\n")
+    assert main(["reproduce", "--gallery-only"]) == 1
+    assert "README.md:1: results/gone.json: no such file" in capsys.readouterr().err
