@@ -36,6 +36,7 @@ from nomad_lab.store import Store, StoreError
 __all__ = [
     "PROVENANCE_FILE",
     "WATCHED",
+    "command_line",
     "file_sha256",
     "git_state",
     "is_dirty",
@@ -183,6 +184,15 @@ def model_digests(specs: Iterable[str]) -> dict[str, str]:
     return digests
 
 
+def command_line() -> list[str]:
+    """``sys.argv`` with the program named as a reader would type it: ``nomad-lab`` for the console
+    script or ``python -m nomad_lab``; a benchmark or notebook keeps its own path."""
+    argv = list(sys.argv)
+    if argv and (Path(argv[0]).name == "nomad-lab" or argv[0].endswith("nomad_lab/__main__.py")):
+        argv[0] = "nomad-lab"
+    return argv
+
+
 def provenance_record(
     *,
     params: Mapping[str, Any] | None = None,
@@ -200,7 +210,7 @@ def provenance_record(
         "commit": git["gitSha"],
         "branch": git["gitBranch"],
         "dirty": git["gitDirty"],
-        "argv": list(sys.argv if argv is None else argv),
+        "argv": command_line() if argv is None else list(argv),
         "run_id": run_id,
         "fingerprints": None if fingerprints is None else list(dict.fromkeys(fingerprints)),
         "embedders": _spec_strings(params, "embedder"),

