@@ -104,3 +104,19 @@ def test_the_front_door_is_short_and_every_study_page_is_reachable_from_it_and_t
     for entry in entries([], results):
         assert doc_page(entry, results) is not None, f"{entry.title}: no docs page for results/{entry.folder}"
     assert "<run" not in readme and not any("<run" in (ROOT / "docs" / p).read_text() for p in pages)
+
+
+def test_main_job_steps_are_picked_by_what_they_are_and_a_marker_never_holds_a_double_dash(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "m.json").write_text(
+        '{"steps": {"nomad-lab sweep --dump d.json": {"what": "Floor sweep: leak", "seconds": 1.44}}}'
+    )
+    text = "<!-- fig m.json#steps[what~=Floor sweep].seconds fmt=.1f -->?<!-- /fig -->"
+    assert docs.render_text(text, "p.md", tmp_path).endswith("-->1.4<!-- /fig -->")
+    with pytest.raises(NomadLabError, match=r"p.md:1: a marker cannot contain '--'"):
+        docs.render_text(
+            '<!-- fig m.json#steps["nomad-lab sweep --dump d.json"].seconds -->1<!-- /fig -->',
+            "p.md",
+            tmp_path,
+        )

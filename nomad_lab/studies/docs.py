@@ -10,10 +10,12 @@ Two markers, both HTML comments (invisible on GitHub):
 
 - a value: ``<!-- fig results/floor_sweep/floor_sweep.json#rows[0].leak fmt=.3f -->0.345<!-- /fig -->``.
   The selector walks the parsed file: ``.name`` or ``["a name"]`` a key, ``[3]`` a list item (or a
-  row's 4th cell), ``[floor=0.55]`` the first row whose ``floor`` reads ``0.55``. ``fmt=`` is a Python
+  row's 4th cell), ``[floor=0.55]`` the first row (a list item or a mapping's value) whose ``floor`` reads
+  ``0.55``, ``[what~=growth]`` the first whose ``what`` contains ``growth``. ``fmt=`` is a Python
   format spec (``.3f``, ``.1%``, ``,.0f``) or ``len`` (how many items), ``scale=100`` multiplies first,
   ``word=0`` takes the first word of a table cell such as ``0.886 [0.849, 0.919]`` (commas count as
-  spaces); without ``fmt`` a string is quoted as it is stored.
+  spaces); without ``fmt`` a string is quoted as it is stored. A marker never contains ``--`` (GitHub
+  would show such a comment as text): the main job's steps are picked by ``what``, not by command line.
 - a table: ``<!-- table results/estimator/summary.md#2 rows=0,3 cols=0,2 -->`` ... ``<!-- /table -->``
   copies the third markdown table of that file (or the whole file without ``#N``), optionally only
   some of its body rows and columns (0-based).
@@ -66,6 +68,10 @@ class Marker:
 
     @classmethod
     def parse(cls, spec: str, where: str) -> Marker:
+        if "--" in spec:
+            raise NomadLabError(
+                f"{where}: a marker cannot contain '--' (GitHub then shows it as text): {spec!r}"
+            )
         parsed = SPEC.fullmatch(spec.strip())
         if parsed is None:
             raise NomadLabError(
@@ -137,7 +143,11 @@ def select(data: Any, selector: str, where: str) -> Any:
                 items = list(value.values()) if isinstance(value, dict) else value
                 value = items[int(index)]
             else:
-                value = next(row for row in value if _same(row.get(field), wanted))
+                rows = value.values() if isinstance(value, dict) else value
+                if field.endswith("~"):
+                    value = next(r for r in rows if wanted in str(r.get(field[:-1])))
+                else:
+                    value = next(r for r in rows if _same(r.get(field), wanted))
         except (KeyError, IndexError, TypeError, StopIteration, AttributeError):
             raise NomadLabError(f"{where}: {shown!r}: nothing at {step.group(0)!r}") from None
         pos = step.end()
