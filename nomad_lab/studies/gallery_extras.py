@@ -143,5 +143,5 @@ BENCHMARK_COMMANDS: dict[str, str] = {
     "--spec wordllama: --spec gguf:smollm2-135m --served wordllama: "
     "--out results/benchmarks/embedder_throughput.md",
 }
-"""Commands of stored benchmark tables written before benchmarks headed their table with a ``command:``
-line (the table itself is the command's output)."""
+"""Commands of stored benchmark tables written before their script headed the table with a ``command:``
+line (the embedder benchmark does now; its stored table predates that)."""
