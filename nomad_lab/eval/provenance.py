@@ -178,7 +178,8 @@ def model_digests(specs: Iterable[str]) -> dict[str, str]:
             digests[spec] = "served: digest not recorded here"
             continue
         try:
-            digests[spec] = file_sha256(resolve_model_path(spec.removeprefix("embedded:"))[1])
+            name = spec.removeprefix("embedded:").split("?")[0]  # options such as ?n_ctx= name no file
+            digests[spec] = file_sha256(resolve_model_path(name)[1])
         except (OSError, RuntimeError) as exc:
             digests[spec] = f"unknown: {exc}"
     return digests

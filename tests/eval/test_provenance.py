@@ -51,14 +51,19 @@ def test_the_record_names_the_command_run_corpora_embedders_and_model_digests(tm
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF" + bytes(range(200)))
     record = provenance.provenance_record(
-        params={"judge_model": f"embedded:{gguf}", "tasks_model": "ollama://h:1/llama3", "embedder": ["st:"]},
+        params={
+            "judge_model": [f"embedded:{gguf}", f"embedded:{gguf}?n_ctx=4096"],
+            "tasks_model": "ollama://h:1/llama3",
+            "embedder": ["st:"],
+        },
         run_id="r1",
         fingerprints=["ab" * 8, "ab" * 8],
         argv=["nomad-lab", "study", "judges"],
     )
     assert record["argv"] == ["nomad-lab", "study", "judges"] and record["run_id"] == "r1"
     assert record["fingerprints"] == ["ab" * 8] and record["embedders"] == ["st:"]
-    assert record["models"][f"embedded:{gguf}"] == hashlib.sha256(gguf.read_bytes()).hexdigest()
+    digest = hashlib.sha256(gguf.read_bytes()).hexdigest()
+    assert record["models"][f"embedded:{gguf}"] == record["models"][f"embedded:{gguf}?n_ctx=4096"] == digest
     assert record["models"]["ollama://h:1/llama3"].startswith("served")
 
 
