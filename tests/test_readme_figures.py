@@ -120,3 +120,14 @@ def test_main_job_steps_are_picked_by_what_they_are_and_a_marker_never_holds_a_d
             "p.md",
             tmp_path,
         )
+
+
+def test_every_figure_and_table_the_pages_cite_is_shown_by_the_gallery() -> None:
+    shown = {f"{e.folder}/{name}" for e in entries([], ROOT / "results") for name in (*e.figures, *e.tables)}
+    cited: set[str] = set()
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        cited |= set(re.findall(r"results/([\w./-]+\.(?:png|md|txt))", text))
+        cited |= set(re.findall(r"<!-- table results/([\w./*-]+?)(?:#\d+)?[ \n]", text))
+    assert "estimator/by_class.png" in cited and "judge_confidence/cost.md" in cited
+    assert sorted(cited - shown) == [], "cited in README/docs but not shown by the gallery"

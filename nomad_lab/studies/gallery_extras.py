@@ -54,6 +54,20 @@ OTHER_COMMANDS: tuple[Entry, ...] = (
         ("embedders.md", "presets-st.md", "presets-wordllama.md"),
     ),
     _own(
+        "Retrieval ablation and score separation, MiniLM (no floor; each arm paired with dense)",
+        "nomad-lab eval retrieval --suite core --floor 0 --ablate --store runs/embedders.duckdb "
+        "> results/embedders/ablation-minilm.txt",
+        "embedders",
+        tables=("ablation-minilm.txt",),
+    ),
+    _own(
+        "Retrieval ablation and score separation, WordLlama",
+        "nomad-lab eval retrieval --suite core --floor 0 --ablate --embedder wordllama: "
+        "--store runs/embedders.duckdb > results/embedders/ablation-wordllama.txt",
+        "embedders",
+        tables=("ablation-wordllama.txt",),
+    ),
+    _own(
         "Library scale: leak and the calibrated floor up to 51 MB of Debian documentation (WordLlama)",
         "nomad-lab library build && nomad-lab study growth --library runs/library --books 250 1000 2500 5144 "
         "--embedder wordllama:256 --no-judge --floor 0 0.32 0.51 --alpha 0.1 --store runs/library.duckdb "
