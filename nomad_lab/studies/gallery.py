@@ -221,12 +221,17 @@ def _section(entry: Entry, anchor: str, results: Path, steps: dict[str, Any]) ->
         f"<p class=cmd><code>{html.escape(entry.command)}</code></p>",
         f"<p class=prov>{_made(entry, steps.get(entry.command), results)}</p>",
     ]
+    figures = []
     for name in entry.figures:
         src = f"{entry.folder}/{name}"
         if (results / src).is_file():
-            parts.append(f'<figure><img src="{html.escape(src)}" alt="{html.escape(entry.title)}"></figure>')
+            figures.append(
+                f'<figure><img src="{html.escape(src)}" alt="{html.escape(entry.title)}"></figure>'
+            )
         else:
             parts.append(_missing("figure", src))
+    if figures:
+        parts.append("<div class=figs>" + "".join(figures) + "</div>")
     for name in entry.tables:
         src = f"{entry.folder}/{name}"
         parts.append(_table(results, src) if (results / src).is_file() else _missing("table", src))
@@ -281,7 +286,8 @@ table{border-collapse:collapse;margin:.5rem 0;font-size:.85rem}
 td,th{border:1px solid #ccc;padding:.2rem .5rem}
 th{background:#f3f3f3}img{max-width:100%}section{border-top:1px solid #ddd;margin-top:2rem}
 .headlines{display:flex;flex-wrap:wrap;gap:.5rem;border:0;margin:0}.headline{flex:1 1 20rem;margin:0}
-.headline img{width:100%}figcaption{font-size:.85rem;text-align:center}
+.headline img{width:100%}.figs{display:flex;flex-wrap:wrap;gap:.5rem}
+.figs figure{flex:1 1 24rem;margin:0;max-width:40rem}figcaption{font-size:.85rem;text-align:center}
 .cmd code{background:#f6f6f6;padding:.2rem;display:block;white-space:pre-wrap}
 .prov,.src,.doc{color:#555;font-size:.85rem}.missing{color:#a40}"""
 
