@@ -8,6 +8,7 @@ figure retyped by hand, or left behind when its study is rerun, fails here; and 
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,15 @@ def test_every_figure_and_table_the_pages_cite_is_shown_by_the_gallery() -> None
         cited |= set(re.findall(r"<!-- table results/([\w./*-]+?)(?:#\d+)?[ \n]", text))
     assert "estimator/by_class.png" in cited and "judge_confidence/cost.md" in cited
     assert sorted(cited - shown) == [], "cited in README/docs but not shown by the gallery"
+
+
+def test_every_gallery_section_a_page_links_exists() -> None:
+    from nomad_lab.cli.reproduce import steps
+    from nomad_lab.studies.gallery import anchors
+
+    lines = [("nomad-lab " + shlex.join(argv), what) for what, argv in steps()]
+    ids = set(anchors(entries(lines, ROOT / "results"))) | {"headlines"}
+    linked = {
+        (p.name, a) for p in PAGES for a in re.findall(r"index\.html#([\w-]+)", p.read_text(encoding="utf-8"))
+    }
+    assert linked and sorted((page, a) for page, a in linked if a not in ids) == []
