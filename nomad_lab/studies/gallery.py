@@ -13,7 +13,6 @@ page, and nothing is fetched.
 from __future__ import annotations
 
 import html
-import json
 import re
 import shlex
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.eval.provenance import read_provenance
 from nomad_lab.studies.gallery_extras import BENCHMARK_COMMANDS, OTHER_COMMANDS, Entry
 from nomad_lab.studies.registry import studies
 
@@ -153,7 +153,7 @@ def _made(entry: Entry, step: dict[str, Any] | None, results: Path) -> str:
     if step is not None:
         took = f"main job step {step['step']}, {step['seconds']:.0f} s"
         return f"{took}, {_commit(step)}; corpora: {_corpora(step.get('fingerprints', []))}"
-    record = _record(results / entry.folder)
+    record = read_provenance(results / entry.folder)
     if record is not None:
         models = ", ".join(f"{k} sha256 {str(v)[:12]}" for k, v in record.get("models", {}).items())
         run = f"; run <code>{html.escape(str(record.get('run_id')))}</code>" if record.get("run_id") else ""
@@ -165,11 +165,6 @@ def _made(entry: Entry, step: dict[str, Any] | None, results: Path) -> str:
     if entry.in_main_job:
         return "not yet run by the main job"
     return "made by its own command, before commands recorded their provenance: rerun it to record one"
-
-
-def _record(folder: Path) -> dict[str, Any] | None:
-    path = folder / "provenance.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
 def _commit(record: dict[str, Any]) -> str:
