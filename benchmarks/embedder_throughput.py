@@ -14,6 +14,7 @@ model plus the HTTP round trips.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -74,9 +75,10 @@ def main() -> None:
     ]
     table = "\n".join(lines)
     print(table)
-    if args.out:
+    if args.out:  # headed by its exact command, as every stored benchmark table is
+        command = shlex.join(["python", "benchmarks/embedder_throughput.py", *sys.argv[1:]])
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(table + "\n")
+        args.out.write_text(f"command: `{command}`\n\n{table}\n")
 
 
 if __name__ == "__main__":

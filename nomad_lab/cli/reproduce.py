@@ -15,7 +15,8 @@ hashes its command line and the git trees of the code and the datasets (plus any
 to them), so a rerun skips every step already done with the same code and data, and ``--force``
 reruns them all. Its notebook steps pass ``--rerun`` to ``nomad-lab sweep``: they read studies that
 earlier steps may have just recomputed, which a cell's key cannot see (and the step itself is skipped
-when done). At the end it writes ``results/index.html`` (``nomad_lab.studies.gallery``).
+when done). At the end it re-renders the figure markers of README.md and docs/ from the stored results
+(``nomad_lab.studies.docs``) and writes ``results/index.html`` (``nomad_lab.studies.gallery``).
 """
 
 from __future__ import annotations
@@ -109,10 +110,6 @@ def steps() -> list[Step]:
 MANIFEST = "results/manifest.json"
 
 
-WATCHED = ("nomad_lab", "notebooks", "datasets", "benchmarks", "scripts", "pyproject.toml")
-"""What the results are made from: a change here, committed or not, is a different run."""
-
-
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("reproduce", help="regenerate every published result (the main job)")
     parser.add_argument("--list", action="store_true", help="print the steps and exit")
@@ -148,12 +145,11 @@ def step_key(argv: list[str]) -> str:
 
 
 def uncommitted() -> list[str] | None:
-    """``git status`` lines of uncommitted changes (untracked files too) to what the results are made
-    from; None when git cannot tell."""
-    from nomad_lab.eval.provenance import run_git
+    """Uncommitted changes to what the results are made from, by the one rule reports and the gallery
+    use (:func:`nomad_lab.eval.provenance.source_changes`); None when git cannot tell."""
+    from nomad_lab.eval.provenance import source_changes
 
-    status = run_git("status", "--porcelain", "--", *WATCHED)
-    return None if status is None else status.splitlines()
+    return source_changes()
 
 
 def _manifest(root: Path) -> dict[str, Any]:
@@ -163,15 +159,16 @@ def _manifest(root: Path) -> dict[str, Any]:
 
 def _write_manifest(root: Path, manifest: dict[str, Any]) -> None:
     from nomad_lab.backends.models import llama_build_features
-    from nomad_lab.eval.provenance import git_state, iso_now, package_versions, platform_info
+    from nomad_lab.eval.provenance import file_sha256, git_state, iso_now, package_versions, platform_info
 
     manifest |= {"updated": iso_now(), "git": git_state(), "versions": package_versions()}
-    # dirty means changes to what the results are made from, not the results this job just wrote
     if (changes := uncommitted()) is not None:
         manifest["git"]["gitDirty"] = bool(changes)
     manifest["platform"] = platform_info()
     manifest["llama_cpp_build"] = llama_build_features()
-    manifest["models"] = {p.name: p.stat().st_size for p in sorted((root / "models").glob("*.gguf"))}
+    ggufs = sorted((root / "models").glob("*.gguf"))
+    manifest["models"] = {p.name: p.stat().st_size for p in ggufs}
+    manifest["model_sha256"] = {p.name: file_sha256(p) for p in ggufs}
     done = sorted(manifest["steps"].values(), key=lambda step: step["step"])
     manifest["total_seconds"] = round(sum(step["seconds"] for step in done), 1)
     manifest["total_prefilled_tokens"] = sum(step.get("prefilled_tokens", 0) for step in done)
@@ -217,15 +214,14 @@ def _fingerprints_since(since: datetime) -> list[str]:
         return store.run_fingerprints_since(since)
 
 
-def _provenance() -> dict[str, Any]:
-    """The commit a step's results are made at, and the git tree of the datasets it read."""
-    from nomad_lab.eval.provenance import run_git
+def _provenance(argv: list[str], since: datetime) -> dict[str, Any]:
+    """A step's provenance record (the one every result writer uses: commit, dirty, its command line,
+    the corpora it read), plus the git tree of the datasets."""
+    from nomad_lab.eval.provenance import provenance_record, run_git
 
-    return {
-        "commit": run_git("rev-parse", "HEAD"),
-        "dirty": bool(uncommitted()),
-        "datasets_tree": run_git("rev-parse", "HEAD:datasets"),
-    }
+    record = provenance_record(argv=["nomad-lab", *argv], fingerprints=_fingerprints_since(since))
+    record["dirty"] = bool(uncommitted())
+    return record | {"datasets_tree": run_git("rev-parse", "HEAD:datasets")}
 
 
 def _expected_seconds(manifest: dict[str, Any], line: str) -> float:
@@ -310,9 +306,8 @@ def run(args: argparse.Namespace) -> int:
             "what": what,
             "key": key,
             "seconds": round(seconds, 1),
-            "fingerprints": _fingerprints_since(since),
             **_work(work_log),
-            **_provenance(),
+            **_provenance(argv, since),
         }
         _write_manifest(PROJECT_ROOT, manifest)
         bar.write(f"(step {number} took {seconds:.1f} s)")
@@ -340,8 +335,18 @@ def _overall_bar(total: float, disabled: bool) -> Any:
 
 
 def _gallery(root: Path, manifest: dict[str, Any], plan: list[Step]) -> int:
+    """Re-render the README's and docs pages' figures from what is stored, then write the gallery
+    (which shows the README's findings table)."""
+    from nomad_lab.core.errors import NomadLabError
+    from nomad_lab.studies.docs import render_pages
     from nomad_lab.studies.gallery import write_gallery
 
+    try:
+        for line in render_pages(root):
+            print(f"docs: {line}")
+    except NomadLabError as exc:
+        print(f"reproduce: a figure marker does not resolve: {exc}", file=sys.stderr)
+        return 1
     path = write_gallery(root / "results", manifest, [("nomad-lab " + shlex.join(a), w) for w, a in plan])
     print(f"gallery: {path.relative_to(root) if path.is_relative_to(root) else path}")
     return 0

@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.cli.recorded import recorded
 from nomad_lab.cli.study_embedders import register_embedders
 from nomad_lab.cli.study_injection import register_injection
 from nomad_lab.cli.workspace_args import (
@@ -236,6 +237,7 @@ def run_study(args: argparse.Namespace, **extra: Any) -> int:
     return 0
 
 
+@recorded
 def run_kv_window(args: argparse.Namespace) -> int:
     from nomad_lab.studies.budgeting.kv_window import run
 
@@ -244,6 +246,7 @@ def run_kv_window(args: argparse.Namespace) -> int:
     return 0
 
 
+@recorded
 def run_rewrite(args: argparse.Namespace) -> int:
     from nomad_lab.eval.rewrite import markdown, run
 
@@ -261,6 +264,7 @@ def run_rewrite(args: argparse.Namespace) -> int:
     return 0
 
 
+@recorded
 def run_judges(args: argparse.Namespace) -> int:
     """The judges study with its missing verdicts computed first, here or on a Dask cluster."""
     from nomad_lab.runners.cluster import dask_client, verdict_filler
@@ -301,6 +305,7 @@ def run_judges(args: argparse.Namespace) -> int:
     return 0
 
 
+@recorded
 def run_ladder(args: argparse.Namespace) -> int:
     import json
 
@@ -326,6 +331,7 @@ def run_ladder(args: argparse.Namespace) -> int:
     return 0
 
 
+@recorded
 def run_per_passage(args: argparse.Namespace) -> int:
     import json
     from dataclasses import asdict

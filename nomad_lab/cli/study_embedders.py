@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.cli.recorded import recorded
 from nomad_lab.cli.workspace_args import add_store_argument
 
 
@@ -54,6 +55,7 @@ def register_embedders(studies: Any) -> None:
     parser.set_defaults(func=run_embedders)
 
 
+@recorded
 def run_embedders(args: argparse.Namespace) -> int:
     from nomad_lab.core.errors import NomadLabError
     from nomad_lab.studies.gating.embedders import (

@@ -171,7 +171,7 @@ def run_cell(
 
     Self-contained (no store, no shared state), so it runs unchanged in this process or on a Dask worker.
     """
-    from nomad_lab.eval.provenance import git_state
+    from nomad_lab.eval.provenance import git_state, provenance_record, write_provenance
 
     key = cell.key()
     out = Path(root) / cell.name / key
@@ -188,6 +188,13 @@ def run_cell(
     execute_notebook(
         cell.notebook, out / f"{cell.name}.ipynb", parameters, cell_timeout=cell_timeout, progress=progress
     )
+    # the command that makes this one cell, whichever process (or Dask worker) ran it
+    grid = [
+        x
+        for name, value in cell.parameters.items()
+        for x in ("-p", name, value if isinstance(value, str) else json.dumps(value, default=str))
+    ]
+    write_provenance(out, provenance_record(params=parameters, argv=["nomad-lab", "sweep", cell.name, *grid]))
     result = CellResult(
         cell_key=key,
         notebook=cell.name,

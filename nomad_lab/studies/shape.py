@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -140,9 +141,30 @@ def execute(
     """
     from nomad_lab.store import record_study_rows
 
+    started = datetime.now(UTC)
     result = study.run(params)
     run_id = record_study_rows(study.name, stored_params(params), study.rows(result), store_path)
     if isinstance(result, dict):
         result["run_id"] = run_id
     paths = study.write(result, Path(out_dir)) if out_dir is not None else {}
+    if out_dir is not None:
+        paths["provenance"] = record_provenance(params, run_id, started, out_dir, store_path)
     return result, paths
+
+
+def record_provenance(
+    params: Mapping[str, Any],
+    run_id: str,
+    started: datetime,
+    out_dir: str | Path,
+    store_path: str | Path | None,
+) -> Path:
+    """``out_dir/provenance.json`` beside the files a study wrote: its commit, dirty, command line, run
+    id, the corpora it read (runs stored since it started, or named by its ``run`` parameter), its
+    embedders and model digests (:func:`nomad_lab.eval.provenance.provenance_record`)."""
+    from nomad_lab.eval.provenance import provenance_record, stored_fingerprints, write_provenance  # heavy
+
+    kept = stored_params(params)
+    fingerprints = stored_fingerprints(store_path, started, [str(kept["run"])] if kept.get("run") else [])
+    record = provenance_record(params=kept, run_id=run_id, fingerprints=fingerprints)
+    return write_provenance(out_dir, record)

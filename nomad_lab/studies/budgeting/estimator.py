@@ -384,7 +384,7 @@ STUDY = Study(
     write=lambda result, out: write(result.rows, result.summary, out),
     out_dir="results/estimator",
     command=("study", "estimator"),
-    figures=("convergence.png",),
+    figures=("by_class.png", "convergence.png"),
     tables=("summary.md",),
     stage=20,
 )
