@@ -29,16 +29,16 @@ import hashlib
 import importlib.util
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "pydocs"
-CORPUS_DIR = OUT / "corpus"
-SOURCES_MD = OUT / "SOURCES.md"
 
 
-def _load_build_distractors():
+def _load_build_distractors() -> ModuleType:
     """``datasets/build_distractors.py`` as a module: it is a script, not a package member."""
     path = HERE.parent / "build_distractors.py"
     spec = importlib.util.spec_from_file_location("build_distractors", path)
@@ -74,6 +74,8 @@ MDN_PAGES = {
 MIN_CHARS, MAX_CHARS = 2000, 6500
 SLUG_WORDS = 5
 SLUG_STOP = {"a", "an", "and", "the", "with"}
+# One heading finder per level (sections, then subsections): body lines -> {line index: title}.
+Levels = list[Callable[[list[str]], dict[int, str]]]
 
 
 @dataclass
@@ -96,7 +98,6 @@ class Doc:
     title: str
     path: Path
     source: str
-    section: str
     licence: str
 
 
@@ -142,7 +143,7 @@ def section_start(lines: list[str], i: int) -> int:
     return j
 
 
-def cut(lines: list[str], piece: Piece, levels: list, depth: int) -> list[Piece]:
+def cut(lines: list[str], piece: Piece, levels: Levels, depth: int) -> list[Piece]:
     """Cut ``piece`` at the headings of ``levels[depth]``; recurse into a part over MAX_CHARS."""
     heads = {i: t for i, t in levels[depth](lines).items() if piece.start < i < piece.end}
     if not heads:
@@ -204,7 +205,9 @@ def with_note(prov: str, note: str) -> str:
     return prov + f" | {note}"
 
 
-def build_file(src: Path, prefix: str, chapter: str, levels: list, skip: int) -> list[Doc]:
+def build_file(
+    src: Path, corpus_dir: Path, prefix: str, chapter: str, levels: Levels, skip: int
+) -> list[Doc]:
     """Write the documents of one source file; ``skip`` body lines (front matter) are left out."""
     prov, body = bd.split_source(src)
     fields = bd.parse_provenance(prov)
@@ -220,22 +223,22 @@ def build_file(src: Path, prefix: str, chapter: str, levels: list, skip: int) ->
         a, b = piece.start + first_line, piece.end + first_line - 1
         note = f"Section: {section} (source lines {a}-{b})"
         text = "\n".join(lines[piece.start : piece.end]).strip("\n") + "\n"
-        path = CORPUS_DIR / f"{ident}.md"
+        path = corpus_dir / f"{ident}.md"
         if path.exists():
             raise SystemExit(f"{src}: two sections map to doc id {ident!r}")
         bd.write_doc(path, title, with_note(prov, note), text)
-        docs.append(Doc(ident, title, path, f"{fields['source']} lines {a}-{b}", section, fields["licence"]))
+        docs.append(Doc(ident, title, path, f"{fields['source']} lines {a}-{b}", fields["licence"]))
     return docs
 
 
-def rst_levels() -> list:
-    def at(chars: str):
+def rst_levels() -> Levels:
+    def at(chars: str) -> Callable[[list[str]], dict[int, str]]:
         return lambda lines: {i: t for i in range(len(lines)) if (t := rst_heading(lines, i, chars))}
 
     return [at("="), at("-")]
 
 
-def md_levels() -> list:
+def md_levels() -> Levels:
     return [lambda lines: md_headings(lines, "## "), lambda lines: md_headings(lines, "### ")]
 
 
@@ -251,24 +254,27 @@ def chapter_title(prov: str) -> str:
     return " ".join(title.split())
 
 
-def build(sources: Path) -> list[Doc]:
-    CORPUS_DIR.mkdir(parents=True, exist_ok=True)
-    for old in CORPUS_DIR.glob("*.md"):
+def build(sources: Path, out: Path = OUT) -> list[Doc]:
+    """Write ``out/corpus/*.md`` (replacing any there) and return the documents in order."""
+    corpus_dir = out / "corpus"
+    corpus_dir.mkdir(parents=True, exist_ok=True)
+    for old in corpus_dir.glob("*.md"):
         old.unlink()
     docs: list[Doc] = []
     for stem, part in PY_CHAPTERS.items():
         src = sources / "python-tutorial" / f"{stem}.rst.txt"
         prov, _ = bd.split_source(src)
-        docs += build_file(src, f"py-{part}", chapter_title(prov), rst_levels(), 0)
+        docs += build_file(src, corpus_dir, f"py-{part}", chapter_title(prov), rst_levels(), 0)
     for stem, part in MDN_PAGES.items():
         src = sources / "mdn" / f"{stem}.md"
         prov, body = bd.split_source(src)
         title = "MDN - " + chapter_title(prov)
-        docs += build_file(src, f"mdn-{part}", title, md_levels(), front_matter_end(body.splitlines()))
+        skip = front_matter_end(body.splitlines())
+        docs += build_file(src, corpus_dir, f"mdn-{part}", title, md_levels(), skip)
     return docs
 
 
-def write_sources(docs: list[Doc]) -> None:
+def write_sources(docs: list[Doc], out: Path = OUT) -> None:
     lines = [
         "# pydocs corpus sources",
         "",
@@ -285,7 +291,7 @@ def write_sources(docs: list[Doc]) -> None:
             f"| {d.doc_id} | {bd.cell(d.title)} | {bd.cell(d.source)} | {bd.cell(d.licence)} "
             f"| {len(data)} | {digest} |"
         )
-    SOURCES_MD.write_text("\n".join(lines) + "\n", encoding="utf-8", newline="\n")
+    (out / "SOURCES.md").write_text("\n".join(lines) + "\n", encoding="utf-8", newline="\n")
 
 
 def main(argv: list[str]) -> int:
