@@ -66,7 +66,7 @@ def create_app(state: ShimState) -> Any:
 
     @app.get("/api/ps")
     def ps() -> dict[str, Any]:
-        loaded = state.backend.loadednow_iso()
+        loaded = state.backend.loaded_now()
         if loaded is None:
             return {"models": []}
         entry = state.tag_entry()
