@@ -36,15 +36,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from nomad_lab.backends import ChatOptions, ChatRequest, open_backend
+from nomad_lab.backends import Backend, ChatOptions, ChatRequest, open_backend
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.core.generation_metrics import (
-    GenerationCase,
-    aggregate_by_tag,
-    aggregate_generation,
-)
+from nomad_lab.core.generation_metrics import GenerationCase, aggregate_by_tag, aggregate_generation
 from nomad_lab.core.reference import (
     RAG_DEFAULT_SCORE_THRESHOLD,
     RAG_DEFAULT_TOP_K,
@@ -65,15 +61,11 @@ from nomad_lab.eval.generation_report import (
 )
 from nomad_lab.eval.provenance import git_state, iso_now, package_versions, platform_info
 from nomad_lab.eval.reports import EvalReport, write_report
-from nomad_lab.retrieval.embedding import load_embedder
+from nomad_lab.retrieval.embedding import Embedder, load_embedder
 from nomad_lab.retrieval.index import build_index, ingest_params
 from nomad_lab.services.model_calls import chat_call
 from nomad_lab.services.pipeline import MOCK_MODEL, PipelineConfig
 from nomad_lab.store import CaseRecord, RunRecord, Store
-
-if TYPE_CHECKING:
-    from nomad_lab.backends import Backend
-    from nomad_lab.retrieval.embedding import Embedder
 
 __all__ = [
     "DEFAULT_GENERATION_MODEL",

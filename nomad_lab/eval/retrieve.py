@@ -18,11 +18,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tqdm.auto import tqdm
 
-from nomad_lab.backends import open_backend
+from nomad_lab.backends import Backend, open_backend
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_DEFAULT_SCORE_THRESHOLD, RAG_DEFAULT_TOP_K, RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
@@ -42,15 +42,11 @@ from nomad_lab.eval.retrieval_metrics import (
     score_case,
 )
 from nomad_lab.gate.rerank import Candidate
-from nomad_lab.retrieval.embedding import load_embedder
+from nomad_lab.retrieval.embedding import Embedder, load_embedder
 from nomad_lab.retrieval.index import BuildStats, build_index
 from nomad_lab.services.judge_service import JudgeStats
 from nomad_lab.services.verdict_cache import CachedJudge
 from nomad_lab.store import CaseRecord, PoolEntry, RunRecord, Store
-
-if TYPE_CHECKING:
-    from nomad_lab.backends import Backend
-    from nomad_lab.retrieval.embedding import Embedder
 
 __all__ = ["RetrievalRequest", "RetrievalRun", "retrieve"]
 

@@ -27,7 +27,7 @@ from nomad_lab.eval.retrieval_metrics import RetrievedChunk, score_case
 from nomad_lab.gate.stats import mcnemar_exact, paired_bootstrap
 from nomad_lab.retrieval.embedding import load_embedder
 from nomad_lab.retrieval.index import build_index
-from nomad_lab.services.rewrite import rewrite_query
+from nomad_lab.services.query_rewrite import rewrite_query
 from nomad_lab.store import Store
 
 MODES = ("raw", "free-text", "structured")

@@ -1,4 +1,4 @@
-"""The relevance judge as a model call, around the pure core (SPEC §1.4–1.6); the rewrite is ``rewrite``.
+"""The relevance judge as a model call, around the pure core (SPEC §1.4–1.6); the rewrite: ``query_rewrite``.
 
 Why it fails OPEN: the judge is an optional filter in front of the answer. If the call times out, the
 server errors, or the model replies with something unusable, dropping the retrieved passages would

@@ -58,7 +58,7 @@ from nomad_lab.services.pipeline_types import (
     context_limits_for,
     doc_id_of,
 )
-from nomad_lab.services.rewrite import rewrite_query
+from nomad_lab.services.query_rewrite import rewrite_query
 
 if TYPE_CHECKING:
     pass

@@ -20,7 +20,7 @@ from nomad_lab.services.judge_service import (
     RelevanceJudge,
     resolve_tasks_model,
 )
-from nomad_lab.services.rewrite import rewrite_query
+from nomad_lab.services.query_rewrite import rewrite_query
 from tests.support.fake_ollama import FakeServer, ollama_reply
 
 PASSAGES = [{"text": "Cool a burn under running water for twenty minutes."}, {"text": "Walden pond."}]

@@ -17,7 +17,7 @@ from nomad_lab.core.token_estimator import TokenCalibrator, estimate_messages_to
 from nomad_lab.services.judge_service import RelevanceJudge
 from nomad_lab.services.model_calls import CallBuffer, chat_call, request_sha256
 from nomad_lab.services.pipeline import PipelineConfig, run_pipeline
-from nomad_lab.services.rewrite import rewrite_query
+from nomad_lab.services.query_rewrite import rewrite_query
 from nomad_lab.services.verdict_cache import CachedJudge
 from nomad_lab.store import Store
 from tests.support.paths import CORPUS
