@@ -19,12 +19,12 @@ import sys
 import time
 from pathlib import Path
 
-from nomad_lab.backends.ollama_server import ServerProcess, free_port
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR
 from nomad_lab.data.corpus import load_corpus
 from nomad_lab.eval.provenance import platform_info
 from nomad_lab.retrieval.embedding import load_embedder
 from nomad_lab.retrieval.index import chunk_text
+from nomad_lab.serve.process import ServerProcess, free_port
 
 
 def chunks(count: int) -> list[str]:

@@ -336,11 +336,11 @@ def run_per_passage(args: argparse.Namespace) -> int:
     import json
     from dataclasses import asdict
 
-    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
     from nomad_lab.store import Store
     from nomad_lab.studies.gating.per_passage import compare_per_passage, markdown
 
-    config = RetrievalEvalConfig(
+    config = RetrievalRequest(
         corpus_dir=args.corpus,
         goldens_dir=args.goldens,
         suite=args.suite,
@@ -348,7 +348,7 @@ def run_per_passage(args: argparse.Namespace) -> int:
         store_path=args.store,
         progress=not args.no_progress,
     )
-    run_id = args.run or run_retrieval_eval(config).run_id
+    run_id = args.run or retrieve(config).run_id
     with Store(args.store) as store:
         row = compare_per_passage(
             store,

@@ -44,6 +44,7 @@ from nomad_lab.gate.keywords import (
     truncate_to_tokens,
 )
 from nomad_lab.gate.rerank import Candidate, RankedResult, rank_candidates
+from nomad_lab.retrieval.embedder_spec import EmbedderError
 from nomad_lab.store import ChunkRecord, IndexRecord, Store
 
 if TYPE_CHECKING:
@@ -75,7 +76,6 @@ def ingest_params(embedder: Embedder) -> IngestParams:
 def check_cached_dimension(store: Store, embedder: Embedder) -> None:
     """Refuse, before anything is embedded or written, an embedder whose vectors differ in dimension from
     the ones the store already holds under its model key (the model behind a name changed)."""
-    from nomad_lab.retrieval.embedder_spec import EmbedderError
 
     cached = store.embedding_dimension(embedder.model_key)
     if cached is not None and cached != embedder.dimension:

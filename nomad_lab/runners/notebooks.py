@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.core.workspace import PROJECT_ROOT, RESULTS_DIR
-from nomad_lab.store import LOCK_WAIT_ENV
+from nomad_lab.core.workspace import DEFAULT_STORE_PATH, PROJECT_ROOT, RESULTS_DIR
+from nomad_lab.eval.provenance import git_state, provenance_record, write_provenance
+from nomad_lab.store import LOCK_WAIT_ENV, Store
 
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
 DEFAULT_GRID_ROOT = RESULTS_DIR / "notebooks"
@@ -171,7 +172,6 @@ def run_cell(
 
     Self-contained (no store, no shared state), so it runs unchanged in this process or on a Dask worker.
     """
-    from nomad_lab.eval.provenance import git_state, provenance_record, write_provenance
 
     key = cell.key()
     out = Path(root) / cell.name / key
@@ -227,9 +227,6 @@ def run_cells(
     it just for that: a notebook that reads or writes the store itself must find it free.
     """
     from tqdm import tqdm
-
-    from nomad_lab.core.workspace import DEFAULT_STORE_PATH
-    from nomad_lab.store import Store
 
     if client is None:
         if progress:

@@ -8,7 +8,7 @@ logprobs at all; it then decodes the prompt with logits for every position, a di
 whose float sums differ in the last bits, and it reports only the top 20 alternatives, so variants of
 a word ranked below 20 are missing there. Both effects were measured at about 2e-8 of probability on
 these prompts, so 1e-3 is the tolerance, with room for another CPU's kernels: a bug that reads the
-wrong position or forgets a variant moves P(true) by tenths (see tests/core/test_confidence.py).
+wrong position or forgets a variant moves P(true) by tenths (see tests/core/test_verdict_confidence.py).
 """
 
 from __future__ import annotations

@@ -5,16 +5,12 @@ from __future__ import annotations
 import pytest
 
 from nomad_lab.backends import ChatOptions, ChatRequest, collect_stream, open_backend
-from nomad_lab.backends.embedded import (
-    EmbeddedBackend,
-    format_gemma_folding_system,
-    human_number,
-    metadata_value,
-    truncate_middle,
-)
+from nomad_lab.backends.embedded import EmbeddedBackend
+from nomad_lab.backends.llama_format import format_gemma_folding_system, truncate_middle
+from nomad_lab.backends.llama_models import human_number, metadata_value
 from nomad_lab.core.context_window import ContextWindowResolver
-from nomad_lab.core.estimator import TokenCalibrator
 from nomad_lab.core.judge import ON_TOPIC_SCHEMA
+from nomad_lab.core.token_estimator import TokenCalibrator
 from nomad_lab.services.judge_service import RelevanceJudge
 
 BURN = [

@@ -16,7 +16,7 @@ import pytest
 
 from nomad_lab.backends import ChatOptions, ChatRequest, collect_stream, open_backend
 from nomad_lab.backends.openai_compat import OpenAICompatBackend
-from nomad_lab.core.estimator import TokenCalibrator
+from nomad_lab.core.token_estimator import TokenCalibrator
 from nomad_lab.services.judge_service import RelevanceJudge
 from tests.support.llamacpp_server import BURN, llama_server
 

@@ -98,11 +98,11 @@ def test_judge_models_notebook_on_a_local_cluster(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_explore_notebook_over_a_stored_run(tmp_path: Path) -> None:
-    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 
     store = tmp_path / "ws.duckdb"
-    run_retrieval_eval(
-        RetrievalEvalConfig(
+    retrieve(
+        RetrievalRequest(
             corpus_dir=FIXTURES / "corpus",
             goldens_dir=FIXTURES / "goldens",
             suite="core,off_topic",

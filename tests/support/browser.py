@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from nomad_lab.backends.ollama_server import free_port
+from nomad_lab.serve.process import free_port
 
 CHROMIUM = Path(os.environ.get("NOMAD_LAB_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]  # root in CI needs no-sandbox

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.content_estimator import ClassCalibrator, class_bases, scaled_estimate
-from nomad_lab.core.estimator import TokenCalibrator, chars_per_token_estimate, estimate_tokens
+from nomad_lab.core.token_estimator import TokenCalibrator, chars_per_token_estimate, estimate_tokens
 from nomad_lab.core.workspace import DATASETS_DIR
 from nomad_lab.studies.shape import Study, execute
 

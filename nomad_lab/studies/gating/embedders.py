@@ -218,14 +218,14 @@ def run_embedder_comparison(
 
     ``workspace`` holds the retrieval config's corpus/goldens/suite/store fields.
     """
-    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
     from nomad_lab.studies.gating.presets import write_presets
 
     run_ids = []
     for spec in specs:
-        config = RetrievalEvalConfig(floor=0.0, embedder=spec, progress=progress, **workspace)
-        run_ids.append(run_retrieval_eval(config).run_id)
-    store_path = workspace.get("store_path", RetrievalEvalConfig.store_path)
+        config = RetrievalRequest(floor=0.0, embedder=spec, progress=progress, **workspace)
+        run_ids.append(retrieve(config).run_id)
+    store_path = workspace.get("store_path", RetrievalRequest.store_path)
     data = write_comparison(store_path, run_ids, out_dir, alpha)
     for spec, run_id in zip(specs, run_ids, strict=True):
         write_presets(store_path, Path(out_dir) / f"presets-{slug(spec)}.json", run_id)

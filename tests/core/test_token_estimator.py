@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nomad_lab.core.estimator import (
+from nomad_lab.core.token_estimator import (
     TokenCalibrator,
     chars_per_token_estimate,
     clamp_ratio,
@@ -134,8 +134,8 @@ def _reference_segment_tokens(text: str) -> int:
     import math
     import re
 
-    from nomad_lab.core.estimator import CJK_RANGES, WORD_CHARS, to_utf16_units
     from nomad_lab.core.jsstring import JS_WHITESPACE
+    from nomad_lab.core.token_estimator import CJK_RANGES, WORD_CHARS, to_utf16_units
 
     pattern = re.compile(
         f"(?P<cjk>[{CJK_RANGES}])|(?P<word>[{WORD_CHARS}]+)|(?P<punct>[^{re.escape(JS_WHITESPACE)}{WORD_CHARS}{CJK_RANGES}]+)"

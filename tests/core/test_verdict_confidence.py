@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from nomad_lab.core.confidence import (
+from nomad_lab.core.verdict_confidence import (
     MALFORMED,
     NO_DECISION,
     NO_LOGPROBS,
