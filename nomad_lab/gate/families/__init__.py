@@ -20,7 +20,8 @@ import numpy as np
 
 if TYPE_CHECKING:
     from nomad_lab.gate.pools import PoolSet
-    from nomad_lab.gate.spec import GateAtom
+
+GateAtom = Any  # a ``gate.spec.GateAtom`` (family, target, value); named here without importing the parser
 
 MODULES = ("floor", "cosine", "contrast", "judge", "learned")
 """The family modules, in the order the accepted forms are listed."""

@@ -1,0 +1,55 @@
+"""``study gates``, ``gate fit`` and ``gate apply`` end to end on the fixture corpus with real MiniLM."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nomad_lab.cli import main
+from tests.support.paths import FIXTURES
+from tests.support.retrieval import fixture_run
+
+BANK = FIXTURES / "gates" / "bank.jsonl"
+
+
+@pytest.fixture
+def run(tmp_path: Path, embedder) -> tuple[Path, str]:
+    store = tmp_path / "store.duckdb"
+    return store, fixture_run(store, embedder)
+
+
+def test_study_gates_writes_the_leaderboard(run: tuple[Path, str], tmp_path: Path, capsys) -> None:
+    store, run_id = run
+    out = tmp_path / "gates"
+    argv = ["study", "gates", "--run", run_id, "--store", str(store), "--bank", str(BANK), "--out", str(out)]
+    assert main([*argv, "--folds", "3", "--repeats", "2"]) == 0
+    printed = capsys.readouterr().out
+    for name in ("floor (swept)", "contrast (swept)", "learned: query only", "learned: pool + query + bank"):
+        assert f"| {name} |" in printed
+    summary = json.loads((out / "gates.json").read_text())
+    assert summary["run"] == run_id and summary["bank"]["questions"] == 6
+    learned = next(r for r in summary["rows"] if r["gate"] == "learned: pool + query")
+    assert learned["outOfFold"] and learned["repeats"] == 2 and learned["calls"] == 0
+    assert (out / "gates.png").stat().st_size > 5_000
+    gate = json.loads((out / "learned_gate.json").read_text())
+    assert gate["embedder"]["model"] and gate["training"]["run"] == run_id
+
+
+def test_gate_fit_then_apply_and_refuse_another_embedder(
+    run: tuple[Path, str], tmp_path: Path, capsys
+) -> None:
+    store, run_id = run
+    path = tmp_path / "g.json"
+    fit = ["gate", "fit", "--run", run_id, "--out", str(path), "--store", str(store), "--no-bank"]
+    assert main([*fit, "--folds", "3", "--repeats", "1"]) == 0
+    assert "out of fold" in capsys.readouterr().out
+    assert main(["gate", "apply", str(path), "--run", run_id, "--store", str(store)]) == 0
+    assert "in sample" in capsys.readouterr().out
+    data = json.loads(path.read_text())
+    data["embedder"]["model"] = "nomic-embed-text"
+    path.write_text(json.dumps(data))
+    assert main(["gate", "apply", str(path), "--run", run_id, "--store", str(store)]) == 1
+    error = capsys.readouterr().err.strip()
+    assert "fitted on nomic-embed-text" in error and "\n" not in error
