@@ -1,6 +1,7 @@
 """Check the golden suites and the corpus offline (standard library only).
 
-For every suite in ``datasets/goldens/*.jsonl`` this verifies the SPEC §8.1 rules:
+For every suite in ``datasets/goldens/*.jsonl`` and the out-of-scope bank, this verifies the SPEC §8.1
+rules:
 
 * each non-comment, non-blank line is one JSON object with the allowed fields and types;
 * ids are non-empty and unique across all suites; queries are non-empty after trimming;
@@ -33,6 +34,8 @@ from pathlib import Path
 DATASETS = Path(__file__).resolve().parent
 CORPUS = DATASETS / "corpus"
 GOLDENS = DATASETS / "goldens"
+# the out-of-scope bank: the same rules, and ids unique across it and the suites
+BANK = DATASETS / "out_of_scope" / "bank.jsonl"
 
 FIELDS = {"id", "query", "turns", "relevantDocIds", "mustInclude", "mustNotInclude", "expectRefusal", "tags"}
 # Regex syntax that Python and JavaScript do not share (or treat differently).
@@ -174,6 +177,7 @@ def main() -> int:
     suites = sorted(GOLDENS.glob("*.jsonl"))
     if not suites:
         errors.append(f"no suites in {GOLDENS}")
+    suites.append(BANK)
     for path in suites:
         goldens = load_suite(path, errors)
         counts[path.stem] = len(goldens)

@@ -46,6 +46,7 @@ from nomad_lab.backends.base import (
 )
 from nomad_lab.backends.gguf_meta import GGUFFormatError, numeric_arrays
 from nomad_lab.backends.logits import ON_TOPIC_PREFIX, LogitsRecorder, word_masses
+from nomad_lab.backends.work_log import note_prefill
 from nomad_lab.core.chat_format import fold_system_messages
 from nomad_lab.core.context_window import CONTEXT_LADDER
 
@@ -438,6 +439,7 @@ class EmbeddedBackend:
         import llama_cpp
 
         perf = llama_cpp.llama_perf_context(prep.loaded.llama.ctx)
+        note_prefill(prep.name, int(perf.n_p_eval))
         return Usage(
             prompt_tokens=len(prep.tokens),
             completion_tokens=completion_tokens,
@@ -479,6 +481,7 @@ class EmbeddedBackend:
             llama_cpp.llama_perf_context_reset(llama.ctx)
             llama.create_completion(tokens, max_tokens=1, temperature=0.0)
             perf = llama_cpp.llama_perf_context(llama.ctx)
+        note_prefill(self.name, int(perf.n_p_eval))
         return Prefill(len(tokens), int(perf.n_p_eval), reused, float(perf.t_p_eval_ms))
 
     def load_ms(self) -> float:
@@ -531,6 +534,7 @@ class EmbeddedBackend:
             llama.eval(tokens[reuse:])
             logits = np.ctypeslib.as_array(llama._ctx.get_logits_ith(-1), shape=(llama.n_vocab(),))
             masses = word_masses(llama, np.asarray(logits, dtype=np.float64))
+        note_prefill(prep.name, len(tokens) - reuse)
         total = masses["true"] + masses["false"]
         return (masses["true"] / total if total > 0 else float("nan")), len(tokens) - reuse
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import shlex
 import sys
 import time
@@ -161,6 +162,7 @@ def _manifest(root: Path) -> dict[str, Any]:
 
 
 def _write_manifest(root: Path, manifest: dict[str, Any]) -> None:
+    from nomad_lab.backends.models import llama_build_features
     from nomad_lab.eval.provenance import git_state, iso_now, package_versions, platform_info
 
     manifest |= {"updated": iso_now(), "git": git_state(), "versions": package_versions()}
@@ -168,9 +170,12 @@ def _write_manifest(root: Path, manifest: dict[str, Any]) -> None:
     if (changes := uncommitted()) is not None:
         manifest["git"]["gitDirty"] = bool(changes)
     manifest["platform"] = platform_info()
+    manifest["llama_cpp_build"] = llama_build_features()
     manifest["models"] = {p.name: p.stat().st_size for p in sorted((root / "models").glob("*.gguf"))}
     done = sorted(manifest["steps"].values(), key=lambda step: step["step"])
     manifest["total_seconds"] = round(sum(step["seconds"] for step in done), 1)
+    manifest["total_prefilled_tokens"] = sum(step.get("prefilled_tokens", 0) for step in done)
+    manifest["total_model_calls"] = sum(step.get("model_calls", 0) for step in done)
     # the corpus the README names: the first one a step read (core retrieval on the default corpus)
     manifest["fingerprint"] = next((f for step in done for f in step.get("fingerprints", [])), None)
     path = root / MANIFEST
@@ -178,6 +183,27 @@ def _write_manifest(root: Path, manifest: dict[str, Any]) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(manifest, indent=2) + "\n")
     tmp.replace(path)
+
+
+def _fresh_work_log(root: Path, number: int) -> Path:
+    """An empty work log for step ``number``, named in the environment so notebook kernels and Dask
+    workers started by the step append to it too (``nomad_lab.backends.work_log``)."""
+    from nomad_lab.backends.work_log import WORK_LOG_ENV
+
+    path = root / "runs" / "work" / f"step-{number:02d}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    os.environ[WORK_LOG_ENV] = str(path)
+    return path
+
+
+def _work(path: Path) -> dict[str, int]:
+    """The machine-independent work of a step: model calls and the prompt tokens llama.cpp prefilled."""
+    from nomad_lab.backends.work_log import WORK_LOG_ENV, read_work_log
+
+    os.environ.pop(WORK_LOG_ENV, None)
+    work = read_work_log(path)
+    return {"model_calls": work.calls, "prefilled_tokens": work.prefilled_tokens}
 
 
 def _fingerprints_since(since: datetime) -> list[str]:
@@ -262,6 +288,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         bar.write(f"\n== step {number}/{len(plan)}: {what}\n$ {line}")
         started, since = time.perf_counter(), datetime.now(UTC)
+        work_log = _fresh_work_log(PROJECT_ROOT, number)
         try:
             code = main(argv)
         except KeyboardInterrupt:
@@ -284,6 +311,7 @@ def run(args: argparse.Namespace) -> int:
             "key": key,
             "seconds": round(seconds, 1),
             "fingerprints": _fingerprints_since(since),
+            **_work(work_log),
             **_provenance(),
         }
         _write_manifest(PROJECT_ROOT, manifest)

@@ -56,9 +56,10 @@ def test_p_true_agrees_across_embedded_openai_and_ollama_paths(logprobs_server: 
     for (v_e, p_e, why_e), (v_o, p_o, why_o), (v_n, p_n, why_n) in zip(embedded, openai, native, strict=True):
         assert (why_e, why_o, why_n) == (None, None, None)
         assert 0.0 < p_e < 1.0
-        assert v_e == v_o == v_n
         assert p_o == pytest.approx(p_e, abs=TOLERANCE)
-        assert p_n == pytest.approx(p_e, abs=1e-6)  # the shim runs the embedded code itself
+        assert p_n == pytest.approx(p_e, abs=TOLERANCE)  # the shim runs the embedded code in another process
+        if abs(p_e - 0.5) > TOLERANCE:  # a coin-flip P(true) may tip either way across cache states
+            assert v_e == v_o == v_n
     print(
         "P(true) embedded / llama_cpp.server / shim:",
         [(e[1], o[1], n[1]) for e, o, n in zip(embedded, openai, native, strict=True)],

@@ -44,7 +44,9 @@ def test_stream_without_usage_recovers_the_prompt_count(server: str) -> None:
     assert once.usage.source == "openai:usage"
     assert "non-stream-recount" in streamed.usage.source  # the server sent no usage in the stream
     assert streamed.usage.prompt_tokens == once.usage.prompt_tokens > 0
-    assert streamed.content == once.content
+    # Not compared with the non-streamed text: two greedy decodes may differ across the server's
+    # prompt-cache states. What must hold is that the stream carried the whole (non-empty) answer.
+    assert streamed.content.strip() and 0 < streamed.usage.completion_tokens <= 10  # counted from the deltas
 
 
 @pytest.mark.slow

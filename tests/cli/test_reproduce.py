@@ -158,3 +158,29 @@ def test_from_and_to_run_just_the_steps_between(
     assert main(["reproduce", "--from", "2", "--to", "2", "--force"]) == 0 and ran == ["check", "retrieval"]
     steps = json.loads((one_step_project / "results" / "manifest.json").read_text())["steps"]
     assert set(steps) == {"nomad-lab eval check", "nomad-lab eval retrieval"}
+
+
+def test_each_step_records_the_model_work_it_did_even_in_other_processes(
+    one_step_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Calls and prefilled tokens come from the step's work log, which child processes append to."""
+    import subprocess
+    import sys
+
+    import nomad_lab.cli.eval_check as eval_check
+
+    def working(args: object) -> int:
+        child = "from nomad_lab.backends.work_log import note_prefill; note_prefill('m', 700)"
+        subprocess.run([sys.executable, "-c", child], check=True)  # inherits the step's log
+        from nomad_lab.backends.work_log import note_prefill
+
+        note_prefill("m", 42)
+        return 0
+
+    monkeypatch.setattr(eval_check, "run", working)
+    assert main(["reproduce"]) == 0
+    manifest = json.loads((one_step_project / "results" / "manifest.json").read_text())
+    step = manifest["steps"]["nomad-lab eval check"]
+    assert (step["model_calls"], step["prefilled_tokens"]) == (2, 742)
+    assert (manifest["total_model_calls"], manifest["total_prefilled_tokens"]) == (2, 742)
+    assert "AVX" in manifest["llama_cpp_build"]

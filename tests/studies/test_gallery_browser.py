@@ -1,8 +1,8 @@
 """results/index.html (written by ``nomad-lab reproduce``) opens from disk and every figure on it loads.
 
 The page is meant to open without a server, so it is loaded as a ``file://`` URL in headless Chromium;
-an image that fails to load has ``naturalWidth`` 0. It checks whatever gallery the workspace holds and
-skips, saying so, when ``nomad-lab reproduce`` has not written one yet.
+an image that fails to load has ``naturalWidth`` 0. The gallery is committed, so a missing one fails
+(``nomad-lab reproduce --gallery-only`` rewrites it from the stored results).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import sync_playwright
 
-from tests.support.browser import CHROMIUM_ARGS, chromium_or_skip
+from tests.support.browser import CHROMIUM_ARGS, chromium_or_fail
 from tests.support.paths import ROOT
 
 GALLERY = ROOT / "results" / "index.html"
@@ -18,8 +18,8 @@ GALLERY = ROOT / "results" / "index.html"
 
 def test_every_image_of_the_results_gallery_loads(tmp_path) -> None:
     if not GALLERY.is_file():
-        pytest.skip(f"no {GALLERY.relative_to(ROOT)} yet: `nomad-lab reproduce` writes it")
-    chromium = chromium_or_skip()
+        pytest.fail(f"no {GALLERY.relative_to(ROOT)}: `nomad-lab reproduce --gallery-only` writes it")
+    chromium = chromium_or_fail()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
         try:
