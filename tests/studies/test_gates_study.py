@@ -9,7 +9,7 @@ import pytest
 
 from nomad_lab.cli import main
 from tests.support.paths import FIXTURES
-from tests.support.retrieval import fixture_run
+from tests.support.retrieval import CountingJudgeBackend, fixture_run
 
 BANK = FIXTURES / "gates" / "bank.jsonl"
 
@@ -20,14 +20,33 @@ def run(tmp_path: Path, embedder) -> tuple[Path, str]:
     return store, fixture_run(store, embedder)
 
 
-def test_study_gates_writes_the_leaderboard(run: tuple[Path, str], tmp_path: Path, capsys) -> None:
+def test_study_gates_writes_the_leaderboard(run: tuple[Path, str], tmp_path: Path, capsys, embedder) -> None:
+    from nomad_lab.store import Store
+    from nomad_lab.studies.gating.judges import judge_run
+
     store, run_id = run
+    core = fixture_run(store, embedder, suite="core")  # the transfer row's training run
+    backend = CountingJudgeBackend()
+    with Store(store) as opened:  # verdicts cached beforehand: the study itself makes no judge call
+        judge_run(opened, run_id, "counting", floor=0.0, backend=backend, progress=False)
+    calls = backend.calls
     out = tmp_path / "gates"
     argv = ["study", "gates", "--run", run_id, "--store", str(store), "--bank", str(BANK), "--out", str(out)]
+    argv += ["--judge", "counting", "embedded:gemma3-270m", "--transfer-run", core]
     assert main([*argv, "--folds", "3", "--repeats", "2"]) == 0
     printed = capsys.readouterr().out
-    for name in ("floor (swept)", "contrast (swept)", "learned: query only", "learned: pool + query + bank"):
+    assert calls > 0 and backend.calls == calls
+    for name in (
+        "floor (swept)",
+        "contrast (swept)",
+        "judge counting: verdict",
+        "learned: query only",
+        "learned: pool + query + bank",
+        f"transfer: gate from run {core}",
+    ):
         assert f"| {name} |" in printed
+    assert "| judge embedded:gemma3-270m | - |" in printed and "lack a cached verdict" in printed
+    assert "scored on the 3 questions it never saw" in printed
     summary = json.loads((out / "gates.json").read_text())
     assert summary["run"] == run_id and summary["bank"]["questions"] == 6
     learned = next(r for r in summary["rows"] if r["gate"] == "learned: pool + query")

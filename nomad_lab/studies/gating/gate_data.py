@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,18 @@ class RunData:
     embedder: dict[str, Any]
     corpus_dir: str | None
     include_distractors: bool
+
+
+def subset_run(data: RunData, mask: np.ndarray) -> RunData:
+    """The run restricted to the questions where ``mask`` is true."""
+    return replace(
+        data,
+        pools=data.pools.subset(mask),
+        features=data.features.subset(np.flatnonzero(mask)),
+        queries=[q for q, keep in zip(data.queries, mask, strict=True) if keep],
+        base_recall=data.base_recall[mask],
+        base_nonempty=data.base_nonempty[mask],
+    )
 
 
 def _query_key(text: str) -> str:

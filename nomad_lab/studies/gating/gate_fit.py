@@ -10,30 +10,34 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.core.workspace import DATASETS_DIR
+from nomad_lab.core.workspace import DEFAULT_BANK_PATH
+from nomad_lab.data.bank import drop_near_duplicates, load_bank
 from nomad_lab.gate import crossval
 from nomad_lab.gate.crossval import Figures
 from nomad_lab.gate.learned import LearnedGate, feature_columns, fit_logistic, logistic_scores
-from nomad_lab.studies.gating.gate_data import RunData, load_run
+from nomad_lab.studies.gating.gate_data import RunData, load_run, subset_run
 
-DEFAULT_BANK = DATASETS_DIR / "out_of_scope" / "bank.jsonl"
 DEFAULT_KINDS = ("pool", "query")
 
 
 def default_bank() -> Path | None:
     """The generic out-of-scope bank when it exists in the workspace."""
-    return DEFAULT_BANK if DEFAULT_BANK.is_file() else None
+    return DEFAULT_BANK_PATH if DEFAULT_BANK_PATH.is_file() else None
 
 
 def bank_run(store_path: str | Path, data: RunData, bank: str | Path) -> RunData:
-    """Retrieve the bank's questions against the run's corpus with the run's embedder; gather them."""
+    """Retrieve the bank's questions against the run's corpus with the run's embedder; gather them.
+
+    Bank questions that equal or nearly repeat one of the run's questions are dropped first
+    (``data.bank.drop_near_duplicates``), so no question is a negative and a scored positive at once.
+    """
     from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval  # cycle
 
     path = Path(bank)
@@ -55,11 +59,11 @@ def bank_run(store_path: str | Path, data: RunData, bank: str | Path) -> RunData
         progress=False,
         embedder=data.embedder.get("spec"),
     )
-    result = run_retrieval_eval(config)
-    extra = load_run(store_path, result.run_id)
-    if not extra.pools.expect_refusal.all():
-        raise NomadLabError(f"{path}: every bank question must expect a refusal")
-    return extra
+    questions = load_bank(path)  # checks every line is a tagged refusal, naming <file>:<line>
+    as_goldens = [replace(questions[0], id=f"run:{i}", query=q) for i, q in enumerate(data.queries)]
+    kept = {g.id for g in drop_near_duplicates(questions, as_goldens)}
+    extra = load_run(store_path, run_retrieval_eval(config).run_id)
+    return subset_run(extra, np.array([gid in kept for gid in extra.pools.ids], dtype=bool))
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,7 @@ def fit_gate(
             "run": data.run_id,
             "fingerprint": data.pools.fingerprint,
             "questions": int(everything.size),
+            "questionIds": list(data.pools.ids),  # a transfer is scored only on questions not in here
             "refusals": int(data.pools.expect_refusal.sum()),
             "bank": None if bank is None else {"run": bank.run_id, "questions": bank.pools.size},
             "thresholdAtLeak": None if at_leak is None else float(thresholds[at_leak]),

@@ -20,18 +20,19 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.backends.spec import DEFAULT_SPEC
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.gate import crossval, gates
 from nomad_lab.gate.apply import spec_mask
 from nomad_lab.gate.crossval import Figures
-from nomad_lab.gate.families import GateInputs, all_or_nothing
+from nomad_lab.gate.families import FAMILIES, GateInputs, all_or_nothing
 from nomad_lab.gate.features import pool_features
 from nomad_lab.gate.learned import LearnedGate, coefficient_rows
 from nomad_lab.gate.spec import parse_gate_spec
 from nomad_lab.gate.sweep import OperatingCurve, curve_from_scores
-from nomad_lab.studies.gating.gate_data import RunData, cached_verdicts, load_run
+from nomad_lab.studies.gating.gate_data import RunData, cached_verdicts, load_run, subset_run
 from nomad_lab.studies.gating.gate_fit import (
     DEFAULT_KINDS,
     apply_gate,
@@ -70,7 +71,13 @@ PARAMS = (
         "out-of-scope question bank (default: datasets/out_of_scope/bank.jsonl if present)",
     ),
     Param("no_bank", bool, False, "leave the bank rows out", flag=True),
-    Param("judge", str, [], "judge spec whose cached verdicts make rows (no model call)", many=True),
+    Param(
+        "judge",
+        str,
+        [DEFAULT_SPEC],
+        "judge spec(s) whose cached verdicts make rows (no model call; a judge without them is listed)",
+        many=True,
+    ),
     Param("judge_model", str, None, "judge spec to run on questions without a cached verdict (model calls)"),
     Param("transfer_run", str, None, "fit the pool + query gate on this run, apply it to --run"),
     Param("transfer_gate", Path, None, "apply this saved gate file to --run as the transfer row"),
@@ -105,17 +112,29 @@ def _retrieve(p: Params) -> str:
 
 
 def _grid_row(name: str, data: RunData, spec: str, splits: list, inputs: GateInputs | None = None) -> Row:
-    pools = data.pools
+    """A gate spec swept over its grid (or at its one point), out of fold."""
     parsed = parse_gate_spec(spec)
     started = time.perf_counter()
-    points, mask = spec_mask(pools, parsed, inputs)
-    per_question = (time.perf_counter() - started) / max(1, len(points) * pools.size)
-    recall, nonempty = gates.evaluate(pools, mask)
+    points, mask = spec_mask(data.pools, parsed, inputs)
+    per_question = (time.perf_counter() - started) / max(1, len(points) * data.pools.size)
     atom = parsed.atoms[0]
-    score = atom.kind.score(pools, atom, inputs or GateInputs())
-    figures = crossval.grid_figures(recall, nonempty, pools.expect_refusal, splits, score)
-    curve = curve_from_scores(pools, recall, nonempty, points, spec, gates.DEFAULT_K)
-    return Row(name, figures, 0.0, 1000 * per_question, curve=curve)
+    score = atom.kind.score(data.pools, atom, inputs or GateInputs())
+    return _mask_row(name, data, points, mask, score, splits, 1000 * per_question)
+
+
+def _mask_row(
+    name: str,
+    data: RunData,
+    points: np.ndarray,
+    mask: np.ndarray,
+    score: np.ndarray | None,
+    splits: list,
+    ms: float,
+) -> Row:
+    recall, nonempty = gates.evaluate(data.pools, mask)
+    figures = crossval.grid_figures(recall, nonempty, data.pools.expect_refusal, splits, score)
+    curve = curve_from_scores(data.pools, recall, nonempty, points, name, gates.DEFAULT_K)
+    return Row(name, figures, 0.0, ms, curve=curve)
 
 
 def _reference_row(data: RunData) -> Row:
@@ -156,39 +175,44 @@ def _judge_rows(p: Params, data: RunData, splits: list) -> list[Row]:
     for spec in specs:
         cv = cached_verdicts(p.store, data, spec)
         if cv.missing:
-            rows.append(Row(f"judge {spec}", None, note=f"{cv.missing} question(s) lack a cached verdict"))
+            note = (
+                f"not measured: {cv.missing} question(s) lack a cached verdict "
+                f"(--judge-model {spec} makes the calls, one per question with a non-empty pool)"
+            )
+            rows.append(Row(f"judge {spec}", None, note=note))
             continue
         inputs = GateInputs(verdicts={spec: cv.verdicts}, p_true={spec: cv.p_true})
         calls = float(np.mean(data.base_nonempty))
         ms = float(np.nanmedian(cv.ms)) if np.isfinite(cv.ms).any() else float("nan")
-        for name, text in (
-            (f"judge {spec}: verdict", f"judge:{spec}"),
-            (f"judge {spec}: P(true)", f"judge:{spec}@0.5"),
-        ):
-            row = _grid_row(name, data, text, splits, inputs)
-            if text.endswith("@0.5"):  # the P(true) row sweeps tau
-                pools = data.pools
-                points = np.round(np.linspace(0.0, 1.0, 101), 2)
-                p_true = np.where(np.isnan(cv.p_true), np.inf, cv.p_true)
-                rec, ne = gates.evaluate(pools, all_or_nothing(p_true, pools, points))
-                row.figures = crossval.grid_figures(rec, ne, pools.expect_refusal, splits, cv.p_true)
-                row.curve = curve_from_scores(pools, rec, ne, points, name, gates.DEFAULT_K)
-            row.calls, row.ms = calls, ms
-            rows.append(row)
+        verdict = _grid_row(f"judge {spec}: verdict", data, f"judge:{spec}", splits, inputs)
+        points = FAMILIES["judge"].grid()
+        unjudged_kept = np.where(np.isnan(cv.p_true), np.inf, cv.p_true)  # no verdict: the pipeline keeps
+        mask = all_or_nothing(unjudged_kept, data.pools, points)
+        p_true = _mask_row(f"judge {spec}: P(true) swept", data, points, mask, cv.p_true, splits, ms)
+        verdict.ms = ms
+        verdict.calls = p_true.calls = calls
+        rows += [verdict, p_true]
     return rows
 
 
-def _transfer_row(p: Params, data: RunData) -> Row | None:
+def _transfer_row(p: Params, data: RunData, bank_path: Path | None) -> Row | None:
+    """A gate fitted elsewhere, applied unchanged (its own thresholds), scored only on questions it was
+    not fitted on."""
     if not (p.transfer_run or p.transfer_gate):
         return None
     if p.transfer_gate:
         gate, source = LearnedGate.load(p.transfer_gate), str(p.transfer_gate)
     else:
-        gate, source = (
-            fit_gate(load_run(p.store, p.transfer_run), DEFAULT_KINDS).gate,
-            f"run {p.transfer_run}",
-        )
+        source_run = load_run(p.store, p.transfer_run)
+        bank = bank_run(p.store, source_run, bank_path) if bank_path else None
+        gate = fit_gate(source_run, DEFAULT_KINDS, bank, folds=p.folds, repeats=p.repeats, seed=SEED).gate
+        source = f"run {p.transfer_run}"
+    seen = set(gate.training.get("questionIds", []))
+    unseen = np.array([i not in seen for i in data.pools.ids], dtype=bool)
     name = f"transfer: gate from {source}"
+    if not unseen.any():
+        return Row(name, None, note="every question of this run was in the gate's training run")
+    data = subset_run(data, unseen)
     try:
         applied = apply_gate(gate, data)
     except NomadLabError as exc:
@@ -204,7 +228,11 @@ def _transfer_row(p: Params, data: RunData) -> Row | None:
         refusal,
         crossval.auc_interval(scores[None], ~refusal),
     )
-    row = Row(name, figures, 0.0, _learned_ms(data, gate), "fitted elsewhere: its own thresholds, no refit")
+    note = (
+        f"fitted elsewhere, its own thresholds; scored on the {data.pools.size} questions it never saw "
+        f"({int(refusal.sum())} refusals)"
+    )
+    row = Row(name, figures, 0.0, _learned_ms(data, gate), note)
     row.curve = _score_curve(data, scores, "transfer")
     return row
 
@@ -241,7 +269,7 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
         row = Row(name, result.figures, 0.0, _learned_ms(data, result.gate))
         row.curve = _score_curve(data, result.oof[0], name)
         rows.append(row)
-    transfer = _transfer_row(p, data)
+    transfer = _transfer_row(p, data, bank_path)
     if transfer is not None:
         rows.append(transfer)
     best = fitted.get(LEARNED[3][0]) or fitted[LEARNED[2][0]]
