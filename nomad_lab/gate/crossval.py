@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.stats import rankdata
@@ -184,8 +185,27 @@ def grid_figures(
     return _figures(refusal, splits, recall, nonempty, score, target, alpha)
 
 
+def _inner_choice(
+    inner_scores: dict[Any, np.ndarray],
+    recall: np.ndarray,
+    nonempty: np.ndarray,
+    refusal: np.ndarray,
+    target: float,
+) -> Any:
+    """The setting whose inner out-of-fold scores leak least at the recall target (ties: higher AUC)."""
+    best = None
+    for choice, scores in inner_scores.items():
+        _, rec, ne = threshold_grid(scores, recall, nonempty)
+        p_recall, _ = choose_points(rec, ne, refusal, target, 1.0)
+        leak = ne[p_recall, refusal].mean() if p_recall is not None and refusal.any() else 1.0
+        key = (leak, -roc_auc(scores, ~refusal))
+        if best is None or key < best[0]:
+            best = (key, choice)
+    return best[1]  # type: ignore[index]
+
+
 def learned_figures(
-    fit_score: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    fit_score: Callable[[np.ndarray, np.ndarray, Any], np.ndarray],
     labels: np.ndarray,
     groups: np.ndarray,
     base_recall: np.ndarray,
@@ -194,11 +214,15 @@ def learned_figures(
     target: float = RECALL_TARGET,
     alpha: float = LEAK_TARGET,
     seed: int = BOOTSTRAP_SEED,
-) -> tuple[Figures, np.ndarray]:
-    """Out-of-fold figures of a learned all-or-nothing gate, and its out-of-fold scores (repeats × n).
+    choices: Sequence[Any] = (None,),
+) -> tuple[Figures, np.ndarray, list[Any]]:
+    """Out-of-fold figures of a learned all-or-nothing gate, its out-of-fold scores (repeats × n) and
+    the setting chosen in each outer fold.
 
-    ``fit_score(train_index, score_index)`` fits on the training questions and returns the scores of
-    the others; the operating thresholds come from inner out-of-fold scores within the training fold.
+    ``fit_score(train_index, score_index, choice)`` fits on the training questions with one of
+    ``choices`` (e.g. a regularization strength) and returns the scores of the others. Inside each
+    outer training fold, inner out-of-fold scores pick the choice (least leak at the recall target)
+    and then the operating thresholds; the held-out fold is scored once, at the end.
     """
     refusal = ~labels.astype(bool)
     repeats = len(splits)
@@ -206,24 +230,32 @@ def learned_figures(
     oof = np.full((repeats, n), np.nan)
     keep_r = np.zeros((repeats, n), dtype=bool)
     keep_l = np.zeros((repeats, n), dtype=bool)
-    reached, found = [], []
+    reached, found, chosen = [], [], []
     for r, split in enumerate(splits):
         for train, test in split:
             inner = repeated_splits(labels[train], groups[train], INNER_FOLDS, 1, seed + 1000 * (r + 1))[0]
-            inner_scores = np.full(train.size, np.nan)
-            for itr, ite in inner:
-                inner_scores[ite] = fit_score(train[itr], train[ite])
-            thresholds, rec, ne = threshold_grid(inner_scores, base_recall[train], base_nonempty[train])
+            inner_scores = {c: np.full(train.size, np.nan) for c in choices}
+            for choice, scores in inner_scores.items():
+                for itr, ite in inner:
+                    scores[ite] = fit_score(train[itr], train[ite], choice)
+            choice = _inner_choice(
+                inner_scores, base_recall[train], base_nonempty[train], refusal[train], target
+            )
+            chosen.append(choice)
+            thresholds, rec, ne = threshold_grid(
+                inner_scores[choice], base_recall[train], base_nonempty[train]
+            )
             p_recall, p_leak = choose_points(rec, ne, refusal[train], target, alpha)
-            oof[r, test] = fit_score(train, test)
+            oof[r, test] = fit_score(train, test, choice)
             reached.append(p_recall is not None)
             found.append(p_leak is not None)
             keep_r[r, test] = oof[r, test] >= (thresholds[p_recall] if p_recall is not None else -np.inf)
             keep_l[r, test] = oof[r, test] >= (thresholds[p_leak] if p_leak is not None else np.inf)
     auc = auc_interval(oof, ~refusal)
-    return decision_figures(
+    figures = decision_figures(
         keep_r, keep_l, base_recall, base_nonempty, refusal, auc, reached, found, splits
-    ), oof
+    )
+    return figures, oof, chosen
 
 
 def _figures(

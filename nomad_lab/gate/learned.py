@@ -22,8 +22,9 @@ from nomad_lab.core.errors import NomadLabError
 FORMAT = "nomad-lab learned gate v1"
 IDENTITY_KEYS = ("model", "version", "method", "dimension")
 """The parts of an embedder identity that decide whether scores and vectors are comparable."""
-REGULARIZATION_C = 1.0
-"""Inverse L2 strength on standardized features: scikit-learn's default, fixed, never tuned here."""
+REGULARIZATION_C = (0.01, 0.1, 1.0)
+"""Inverse L2 strengths on standardized features a fit chooses from, inside its training folds only
+(a fixed grid around scikit-learn's default of 1, set before any figure was seen)."""
 
 
 def same_embedder(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
@@ -96,8 +97,10 @@ class LearnedGate:
         return gate
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """Standardize, then fit an L2 logistic regression with balanced class weights.
+def fit_logistic(
+    x: np.ndarray, y: np.ndarray, c: float = 1.0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Standardize, then fit an L2 logistic regression (inverse strength ``c``) with balanced class weights.
 
     Returns (mean, scale, coef, intercept) on the standardized scale; a constant column gets scale 1.
     A training set holding one class (a tiny fold) gives a constant gate at that class.
@@ -110,7 +113,7 @@ def fit_logistic(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     scale = np.where(scale > 1e-12, scale, 1.0)
     if len(np.unique(y)) < 2:
         return mean, scale, np.zeros(x.shape[1]), 10.0 if (y.size and y[0] == 1) else -10.0
-    model = LogisticRegression(C=REGULARIZATION_C, class_weight="balanced", max_iter=2000)
+    model = LogisticRegression(C=c, class_weight="balanced", max_iter=2000)
     with threadpool_limits(1):  # small problems: BLAS threads only contend on a shared 2-core machine
         model.fit((x - mean) / scale, y)
     return mean, scale, model.coef_[0], float(model.intercept_[0])

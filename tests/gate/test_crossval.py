@@ -42,15 +42,18 @@ def test_a_learned_gate_never_scores_a_question_it_was_fitted_on() -> None:
     y = (~refusal).astype(int)
     seen: list[tuple[np.ndarray, np.ndarray]] = []
 
-    def fit_score(train: np.ndarray, score: np.ndarray) -> np.ndarray:
+    def fit_score(train: np.ndarray, score: np.ndarray, c: float) -> np.ndarray:
         assert not np.intersect1d(train, score).size
         seen.append((train, score))
-        return logistic_scores(*fit_logistic(x[train], y[train]), x[score])
+        return logistic_scores(*fit_logistic(x[train], y[train], c), x[score])
 
     groups = crossval.question_groups(tags, refusal)
     splits = crossval.repeated_splits(y, groups, 5, 2, 3)
     base_recall = np.where(refusal, np.nan, 1.0)
-    figures, oof = crossval.learned_figures(fit_score, y, groups, base_recall, ~refusal | refusal, splits)
+    figures, oof, chosen = crossval.learned_figures(
+        fit_score, y, groups, base_recall, ~refusal | refusal, splits, choices=(0.1, 1.0)
+    )
+    assert len(chosen) == 10 and set(chosen) <= {0.1, 1.0}
     in_sample = crossval.roc_auc(logistic_scores(*fit_logistic(x, y), x), y.astype(bool))
     assert in_sample > 0.8
     assert figures.auc is not None and figures.auc[0] < 0.65

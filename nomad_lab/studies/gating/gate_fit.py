@@ -21,7 +21,13 @@ from nomad_lab.core.workspace import DEFAULT_BANK_PATH
 from nomad_lab.data.bank import drop_near_duplicates, load_bank
 from nomad_lab.gate import crossval
 from nomad_lab.gate.crossval import Figures
-from nomad_lab.gate.learned import LearnedGate, feature_columns, fit_logistic, logistic_scores
+from nomad_lab.gate.learned import (
+    REGULARIZATION_C,
+    LearnedGate,
+    feature_columns,
+    fit_logistic,
+    logistic_scores,
+)
 from nomad_lab.studies.gating.gate_data import RunData, load_run, subset_run
 
 DEFAULT_KINDS = ("pool", "query")
@@ -99,23 +105,27 @@ def fit_gate(
     splits = crossval.repeated_splits(y, groups, folds, repeats, seed)
     xb = None if bank is None else bank.features.matrix(list(kinds))[0]
 
-    def fit_score(train: np.ndarray, score: np.ndarray) -> np.ndarray:
-        xt, yt = x[train], y[train]
-        if xb is not None:
-            xt, yt = np.vstack([xt, xb]), np.concatenate([yt, np.zeros(len(xb), dtype=int)])
-        return logistic_scores(*fit_logistic(xt, yt), x[score])
+    def training(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if xb is None:
+            return x[index], y[index]
+        return np.vstack([x[index], xb]), np.concatenate([y[index], np.zeros(len(xb), dtype=int)])
 
-    figures, oof = crossval.learned_figures(
-        fit_score, y, groups, data.base_recall, data.base_nonempty, splits, seed=seed
+    def fit_score(train: np.ndarray, score: np.ndarray, c: float) -> np.ndarray:
+        return logistic_scores(*fit_logistic(*training(train), c), x[score])
+
+    figures, oof, chosen = crossval.learned_figures(
+        fit_score,
+        y,
+        groups,
+        data.base_recall,
+        data.base_nonempty,
+        splits,
+        seed=seed,
+        choices=REGULARIZATION_C,
     )
     everything = np.arange(y.size)
-    mean, scale, coef, intercept = fit_logistic(
-        *(
-            (np.vstack([x, xb]), np.concatenate([y, np.zeros(len(xb), dtype=int)]))
-            if xb is not None
-            else (x, y)
-        )
-    )
+    c = max(set(chosen), key=chosen.count)  # the strength the training folds chose most often
+    mean, scale, coef, intercept = fit_logistic(*training(everything), c)
     pooled = np.nanmean(oof, axis=0)
     thresholds, rec, ne = crossval.threshold_grid(pooled, data.base_recall, data.base_nonempty)
     at_recall, at_leak = crossval.choose_points(
@@ -139,6 +149,8 @@ def fit_gate(
             "refusals": int(data.pools.expect_refusal.sum()),
             "bank": None if bank is None else {"run": bank.run_id, "questions": bank.pools.size},
             "thresholdAtLeak": None if at_leak is None else float(thresholds[at_leak]),
+            "regularizationC": c,
+            "regularizationChosenPerFold": {str(k): chosen.count(k) for k in REGULARIZATION_C},
         },
         figures=figures_json(figures),
     )

@@ -37,7 +37,7 @@ def leaderboard(result: dict[str, Any]) -> str:
         lines.append(
             f"| {row.name} | {_triple(f.leak_at_recall)} | {_triple(f.recall_at_recall, False)} "
             f"| {_triple(f.recall_at_leak, False)} | {_triple(f.auc, False)} "
-            f"| {row.calls:.2f} | {row.ms:.3f} | {note} |"
+            f"| {row.calls:.2f} | {'-' if row.ms != row.ms else f'{row.ms:.3f}'} | {note} |"
         )
     return "\n".join(lines)
 
@@ -63,7 +63,9 @@ def markdown(result: dict[str, Any]) -> str:
         [
             head,
             leaderboard(result),
-            "Largest coefficients of the learned gate (pool + query):",
+            f"Largest standardized coefficients of the saved gate ({result['gateName']}, fitted on every "
+            f"question with C = {result['gate'].training['regularizationC']}, the strength its training "
+            "folds chose most often; results/gates/learned_gate.json):",
             coefficients(result),
         ]
     )
@@ -82,5 +84,12 @@ def write(result: dict[str, Any], out_dir: str | Path, rows: list[dict[str, Any]
     paths["json"].write_text(json.dumps(summary, indent=1, default=str) + "\n")
     paths["gate"] = result["gate"].save(out / "learned_gate.json")
     curves = [r.curve for r in result["rows"] if r.curve is not None and len(r.curve.points) > 1]
-    paths["png"] = save(plot_leak_vs_recall(curves, title="Leak vs recall@5, every gate"), out / "gates.png")
+    figure = plot_leak_vs_recall(
+        curves, title="Leak vs recall@5 (learned: out-of-fold scores; transfer: its unseen questions)"
+    )
+    axes = figure.axes[0]
+    axes.axvline(crossval.RECALL_TARGET, color="grey", lw=0.8, ls=":")
+    axes.axhline(crossval.LEAK_TARGET, color="grey", lw=0.8, ls=":")
+    axes.title.set_fontsize(9)
+    paths["png"] = save(figure, out / "gates.png")
     return paths

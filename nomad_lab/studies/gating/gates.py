@@ -29,7 +29,7 @@ from nomad_lab.gate.apply import spec_mask
 from nomad_lab.gate.crossval import Figures
 from nomad_lab.gate.families import FAMILIES, GateInputs, all_or_nothing
 from nomad_lab.gate.features import pool_features
-from nomad_lab.gate.learned import LearnedGate, coefficient_rows
+from nomad_lab.gate.learned import LearnedGate, coefficient_rows, same_embedder
 from nomad_lab.gate.spec import parse_gate_spec
 from nomad_lab.gate.sweep import OperatingCurve, curve_from_scores
 from nomad_lab.studies.gating.gate_data import RunData, cached_verdicts, load_run, subset_run
@@ -195,7 +195,7 @@ def _judge_rows(p: Params, data: RunData, splits: list) -> list[Row]:
     return rows
 
 
-def _transfer_row(p: Params, data: RunData, bank_path: Path | None) -> Row | None:
+def _transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunData | None) -> Row | None:
     """A gate fitted elsewhere, applied unchanged (its own thresholds), scored only on questions it was
     not fitted on."""
     if not (p.transfer_run or p.transfer_gate):
@@ -204,7 +204,9 @@ def _transfer_row(p: Params, data: RunData, bank_path: Path | None) -> Row | Non
         gate, source = LearnedGate.load(p.transfer_gate), str(p.transfer_gate)
     else:
         source_run = load_run(p.store, p.transfer_run)
-        bank = bank_run(p.store, source_run, bank_path) if bank_path else None
+        same_index = bank is not None and bank.pools.fingerprint == source_run.pools.fingerprint
+        if bank_path and not (same_index and same_embedder(bank.embedder, source_run.embedder)):
+            bank = bank_run(p.store, source_run, bank_path)  # the bank retrieved in the source's corpus
         gate = fit_gate(source_run, DEFAULT_KINDS, bank, folds=p.folds, repeats=p.repeats, seed=SEED).gate
         source = f"run {p.transfer_run}"
     seen = set(gate.training.get("questionIds", []))
@@ -269,10 +271,11 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
         row = Row(name, result.figures, 0.0, _learned_ms(data, result.gate))
         row.curve = _score_curve(data, result.oof[0], name)
         rows.append(row)
-    transfer = _transfer_row(p, data, bank_path)
+    transfer = _transfer_row(p, data, bank_path, bank)
     if transfer is not None:
         rows.append(transfer)
-    best = fitted.get(LEARNED[3][0]) or fitted[LEARNED[2][0]]
+    best_name = LEARNED[3][0] if LEARNED[3][0] in fitted else LEARNED[2][0]
+    best = fitted[best_name]
     return {
         "run": run_id,
         "questions": data.pools.size,
@@ -284,6 +287,7 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
         "groups": int(groups.max() + 1),
         "rows": rows,
         "gate": best,
+        "gateName": best_name,
         "coefficients": coefficient_rows(best),
         "seconds": time.perf_counter() - started,
         "params": {k: str(v) for k, v in p.as_dict().items()},
