@@ -59,8 +59,17 @@ def markdown(result: dict[str, Any]) -> str:
         f"({result['rows'][0].figures.repeats}x{result['rows'][0].figures.folds}-fold, grouped, operating "
         f"points chosen on training folds) unless noted; {result['seconds']:.0f} s."
     )
+    command = ["nomad-lab", "study", "gates"]
+    for name, value in result["params"].items():
+        if name in ("store", "corpus", "goldens") or value in (None, False, []):
+            continue
+        option = "--" + name.replace("_", "-")
+        command += (
+            [option] if value is True else [option, *map(str, value if isinstance(value, list) else [value])]
+        )
     return "\n\n".join(
         [
+            "`" + " ".join(command) + "`",
             head,
             leaderboard(result),
             f"Largest standardized coefficients of the saved gate ({result['gateName']}, fitted on every "

@@ -234,6 +234,8 @@ def _transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunDat
         f"fitted elsewhere, its own thresholds; scored on the {data.pools.size} questions it never saw "
         f"({int(refusal.sum())} refusals)"
     )
+    if figures.recall_at_recall[0] < crossval.RECALL_TARGET:
+        note += f"; its saved threshold misses recall@5 {crossval.RECALL_TARGET} on these questions"
     row = Row(name, figures, 0.0, _learned_ms(data, gate), note)
     row.curve = _score_curve(data, scores, "transfer")
     return row
@@ -290,7 +292,7 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
         "gateName": best_name,
         "coefficients": coefficient_rows(best),
         "seconds": time.perf_counter() - started,
-        "params": {k: str(v) for k, v in p.as_dict().items()},
+        "params": {k: str(v) if isinstance(v, Path) else v for k, v in p.as_dict().items()},
     }
 
 
