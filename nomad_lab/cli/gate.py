@@ -84,7 +84,12 @@ def run_apply(args: argparse.Namespace) -> int:
     gate = LearnedGate.load(args.gate_file)
     data = load_run(args.store, args.run, embed="query" in gate.kinds)
     out = apply_gate(gate, data, args.threshold)
-    label = " (in sample: the gate was fitted on this run)" if out["inSample"] else ""
+    if out["inSample"]:
+        label = " (in sample: the gate was fitted on every question of this run)"
+    elif out["seenInTraining"]:
+        label = f" (counting the {out['questions']} questions it was not fitted on)"
+    else:
+        label = ""
     print(f"gate {args.gate_file} on run {out['run']}{label}, threshold {out['threshold']:.4f}:")
     if out["leak"] is not None:
         print(f"  leak {out['leak']:.3f} ({out['leaked']}/{out['refusals']} refusals)")

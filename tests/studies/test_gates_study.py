@@ -32,7 +32,15 @@ def test_study_gates_writes_the_leaderboard(run: tuple[Path, str], tmp_path: Pat
     calls = backend.calls
     out = tmp_path / "gates"
     argv = ["study", "gates", "--run", run_id, "--store", str(store), "--bank", str(BANK), "--out", str(out)]
-    argv += ["--judge", "counting", "embedded:gemma3-270m", "--transfer-run", core]
+    argv += [
+        "--judge",
+        "counting",
+        "embedded:gemma3-270m",
+        "--transfer-run",
+        core,
+        "--reranker",
+        "nanoranker",
+    ]
     assert main([*argv, "--folds", "3", "--repeats", "2"]) == 0
     printed = capsys.readouterr().out
     assert calls > 0 and backend.calls == calls
@@ -43,6 +51,7 @@ def test_study_gates_writes_the_leaderboard(run: tuple[Path, str], tmp_path: Pat
         "learned: query only",
         "learned: pool + query + bank",
         f"transfer: gate from run {core}",
+        "reranker nanoranker (best of top 5, swept)",
     ):
         assert f"| {name} |" in printed
     assert "| judge embedded:gemma3-270m | - |" in printed and "lack a cached verdict" in printed

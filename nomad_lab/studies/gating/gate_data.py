@@ -10,6 +10,7 @@ under a query key, so a second gather makes no embedding call.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,6 +25,7 @@ from nomad_lab.gate.learned import describe, same_embedder
 from nomad_lab.gate.pools import PoolSet, pools_from_records
 from nomad_lab.retrieval.embedding import load_embedder
 from nomad_lab.retrieval.index import query_texts
+from nomad_lab.retrieval.reranker import load_reranker
 from nomad_lab.services.verdict_cache import judge_passages_and_key, judged_set
 from nomad_lab.store import Store
 
@@ -159,3 +161,22 @@ def cached_verdicts(store_path: str | Path, data: RunData, spec: str, floor: flo
             p_true[i] = np.nan if verdict.p_true is None else verdict.p_true
             ms[i] = np.nan if verdict.ms is None else verdict.ms
     return CachedVerdicts(spec, verdicts, p_true, ms, missing)
+
+
+def reranker_scores(store_path: str | Path, data: RunData, spec: str) -> tuple[np.ndarray, int, float]:
+    """A trained reranker's best score over each question's top-5 set at floor 0 (NaN: empty pool), the
+    number of (question, passage) pairs scored, and the seconds it took (the reranker runs here)."""
+    reranker = load_reranker(spec)
+    best = np.full(data.pools.size, np.nan)
+    pairs = 0
+    with Store(store_path, read_only=True) as store:
+        run = store.get_run(data.run_id)
+        stored = store.get_pools(data.run_id)
+        chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
+    started = time.perf_counter()
+    for i, (gid, query) in enumerate(zip(data.pools.ids, data.queries, strict=True)):
+        texts = [c.text for c in judged_set(stored.get(gid, []), chunks, 0.0)]
+        if texts:
+            best[i] = max(reranker.score(query, texts))
+            pairs += len(texts)
+    return best, pairs, time.perf_counter() - started

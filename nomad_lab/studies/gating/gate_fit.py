@@ -176,7 +176,9 @@ def figures_json(f: Figures) -> dict[str, Any]:
 def apply_gate(gate: LearnedGate, data: RunData, threshold: float | None = None) -> dict[str, Any]:
     """Scores and decisions of a saved gate on a run, with its leak and recall@5 there.
 
-    Refuses another embedder's run; says when the run is the one the gate was fitted on (in-sample).
+    Refuses another embedder's run. Leak and recall are counted on the questions the gate was not
+    fitted on (its file lists them); when every question was in its training, on all of them, and
+    ``inSample`` says so.
     """
     where = f"gate on run {data.run_id}"
     gate.check_embedder(data.features.embedder, where)
@@ -186,14 +188,18 @@ def apply_gate(gate: LearnedGate, data: RunData, threshold: float | None = None)
     seconds = time.perf_counter() - started
     t = gate.threshold if threshold is None else threshold
     kept = scores >= t
-    refusal = data.pools.expect_refusal
-    answerable = ~np.isnan(data.base_recall)
+    seen = set(gate.training.get("questionIds", []))
+    unseen = np.array([i not in seen for i in data.pools.ids], dtype=bool)
+    counted = unseen if unseen.any() else np.ones_like(unseen)
+    refusal = data.pools.expect_refusal & counted
+    answerable = ~np.isnan(data.base_recall) & counted
     leaked = kept & data.base_nonempty & refusal
     return {
         "run": data.run_id,
         "threshold": t,
-        "inSample": gate.training.get("run") == data.run_id,
-        "questions": data.pools.size,
+        "inSample": not unseen.any(),
+        "questions": int(counted.sum()),
+        "seenInTraining": int((~unseen).sum()),
         "leak": float(leaked[refusal].mean()) if refusal.any() else None,
         "leaked": int(leaked.sum()),
         "refusals": int(refusal.sum()),

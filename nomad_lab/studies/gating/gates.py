@@ -32,7 +32,13 @@ from nomad_lab.gate.features import pool_features
 from nomad_lab.gate.learned import LearnedGate, coefficient_rows, same_embedder
 from nomad_lab.gate.spec import parse_gate_spec
 from nomad_lab.gate.sweep import OperatingCurve, curve_from_scores
-from nomad_lab.studies.gating.gate_data import RunData, cached_verdicts, load_run, subset_run
+from nomad_lab.studies.gating.gate_data import (
+    RunData,
+    cached_verdicts,
+    load_run,
+    reranker_scores,
+    subset_run,
+)
 from nomad_lab.studies.gating.gate_fit import (
     DEFAULT_KINDS,
     apply_gate,
@@ -79,6 +85,9 @@ PARAMS = (
         many=True,
     ),
     Param("judge_model", str, None, "judge spec to run on questions without a cached verdict (model calls)"),
+    Param(
+        "reranker", str, None, "trained reranker spec (nanoranker): a row for its best score over the top 5"
+    ),
     Param("transfer_run", str, None, "fit the pool + query gate on this run, apply it to --run"),
     Param("transfer_gate", Path, None, "apply this saved gate file to --run as the transfer row"),
     Param("folds", int, crossval.FOLDS, "outer folds", check=_positive),
@@ -195,6 +204,18 @@ def _judge_rows(p: Params, data: RunData, splits: list) -> list[Row]:
     return rows
 
 
+def _reranker_row(p: Params, data: RunData, splits: list) -> Row:
+    """The trained reranker's best score over the top-5 set as an all-or-nothing gate, swept."""
+    scores, pairs, seconds = reranker_scores(p.store, data, p.reranker)
+    points = np.unique(np.quantile(scores[np.isfinite(scores)], np.linspace(0, 1, 101)))
+    mask = all_or_nothing(scores, data.pools, points)
+    n = max(1, data.pools.size)
+    row = _mask_row(f"reranker {p.reranker} (best of top 5, swept)", data, points, mask, scores, splits, 0.0)
+    row.ms, row.calls = 1000 * seconds / n, pairs / n
+    row.note = "calls: reranker (question, passage) pairs, on this CPU"
+    return row
+
+
 def _transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunData | None) -> Row | None:
     """A gate fitted elsewhere, applied unchanged (its own thresholds), scored only on questions it was
     not fitted on."""
@@ -260,6 +281,8 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
     ]
     rows.append(_reference_row(data))
     rows += _judge_rows(p, data, splits)
+    if p.reranker:
+        rows.append(_reranker_row(p, data, splits))
     bank_path = None if p.no_bank else (p.bank or default_bank())
     bank = bank_run(p.store, data, bank_path) if bank_path else None
     fitted: dict[str, LearnedGate] = {}
