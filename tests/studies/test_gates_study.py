@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nomad_lab.cli import main
-from tests.support.paths import FIXTURES
+from tests.support.paths import CORPUS, FIXTURES, GOLDENS
 from tests.support.retrieval import CountingJudgeBackend, fixture_run
 
 BANK = FIXTURES / "gates" / "bank.jsonl"
@@ -81,3 +81,12 @@ def test_gate_fit_then_apply_and_refuse_another_embedder(
     assert main(["gate", "apply", str(path), "--run", run_id, "--store", str(store)]) == 1
     error = capsys.readouterr().err.strip()
     assert "fitted on nomic-embed-text" in error and "\n" not in error
+
+
+def test_study_gates_retrieves_another_corpus_when_no_run_is_given(tmp_path: Path, embedder) -> None:
+    store, out = tmp_path / "store.duckdb", tmp_path / "gates"
+    argv = ["study", "gates", "--corpus", str(CORPUS), "--goldens", str(GOLDENS), "--store", str(store)]
+    assert main([*argv, "--no-bank", "--folds", "3", "--repeats", "1", "--out", str(out)]) == 0
+    summary = json.loads((out / "gates.json").read_text())
+    assert summary["questions"] == 9 and summary["bank"] is None
+    assert not any(r["gate"].endswith("+ bank") for r in summary["rows"])

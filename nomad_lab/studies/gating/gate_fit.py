@@ -66,6 +66,8 @@ def bank_run(store_path: str | Path, data: RunData, bank: str | Path) -> RunData
         embedder=data.embedder.get("spec"),
     )
     questions = load_bank(path)  # checks every line is a tagged refusal, naming <file>:<line>
+    if not questions:
+        raise NomadLabError(f"{path}: the question bank holds no questions")
     as_goldens = [replace(questions[0], id=f"run:{i}", query=q) for i, q in enumerate(data.queries)]
     kept = {g.id for g in drop_near_duplicates(questions, as_goldens)}
     extra = load_run(store_path, run_retrieval_eval(config).run_id)
