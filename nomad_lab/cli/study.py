@@ -13,6 +13,7 @@ from typing import Any
 
 from nomad_lab.cli.recorded import recorded
 from nomad_lab.cli.study_embedders import register_embedders
+from nomad_lab.cli.study_gates import register_gates
 from nomad_lab.cli.study_injection import register_injection
 from nomad_lab.cli.workspace_args import (
     add_cluster_arguments,
@@ -208,6 +209,7 @@ def register(subparsers: Any) -> None:
     transport.set_defaults(func=run_study)
     register_injection(studies, run_study)
     register_embedders(studies)
+    register_gates(studies, run_study)
     kv = studies.add_parser("kv-window", help="context window before/after per-layer KV accounting")
     kv.add_argument("--available-gib", type=float, default=16.0, help="memory budget the window must fit")
     kv.add_argument("--model-gib", type=float, default=4.0, help="weights sharing that memory")
@@ -229,7 +231,7 @@ def run_study(args: argparse.Namespace, **extra: Any) -> int:
     from nomad_lab.studies.shape import execute
 
     study = get(args.study)
-    params = {k: v for k, v in vars(args).items() if k not in ("func", "study", "out")} | extra
+    params = {k: v for k, v in vars(args).items() if k not in ("func", "study", "out", "command")} | extra
     result, paths = execute(study, params, args.out, getattr(args, "store", None))
     print(study.markdown(result))
     for name, path in paths.items():

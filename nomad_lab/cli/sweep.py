@@ -53,6 +53,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--out", default="results/floor_sweep", help="gate sweep output folder")
     parser.add_argument("--alpha", type=float, default=0.10, help="target leak rate for the calibrated floor")
     parser.add_argument("--refusal-tag", default=None, help="count leaks only on refusals with this tag")
+    parser.add_argument(
+        "--gate",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="also sweep this gate spec (repeatable), e.g. floor@0.4+contrast or cosine",
+    )
     parser.set_defaults(func=run)
 
 
@@ -73,7 +80,12 @@ def run(args: argparse.Namespace) -> int:
     from nomad_lab.studies.shape import execute
 
     floor = get("floor")
+    from nomad_lab.gate.spec import parse_gate_spec
+
+    specs = [str(parse_gate_spec(text)) for text in args.gate]  # a bad spec fails before any work
     params = {"dump": args.dump, "alpha": args.alpha, "refusal_tag": args.refusal_tag}
+    if specs:
+        params["gates"] = specs
     study, paths = execute(floor, params, args.out, args.store)
     print(floor.markdown(study))
     for name, path in paths.items():

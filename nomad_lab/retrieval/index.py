@@ -196,8 +196,7 @@ class RetrievalIndex:
 
     def embed_queries(self, queries: Sequence[str], progress: bool = False) -> np.ndarray:
         """Embed the expanded, length-guarded form of each query (what the reference embeds)."""
-        budget = MAX_SAFE_TOKENS - math.ceil(len(self.embedder.prefixes[0]) / 2)
-        texts = [truncate_to_tokens(preprocess_query(q), budget) for q in queries]
+        texts = query_texts(self.embedder, queries)
         return self.embedder.embed(texts, progress=progress, desc="embedding queries", kind="query")
 
     def search(
@@ -214,6 +213,12 @@ class RetrievalIndex:
         dense = self.dense(query_vector, top_k * CANDIDATE_MULTIPLIER, score_threshold)
         keywords = extract_keywords(preprocess_query(query))
         return rank_candidates(dense, keywords, query, limit=top_k, min_final_score=min_final_score)
+
+
+def query_texts(embedder: Embedder, queries: Sequence[str]) -> list[str]:
+    """The text retrieval embeds for each query: expanded, then cut to the embedder's safe length."""
+    budget = MAX_SAFE_TOKENS - math.ceil(len(embedder.prefixes[0]) / 2)
+    return [truncate_to_tokens(preprocess_query(q), budget) for q in queries]
 
 
 def load_index_rows(

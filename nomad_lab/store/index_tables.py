@@ -128,6 +128,21 @@ class IndexTables(TableGroup):
                 ],
             )
 
+    def get_embeddings(self, model_key: str, text_sha256s: Sequence[str]) -> dict[str, np.ndarray]:
+        """The cached vectors of these text hashes for this embedder (absent hashes are left out)."""
+        wanted = list(dict.fromkeys(text_sha256s))
+        if not wanted:
+            return {}
+        result = self.con.execute(
+            "SELECT text_sha256, vector FROM embeddings "
+            "WHERE model_key = ? AND list_contains(?, text_sha256)",
+            [model_key, wanted],
+        ).fetchnumpy()
+        return {
+            sha: np.asarray(v, dtype=np.float32)
+            for sha, v in zip(result["text_sha256"], result["vector"], strict=True)
+        }
+
     def index_matrix(self, fingerprint: str, model_key: str) -> tuple[list[ChunkRecord], np.ndarray]:
         """The chunks of an index and their vectors as one ``(n, dim)`` float32 matrix, in chunk order."""
         chunks = self.get_chunks(fingerprint)

@@ -24,10 +24,26 @@ def test_every_study_module_registers_one_study_in_main_job_order() -> None:
     modules = {m.name for pkg in (gating, budgeting) for m in pkgutil.iter_modules(pkg.__path__)}
     assert modules >= STUDY_MODULES
     found = registry.studies()
-    assert set(found) == {"estimator", "placement", "transport", "floor", "judges", "injection", "growth"}
+    assert set(found) == {
+        "estimator",
+        "placement",
+        "transport",
+        "floor",
+        "gates",
+        "judges",
+        "injection",
+        "growth",
+    }
     stages = [s.stage for s in found.values()]
     assert stages == sorted(stages)
-    assert [s.name for s in registry.published()] == ["floor", "estimator", "placement", "judges", "growth"]
+    assert [s.name for s in registry.published()] == [
+        "floor",
+        "gates",
+        "estimator",
+        "placement",
+        "judges",
+        "growth",
+    ]
 
 
 def test_every_study_command_is_a_valid_command_line_and_names_its_outputs() -> None:

@@ -16,6 +16,7 @@ import numpy as np
 
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE as DEFAULT_FLOOR
 from nomad_lab.gate import gates
+from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.pools import PoolSet, load_dump
 from nomad_lab.gate.stats import CalibratedFloor
 from nomad_lab.gate.sweep import OperatingCurve, floor_margins, leak_by_tag, restrict_refusals, sweep
@@ -36,6 +37,7 @@ class FloorStudy:
     weakest_correct_top_hit: float | None
     calibrated: CalibratedFloor
     tags_at_default: dict[str, tuple[float, int, int]]
+    extra: tuple[OperatingCurve, ...] = ()  # the curves of gate specs asked for by name (--gate)
 
 
 def run_floor_study(
@@ -44,8 +46,12 @@ def run_floor_study(
     alpha: float = 0.10,
     refusal_tag: str | None = None,
     default_floor: float = DEFAULT_FLOOR,
+    gate_specs: tuple[str, ...] = (),
 ) -> FloorStudy:
-    """Sweep the three score gates over ``pools``; leak counts only refusals tagged ``refusal_tag``."""
+    """Sweep the three score gates over ``pools``; leak counts only refusals tagged ``refusal_tag``.
+
+    ``gate_specs`` (``floor@0.4+contrast``, ...) add one curve each, named by the canonical spec.
+    """
     pools = restrict_refusals(pools, refusal_tag)
     score = sweep(pools, "score_floor", gates.FLOOR_GRID)
     return FloorStudy(
@@ -57,6 +63,7 @@ def run_floor_study(
         weakest_correct_top_hit=gates.weakest_correct_top_hit(pools),
         calibrated=score.calibrated(alpha),
         tags_at_default=leak_by_tag(pools, gates.score_floor(pools, [default_floor])),
+        extra=tuple(spec_curve(pools, spec) for spec in gate_specs),
     )
 
 
@@ -87,7 +94,7 @@ def write_floor_study(study: FloorStudy, out_dir: str | Path) -> dict[str, Path]
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    curves = {c.gate: c.rows() for c in (study.score, study.cosine, study.contrast)}
+    curves = {c.gate: c.rows() for c in (study.score, study.cosine, study.contrast, *study.extra)}
     summary = {
         "fingerprint": study.pools.fingerprint,
         "pools": study.pools.size,
@@ -111,7 +118,9 @@ def write_floor_study(study: FloorStudy, out_dir: str | Path) -> dict[str, Path]
         out / "floor_sweep.png",
     )
     paths["tradeoff_png"] = save(
-        plot_leak_vs_recall([study.score, study.cosine, study.contrast], title="Leak vs recall by gate"),
+        plot_leak_vs_recall(
+            [study.score, study.cosine, study.contrast, *study.extra], title="Leak vs recall by gate"
+        ),
         out / "leak_vs_recall.png",
     )
     return paths
@@ -132,9 +141,13 @@ def tag_table(study: FloorStudy) -> str:
 
 
 def compute(params: Mapping[str, Any]) -> FloorStudy:
-    """The study from keyword parameters: ``dump`` (candidate pools), ``alpha``, ``refusal_tag``."""
+    """The study from keyword parameters: ``dump`` (candidate pools), ``alpha``, ``refusal_tag``, ``gates``
+    (gate spec strings, each one more curve)."""
     return run_floor_study(
-        load_dump(params["dump"]), alpha=params.get("alpha", 0.10), refusal_tag=params.get("refusal_tag")
+        load_dump(params["dump"]),
+        alpha=params.get("alpha", 0.10),
+        refusal_tag=params.get("refusal_tag"),
+        gate_specs=tuple(params.get("gates") or ()),
     )
 
 
@@ -142,7 +155,10 @@ STUDY = Study(
     name="floor",
     title="Floor sweep: leak against recall@5 for three gates, calibrated floor",
     run=compute,
-    rows=lambda study: [row for c in (study.score, study.cosine, study.contrast) for row in c.rows()],
+    rows=lambda study: (
+        [row for c in (study.score, study.cosine, study.contrast) for row in c.rows()]
+        + [{**row, "gate": c.gate} for c in study.extra for row in c.rows()]
+    ),
     markdown=lambda study: markdown_table(study) + "\n\n" + study.calibrated.message,
     write=write_floor_study,
     out_dir="results/floor_sweep",
