@@ -31,7 +31,6 @@ from typing import Any
 from nomad_lab.core import workspace
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.workspace import PROJECT_ROOT
-from nomad_lab.store import Store, StoreError
 
 __all__ = [
     "PROVENANCE_FILE",
@@ -227,6 +226,8 @@ def stored_fingerprints(
     the stored runs it was given by id (none when the store does not exist). None when the store cannot
     be read now (another process holds its lock): the record then says the corpora are unknown rather
     than failing a study that has already finished."""
+    from nomad_lab.store import Store, StoreError  # heavy: reports stay importable with the stdlib alone
+
     path = Path(store_path or workspace.DEFAULT_STORE_PATH)
     if not path.is_file():
         return []
