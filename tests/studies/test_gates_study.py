@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nomad_lab.cli import main
-from tests.support.paths import CORPUS, FIXTURES, GOLDENS
+from tests.support.paths import CORPUS, FIXTURES, GOLDENS, ROOT
 from tests.support.retrieval import CountingJudgeBackend, fixture_run
 
 BANK = FIXTURES / "gates" / "bank.jsonl"
@@ -90,3 +90,6 @@ def test_study_gates_retrieves_another_corpus_when_no_run_is_given(tmp_path: Pat
     summary = json.loads((out / "gates.json").read_text())
     assert summary["questions"] == 9 and summary["bank"] is None
     assert not any(r["gate"].endswith("+ bank") for r in summary["rows"])
+    command = (out / "gates.md").read_text().splitlines()[0]  # the line that reruns it on this corpus
+    assert f"--corpus {CORPUS.relative_to(ROOT)} --goldens {GOLDENS.relative_to(ROOT)}" in command
+    assert f"--store {store}" in command and command.endswith(f"--out {out}`")

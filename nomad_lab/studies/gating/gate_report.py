@@ -7,7 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH, PROJECT_ROOT
 from nomad_lab.gate import crossval
+
+DEFAULT_PATHS = {"corpus": DEFAULT_CORPUS_DIR, "goldens": DEFAULT_GOLDENS_DIR, "store": DEFAULT_STORE_PATH}
+"""Path parameters named on the table's command line only when they differ from these defaults."""
 
 
 def _triple(t: tuple[float, float, float] | None, pct: bool = True) -> str:
@@ -48,7 +52,32 @@ def coefficients(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def markdown(result: dict[str, Any]) -> str:
+def _shown(path: str | Path) -> str:
+    """A path as a reader in the project root types it (relative when it is under the root)."""
+    resolved = Path(path).resolve()
+    return str(resolved.relative_to(PROJECT_ROOT)) if resolved.is_relative_to(PROJECT_ROOT) else str(path)
+
+
+def command_line(result: dict[str, Any], out: str | Path | None = None) -> str:
+    """The ``nomad-lab study gates`` line that made ``result``: every option that differs from its
+    default, paths relative to the project root, so the command reruns the table on the same corpus."""
+    command = ["nomad-lab", "study", "gates"]
+    for name, value in result["params"].items():
+        default = DEFAULT_PATHS.get(name)
+        if value in (None, False, []) or (default is not None and Path(value).resolve() == default.resolve()):
+            continue
+        if default is not None:
+            value = _shown(value)
+        option = "--" + name.replace("_", "-")
+        command += (
+            [option] if value is True else [option, *map(str, value if isinstance(value, list) else [value])]
+        )
+    return " ".join(command + (["--out", _shown(out)] if out is not None else []))
+
+
+def markdown(result: dict[str, Any], out: str | Path | None = None) -> str:
+    """The leaderboard page: its command, what the run holds, the table and the saved gate's coefficients
+    (``out``: the directory the files go to, named on the command line and as the gate file's place)."""
     bank = result["bank"]
     head = (
         f"Run {result['run']}: {result['questions']} questions ({result['answerable']} answerable with a "
@@ -59,22 +88,15 @@ def markdown(result: dict[str, Any]) -> str:
         f"({result['rows'][0].figures.repeats}x{result['rows'][0].figures.folds}-fold, grouped, operating "
         f"points chosen on training folds) unless noted; {result['seconds']:.0f} s."
     )
-    command = ["nomad-lab", "study", "gates"]
-    for name, value in result["params"].items():
-        if name in ("store", "corpus", "goldens") or value in (None, False, []):
-            continue
-        option = "--" + name.replace("_", "-")
-        command += (
-            [option] if value is True else [option, *map(str, value if isinstance(value, list) else [value])]
-        )
+    gate_file = "learned_gate.json" if out is None else _shown(Path(out) / "learned_gate.json")
     return "\n\n".join(
         [
-            "`" + " ".join(command) + "`",
+            "`" + command_line(result, out) + "`",
             head,
             leaderboard(result),
             f"Largest standardized coefficients of the saved gate ({result['gateName']}, fitted on every "
             f"question with C = {result['gate'].training['regularizationC']}, the strength its training "
-            "folds chose most often; results/gates/learned_gate.json):",
+            f"folds chose most often; {gate_file}):",
             coefficients(result),
         ]
     )
@@ -87,7 +109,7 @@ def write(result: dict[str, Any], out_dir: str | Path, rows: list[dict[str, Any]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"md": out / "gates.md", "json": out / "gates.json"}
-    paths["md"].write_text(markdown(result) + "\n")
+    paths["md"].write_text(markdown(result, out) + "\n")
     summary = {k: v for k, v in result.items() if k not in ("rows", "gate")}
     summary["rows"] = rows
     paths["json"].write_text(json.dumps(summary, indent=1, default=str) + "\n")
