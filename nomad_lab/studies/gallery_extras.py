@@ -54,6 +54,17 @@ OTHER_COMMANDS: tuple[Entry, ...] = (
         ("embedders.md", "presets-st.md", "presets-wordllama.md"),
     ),
     _own(
+        "Gate leaderboard on a second corpus (pydocs: Python tutorial and MDN), with a gate fitted on the "
+        "default corpus as its transfer row",
+        "nomad-lab study gates --corpus datasets/corpora/pydocs/corpus "
+        "--goldens datasets/corpora/pydocs/goldens --store runs/gates.duckdb --reranker nanoranker "
+        "--transfer-run 20261203T195206Z-a750a9f0 "
+        "--out results/gates/pydocs",
+        "gates/pydocs",
+        ("gates.png",),
+        ("gates.md",),
+    ),
+    _own(
         "Retrieval ablation and score separation, MiniLM (no floor; each arm paired with dense)",
         "nomad-lab eval retrieval --suite core --floor 0 --ablate --store runs/embedders.duckdb "
         "> results/embedders/ablation-minilm.txt",
