@@ -34,10 +34,11 @@ refusal_tag = "off-topic"  # count leaks on this suite's refusals only (None: ev
 from IPython.display import Markdown, display
 
 from nomad_lab.core.workspace import in_workspace
-from nomad_lab.studies.gating.floor import floor_study_from_dump, markdown_table, tag_table
+from nomad_lab.runners.studies import run_study
+from nomad_lab.studies.gating.floor import markdown_table, tag_table
 
-study, paths = floor_study_from_dump(
-    in_workspace(dump), in_workspace(out_dir), alpha=alpha, refusal_tag=refusal_tag
+study, paths = run_study(
+    "floor", dump=in_workspace(dump), out=in_workspace(out_dir), alpha=alpha, refusal_tag=refusal_tag
 )
 display(Markdown(markdown_table(study)))
 print(study.calibrated.message)

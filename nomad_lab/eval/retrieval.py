@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nomad_lab.core.reference import RAG_DEFAULT_SCORE_THRESHOLD, RAG_DEFAULT_TOP_K
+from nomad_lab.core.reference import RAG_DEFAULT_SCORE_THRESHOLD, RAG_DEFAULT_TOP_K, RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.data.corpus import load_corpus
 from nomad_lab.data.goldens import Golden, load_suites
@@ -59,7 +59,7 @@ class RetrievalEvalConfig:
     corpus_dir: Path = DEFAULT_CORPUS_DIR
     goldens_dir: Path = DEFAULT_GOLDENS_DIR
     suite: str = "core"
-    floor: float = 0.62
+    floor: float = RAG_MIN_FINAL_SCORE
     top_k: int = RAG_DEFAULT_TOP_K
     score_threshold: float = RAG_DEFAULT_SCORE_THRESHOLD
     include_distractors: bool = True

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any
 
+from nomad_lab.core.errors import NomadLabError
 from nomad_lab.services.model_calls import CallBuffer
 from nomad_lab.store import ModelCall, Store, Verdict
 
@@ -177,3 +178,17 @@ def verdict_filler(
     return partial(
         fill_verdicts, client, specs=specs, floor=floor, limit=limit, endpoints=endpoints, progress=progress
     )
+
+
+def endpoints_by_spec(pairs: Sequence[str], specs: Sequence[str]) -> dict[str, list[str]]:
+    """``SPEC=ENDPOINT`` options grouped by judge spec (each spec first, then its other servers); a spec
+    not among ``specs`` (the ``--judge-model`` values) is refused."""
+    grouped: dict[str, list[str]] = {}
+    for pair in pairs:
+        spec, sep, endpoint = pair.partition("=")
+        if not sep or not endpoint or spec not in specs:
+            raise NomadLabError(
+                f"--endpoint {pair}: expected SPEC=ENDPOINT where SPEC is one of the --judge-model values"
+            )
+        grouped.setdefault(spec, [spec]).append(endpoint)
+    return grouped

@@ -5,6 +5,11 @@ the README. The page shows, per figure: its table (with the intervals the table 
 that made it, how long that step took, the corpus fingerprints it read and the commit it was made at,
 from ``results/manifest.json``; a figure the main job does not make names its own command. It opens
 from disk without a server: every image path is relative to the page, and nothing is fetched.
+
+Nothing is listed here by hand: the sections are the main job's steps, the registry's studies (each
+study's ``out_dir``, ``figures``, ``tables`` and ``command``, and its other published runs,
+``Study.also``), the eval reports ``nomad-lab reproduce`` names as made by their own command, and any
+other results folder whose table states its command (benchmarks).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import html
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,107 +39,22 @@ class Entry:
     in_main_job: bool
 
 
-def _own(
-    title: str, command: str, folder: str, figures: tuple[str, ...] = (), tables: tuple[str, ...] = ()
-) -> Entry:
-    return Entry(title, command, folder, figures, tables, False)
+def _entry(title: str, line: str, out_dir: str, figures: tuple[str, ...], tables: tuple[str, ...]) -> Entry:
+    return Entry(title, line, out_dir.removeprefix("results/"), figures, tables, False)
 
 
-OTHER_COMMANDS: tuple[Entry, ...] = (
-    _own(
-        "Generation eval, SmolLM2 135M, first 20 core questions, all modes",
-        "nomad-lab eval generation --model embedded:smollm2-135m --all-modes --suite core --limit 20 "
-        "--repeats 1 --report results/generation/smollm2-core-limit20-all-modes",
-        "generation/smollm2-core-limit20-all-modes",
-    ),
-    _own(
-        "Generation eval, SmolLM2 135M, long_context, e2e",
-        "nomad-lab eval generation --model embedded:smollm2-135m --mode e2e --suite long_context "
-        "--repeats 1 --report results/generation/smollm2-long_context-e2e",
-        "generation/smollm2-long_context-e2e",
-    ),
-    _own(
-        "Embedders side by side: recall, leak, calibrated floor, and whether it transfers; floor presets",
-        "nomad-lab study embedders --embedder st: --embedder wordllama: --store runs/embedders.duckdb "
-        "--out results/embedders",
-        "embedders",
-        ("embedders.png",),
-        ("embedders.md", "presets-st.md", "presets-wordllama.md"),
-    ),
-    _own(
-        "Library scale: leak and the calibrated floor up to 51 MB of Debian documentation (WordLlama)",
-        "nomad-lab library build && nomad-lab study growth --library runs/library --books 250 1000 2500 5144 "
-        "--embedder wordllama:256 --no-judge --floor 0 0.32 0.51 --alpha 0.1 --store runs/library.duckdb "
-        "--out results/library_scale",
-        "library_scale",
-        ("leak_vs_library_size.png",),
-        ("growth.md",),
-    ),
-    _own(
-        "The judge's confidence: agreement, tau curve, (floor, tau) surface (Gemma 3 270M, sample of 50)",
-        "nomad-lab study judges --judge-model embedded:gemma3-270m --suite core,off_topic --sample 50 "
-        "--store runs/judge.duckdb --out results/judge_confidence",
-        "judge_confidence",
-        ("confidence_embedded_gemma3_270m.png", "judges.png"),
-        ("confidence_embedded_gemma3_270m.md", "judges.md", "cost.md"),
-    ),
-    _own(
-        "The judge ladder: four small GGUF judges on a 30-question stratified sample",
-        "NOMAD_LAB_MODELS=<assembled ladder GGUFs> nomad-lab study ladder --sample 30 "
-        "--store runs/judge.duckdb --run <stored core,off_topic run at floor 0>",
-        "judge_ladder",
-        tables=("ladder.md",),
-    ),
-    _own(
-        "Per-passage judge against one verdict per set (Gemma 3 270M)",
-        "nomad-lab study per-passage --judge-model embedded:gemma3-270m --sample 40 "
-        "--store runs/judge.duckdb --run <stored core,off_topic run at floor 0>",
-        "judge_per_passage",
-        tables=("per_passage.md",),
-    ),
-    _own(
-        "Per-passage judge against one verdict per set (Qwen2.5-Coder 0.5B)",
-        "NOMAD_LAB_MODELS=<assembled ladder GGUFs> nomad-lab study per-passage --judge-model "
-        "embedded:qwen2.5-coder-0.5b --sample 40 --store runs/judge.duckdb "
-        "--run <stored core,off_topic run at floor 0> --out results/judge_per_passage/qwen2.5-coder-0.5b",
-        "judge_per_passage/qwen2.5-coder-0.5b",
-        tables=("per_passage.md",),
-    ),
-    _own(
-        "Per-passage judge against one verdict per set (Qwen2.5-Coder 1.5B)",
-        "NOMAD_LAB_MODELS=<assembled ladder GGUFs> nomad-lab study per-passage --judge-model "
-        "embedded:qwen2.5-coder-1.5b --sample 40 --store runs/judge.duckdb "
-        "--run <stored core,off_topic run at floor 0> --out results/judge_per_passage/qwen2.5-coder-1.5b",
-        "judge_per_passage/qwen2.5-coder-1.5b",
-        tables=("per_passage.md",),
-    ),
-    _own(
-        "Context window with per-layer KV accounting",
-        "nomad-lab study kv-window",
-        "kv_window",
-        tables=("table.md",),
-    ),
-    _own(
-        "Query rewrite: free text against the structured form (paired)",
-        "nomad-lab study rewrite --store runs/budget.duckdb",
-        "rewrite",
-        tables=("summary.md",),
-    ),
-    _own(
-        "Model-call log overhead",
-        "python benchmarks/call_log_overhead.py --calls 2000 --runs 8 --out results/call_log/overhead.md",
-        "call_log",
-        tables=("overhead.md",),
-    ),
-)
-"""Published results made by their own commands (not by ``nomad-lab reproduce``), each with its files; an
-entry without tables shows the newest report in its folder."""
+def _line(prefix: str, command: tuple[str, ...]) -> str:
+    return " ".join(filter(None, [prefix, "nomad-lab " + shlex.join(command)]))
 
 
-def entries(step_lines: Sequence[tuple[str, str]], results: Path) -> list[Entry]:
-    """The page's sections: each main-job step that publishes (a study or an ``--report``), then the
-    registered studies and other results the main job does not make, each with its own command."""
-    registered = {"nomad-lab " + shlex.join(s.command): s for s in studies().values()}
+def entries(
+    step_lines: Sequence[tuple[str, str]], results: Path, reports: Sequence[tuple[str, str]] = ()
+) -> list[Entry]:
+    """The page's sections: each main-job step that publishes (a study or an ``--report``); then every
+    registered study the main job does not run, and each study's other published runs (``Study.also``),
+    each with its own command; then ``reports`` (``(command line, what)`` of eval reports made by their
+    own command); then any other results folder whose tables state the command that made them."""
+    registered = {_line(s.prefix, s.command): s for s in studies().values()}
     out: list[Entry] = []
     for line, what in step_lines:
         study = registered.pop(line, None)
@@ -145,14 +65,19 @@ def entries(step_lines: Sequence[tuple[str, str]], results: Path) -> list[Entry]
             folder = argv[argv.index("--report") + 1].removeprefix("results/")
             out.append(Entry(what, line, folder, (), _latest_md(results / folder), True))
     for line, study in registered.items():
-        folder = study.out_dir.removeprefix("results/")
-        out.append(Entry(study.title, line, folder, study.figures, study.tables, False))
-    out += [e if e.tables else replace(e, tables=_latest_md(results / e.folder)) for e in OTHER_COMMANDS]
-    bench = sorted((results / "benchmarks").glob("*.md"))
-    for path in bench:
-        out.append(
-            Entry(f"Benchmark: {path.stem}", _first_command(path), "benchmarks", (), (path.name,), False)
-        )
+        out.append(_entry(study.title, line, study.out_dir, study.figures, study.tables))
+    for study in studies().values():
+        for other in study.also:
+            line = _line(other.prefix, other.command)
+            out.append(_entry(other.title, line, other.out_dir, other.figures, other.tables))
+    for line, what in reports:
+        folder = shlex.split(line)[shlex.split(line).index("--report") + 1]
+        out.append(_entry(what, line, folder, (), _latest_md(results / folder.removeprefix("results/"))))
+    claimed = {e.folder.split("/")[0] for e in out}
+    for folder in sorted(p for p in results.glob("*/") if p.is_dir() and p.name not in claimed):
+        for path in sorted(folder.glob("*.md")):
+            if (command := _stated_command(path)) is not None:
+                out.append(Entry(_title(path), command, folder.name, (), (path.name,), False))
     return out
 
 
@@ -162,12 +87,24 @@ def _latest_md(folder: Path) -> tuple[str, ...]:
     return (found[-1].name,) if found else ()
 
 
-def _first_command(path: Path) -> str:
-    """A stored benchmark table names its command on a ``command:`` line."""
+def _stated_command(path: Path) -> str | None:
+    """The command a stored table names: a ``command:`` line, or a line that is one backticked
+    ``python ...``/``nomad-lab ...`` command. A benchmark table that names none still shows, with
+    "(see the table)"; any other unclaimed table is not a published result (None)."""
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.startswith("command:"):
             return line.removeprefix("command:").strip(" `")
-    return "(see the table)"
+        if re.fullmatch(r"`(python|nomad-lab) [^`]+`", line.strip()):
+            return line.strip(" `")
+    return "(see the table)" if path.parent.name == "benchmarks" else None
+
+
+def _title(path: Path) -> str:
+    """A stored table's first heading, else ``Benchmark: <name>``."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if heading := re.match(r"#{1,4}\s+(.*)", line):
+            return heading.group(1).strip()
+    return f"Benchmark: {path.stem}"
 
 
 def markdown_html(text: str) -> str:
@@ -261,8 +198,14 @@ th{background:#f3f3f3}img{max-width:100%}section{border-top:1px solid #ddd;margi
 .prov,.src{color:#555;font-size:.85rem}.missing{color:#a40}"""
 
 
-def write_gallery(results: Path, manifest: dict[str, Any], step_lines: Sequence[tuple[str, str]]) -> Path:
-    """Write ``results/index.html`` for the steps (``(command line, what)``) and the stored manifest."""
+def write_gallery(
+    results: Path,
+    manifest: dict[str, Any],
+    step_lines: Sequence[tuple[str, str]],
+    reports: Sequence[tuple[str, str]] = (),
+) -> Path:
+    """Write ``results/index.html`` for the steps (``(command line, what)``), the eval reports made by
+    their own command (same shape) and the stored manifest."""
     git = manifest.get("git", {})
     dirty = " (uncommitted changes)" if git.get("gitDirty") else ""
     versions = ", ".join(f"{k} {v}" for k, v in manifest.get("versions", {}).items() if v)
@@ -284,7 +227,7 @@ def write_gallery(results: Path, manifest: dict[str, Any], step_lines: Sequence[
         *(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows.items()),
         "</table>",
     ]
-    listed = entries(step_lines, results)
+    listed = entries(step_lines, results, reports)
     toc = (
         "<ul>"
         + "".join(f'<li><a href="#s{i}">{html.escape(e.title)}</a></li>' for i, e in enumerate(listed, 1))

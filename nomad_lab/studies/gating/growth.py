@@ -16,16 +16,27 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
-from nomad_lab.core.workspace import DATASETS_DIR, DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, PROJECT_ROOT
+from nomad_lab.core.workspace import DATASETS_DIR, PROJECT_ROOT
 from nomad_lab.data.corpus import DISTRACTOR_PREFIX, DOC_SUFFIX
-from nomad_lab.studies.shape import Study
+from nomad_lab.studies.params import (
+    CORPUS,
+    EMBEDDER,
+    GOLDENS,
+    PROGRESS,
+    STORE,
+    alpha_param,
+    each_in_unit_interval,
+    each_positive,
+    in_unit_interval,
+)
+from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
 GROWTH_DIR = DATASETS_DIR / "library_growth"
 WORK_DIR = PROJECT_ROOT / "runs" / "library_growth"
@@ -204,18 +215,18 @@ def measure_size(
 
 
 def run_growth_study(
-    books: Sequence[int] = (3, 6, 9, 15),
+    books: Sequence[int],
     *,
-    floors: Sequence[float] = (0.0, 0.55, RAG_MIN_FINAL_SCORE),
-    judge_model: str | None = "embedded:gemma3-270m",
-    judge_floor: float = RAG_MIN_FINAL_SCORE,
-    corpus_dir: Path = DEFAULT_CORPUS_DIR,
-    goldens_dir: Path = DEFAULT_GOLDENS_DIR,
-    growth_dir: Path = GROWTH_DIR,
+    floors: Sequence[float],
+    judge_model: str | None,
+    judge_floor: float,
+    corpus_dir: Path,
+    goldens_dir: Path,
+    growth_dir: Path,
+    store_path: Path | None,
+    embedder: str | None,
+    alpha: float,
     work_dir: Path = WORK_DIR,
-    store_path: Path | None = None,
-    embedder: str | None = None,
-    alpha: float = DEFAULT_ALPHA,
     progress: bool = True,
 ) -> list[GrowthRow]:
     """Every size from :func:`library_sizes`, smallest first, measured by :func:`measure_size`.
@@ -359,27 +370,56 @@ def write(
     return paths
 
 
-def compute(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The study from keyword parameters: ``books`` per size, ``floor`` (floors to report),
-    ``judge_model`` (None or ``no_judge``: floors only) and ``judge_floor``."""
-    judge = None if params.get("no_judge") else params.get("judge_model", "embedded:gemma3-270m")
-    given = {
-        "store_path": params.get("store"),
-        "corpus_dir": params.get("corpus"),
-        "goldens_dir": params.get("goldens"),
-        "growth_dir": params.get("library"),
-        "embedder": params.get("embedder"),
-        "alpha": params.get("alpha"),
-    }
+PARAMS = (
+    Param(
+        "books", int, (3, 6, 9, 15), "library-growth books added, per size", check=each_positive, many=True
+    ),
+    Param(
+        "floor",
+        float,
+        (0.0, 0.55, RAG_MIN_FINAL_SCORE),
+        "floors to report",
+        check=each_in_unit_interval,
+        many=True,
+    ),
+    Param("judge_model", str, "embedded:gemma3-270m", "judge backend spec", metavar="SPEC"),
+    Param(
+        "judge_floor", float, RAG_MIN_FINAL_SCORE, "the floor the judge runs after", check=in_unit_interval
+    ),
+    Param("no_judge", bool, False, "floors only", flag=True),
+    Param(
+        "library",
+        Path,
+        GROWTH_DIR,
+        "folder the added documents come from (a large one: `nomad-lab library build`); --books counts "
+        "its documents, sorted by name",
+    ),
+    alpha_param(DEFAULT_ALPHA, "leak target of the floor calibrated at each size"),
+    EMBEDDER,
+    CORPUS,
+    GOLDENS,
+    STORE,
+    PROGRESS,
+)
+
+
+def compute(params: Params) -> dict[str, Any]:
+    """The study from its declared parameters (``no_judge``: floors only)."""
+    judge = None if params.no_judge else params.judge_model
     rows = run_growth_study(
-        params.get("books", (3, 6, 9, 15)),
-        floors=params.get("floor", (0.0, 0.55, RAG_MIN_FINAL_SCORE)),
+        params.books,
+        floors=params.floor,
         judge_model=judge,
-        judge_floor=params.get("judge_floor", RAG_MIN_FINAL_SCORE),
-        progress=not params.get("no_progress", False),
-        **{name: value for name, value in given.items() if value is not None},
+        judge_floor=params.judge_floor,
+        corpus_dir=params.corpus,
+        goldens_dir=params.goldens,
+        growth_dir=params.library,
+        store_path=params.store,
+        embedder=params.embedder,
+        alpha=params.alpha,
+        progress=not params.no_progress,
     )
-    return {"rows": rows, "judge_model": judge, "embedder": params.get("embedder")}
+    return {"rows": rows, "judge_model": judge, "embedder": params.embedder}
 
 
 STUDY = Study(
@@ -394,4 +434,19 @@ STUDY = Study(
     figures=("leak_vs_library_size.png",),
     tables=("growth.md",),
     stage=50,
+    params=PARAMS,
+    also=(
+        Output(
+            "Library scale: leak and the calibrated floor up to 51 MB of Debian documentation (WordLlama)",
+            argv(
+                "study growth --library runs/library --books 250 1000 2500 5144 --embedder wordllama:256 "
+                "--no-judge --floor 0 0.32 0.51 --alpha 0.1 --store runs/library.duckdb "
+                "--out results/library_scale"
+            ),
+            "results/library_scale",
+            ("leak_vs_library_size.png",),
+            ("growth.md",),
+            prefix="nomad-lab library build &&",
+        ),
+    ),
 )
