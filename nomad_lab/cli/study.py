@@ -26,13 +26,11 @@ class _Many(argparse.Action):
 
 
 def _help(param: Param) -> str:
-    text = param.help.replace("%", "%%")
+    """The declared help and default, written out (not ``%(default)s``: a suppressed option has none)."""
     if param.flag or param.required or param.default is None:
-        return text
-    if param.many:
-        shown = " ".join(str(v) for v in param.default).replace("%", "%%") or "none"
-        return f"{text} (default: {shown})"
-    return f"{text} (default: %(default)s)"
+        return param.help.replace("%", "%%")
+    shown = " ".join(map(str, param.default)) or "none" if param.many else str(param.default)
+    return f"{param.help} (default: {shown})".replace("%", "%%")
 
 
 def add_param(parser: Any, param: Param, *, suppress: bool = False) -> None:

@@ -10,14 +10,27 @@ main job and the gallery each needed to know every study by heart. A study modul
 Converting a study that parses its own options (an argparse block in ``cli/``) takes four steps:
 
 1. declare each option once in the module, as a :class:`Param` named like its argparse dest
-   (``--judge-model`` -> ``judge_model``); reuse the workspace ones of :mod:`nomad_lab.studies.params`
-   (``CORPUS``, ``GOLDENS``, ``STORE``, ``PROGRESS`` ...) and put a range check in ``check``;
+   (``--judge-model`` -> ``judge_model``); reuse the shared ones of :mod:`nomad_lab.studies.params`
+   (``CORPUS``, ``GOLDENS``, ``STORE`` (every study has it: its rows go there), ``PROGRESS``,
+   ``RUN``, ``CLUSTER``; ``floor_param(default)`` checks the range) and put a range check in ``check``;
 2. make ``run`` take the :class:`Params` and read ``params.judge_model``: its default is the
    declaration's, never a second ``params.get(name, default)``;
-3. end the module with ``STUDY = Study(..., params=(...))``; ``--out`` is generated from ``out_dir``;
+3. end the module with ``STUDY = Study(name=..., params=PARAMS, ...)``, the module named like the
+   study (``-`` in a name is ``_`` in the module: ``per-passage`` lives in ``per_passage.py``);
+   ``--out`` is generated from ``out_dir``;
 4. delete the argparse block and its runner: ``nomad-lab study NAME`` now exists, with help text,
    defaults and types from the declaration (``nomad_lab.cli.study``), and a notebook calls
-   ``nomad_lab.runners.studies.run_study(NAME, ...)``.
+   ``nomad_lab.runners.studies.run_study(NAME, ...)`` with the declared names.
+
+For example (``studies/gating/corpus_stats.py`` is a whole study)::
+
+    PARAMS = (Param("sample", int, 40, "questions judged (0: all)", check=not_negative), STORE)
+
+    def compute(params: Params) -> list[dict]:
+        return [...]  # reads params.sample
+
+    STUDY = Study(name="gates", title="...", run=compute, rows=..., markdown=..., write=...,
+                  out_dir="results/gates", command=("study", "gates"), params=PARAMS)
 """
 
 from __future__ import annotations
@@ -163,7 +176,7 @@ class Study:
 
     name: str
     title: str
-    run: Callable[[Mapping[str, Any]], Any]
+    run: Callable[..., Any]  # (params: Params, **hooks) -> result
     rows: Callable[[Any], list[dict[str, Any]]]
     markdown: Callable[[Any], str]
     write: Callable[[Any, Path], dict[str, Path]]
@@ -179,11 +192,6 @@ class Study:
     hooks: tuple[str, ...] = ()
     also: tuple[Output, ...] = ()
     prefix: str = ""
-
-    @property
-    def command_word(self) -> str:
-        """The word after ``nomad-lab study``: the registry name (``per-passage``)."""
-        return self.name
 
     @property
     def module_name(self) -> str:

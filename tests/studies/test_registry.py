@@ -69,6 +69,11 @@ def test_study_help_lists_every_registered_study(capsys: pytest.CaptureFixture[s
     printed = capsys.readouterr().out
     assert all(name in printed for name in STUDIES)
     assert "(own command)" in printed  # the opt-in ones say so
+    for argv in (["sweep", "--help"], *(["study", name, "--help"] for name in STUDIES)):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 0, argv
+    assert "--refusal-tag TAG" in capsys.readouterr().out  # sweep --dump takes the floor study's options
 
 
 def test_an_unknown_study_is_one_error_naming_the_known_ones() -> None:
