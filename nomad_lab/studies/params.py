@@ -93,9 +93,11 @@ def suite_param(default: str, help: str = "suite(s): NAME, a,b or *") -> Param:
     return Param("suite", str, default, help)
 
 
-def floor_param(default: float = RAG_MIN_FINAL_SCORE, help: str = "the floor the judge runs after") -> Param:
+def floor_param(
+    default: float = RAG_MIN_FINAL_SCORE, help: str = "the floor the judge runs after", name: str = "floor"
+) -> Param:
     """A relevance floor in [0, 1]; the reference's ``RAG_MIN_FINAL_SCORE`` unless the study says."""
-    return Param("floor", float, default, help, check=in_unit_interval)
+    return Param(name, float, default, help, check=in_unit_interval)
 
 
 def alpha_param(default: float, help: str = "leak target of the calibrated floor") -> Param:

@@ -26,15 +26,12 @@ from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import DATASETS_DIR, PROJECT_ROOT
 from nomad_lab.data.corpus import DISTRACTOR_PREFIX, DOC_SUFFIX
 from nomad_lab.studies.params import (
-    CORPUS,
     EMBEDDER,
-    GOLDENS,
-    PROGRESS,
-    STORE,
+    WORKSPACE,
     alpha_param,
     each_in_unit_interval,
     each_positive,
-    in_unit_interval,
+    floor_param,
 )
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
@@ -42,6 +39,8 @@ GROWTH_DIR = DATASETS_DIR / "library_growth"
 WORK_DIR = PROJECT_ROOT / "runs" / "library_growth"
 REFUSAL_TAG = "off-topic"
 DEFAULT_ALPHA = 0.05  # leak target of the calibrated floor reported at each size
+FLOORS = (0.0, 0.55, RAG_MIN_FINAL_SCORE)  # the floors reported at each size
+BOOKS = (3, 6, 9, 15)  # library-growth books added, per size
 
 
 @dataclass(frozen=True)
@@ -214,53 +213,6 @@ def measure_size(
     )
 
 
-def run_growth_study(
-    books: Sequence[int],
-    *,
-    floors: Sequence[float],
-    judge_model: str | None,
-    judge_floor: float,
-    corpus_dir: Path,
-    goldens_dir: Path,
-    growth_dir: Path,
-    store_path: Path | None,
-    embedder: str | None,
-    alpha: float,
-    work_dir: Path = WORK_DIR,
-    progress: bool = True,
-) -> list[GrowthRow]:
-    """Every size from :func:`library_sizes`, smallest first, measured by :func:`measure_size`.
-
-    ``growth_dir`` is the folder the added documents come from (the library-growth books, or a library
-    built by ``nomad-lab library build``); each such folder gets its own work folder under ``work_dir``.
-    ``embedder`` is an embedder spec (default MiniLM).
-    """
-    from nomad_lab.core.workspace import DEFAULT_STORE_PATH
-    from nomad_lab.retrieval.embedding import load_embedder
-
-    model = load_embedder(embedder)
-    work = Path(work_dir) if Path(growth_dir) == GROWTH_DIR else Path(work_dir) / Path(growth_dir).name
-    rows = []
-    for size in library_sizes(books, growth_dir):
-        folder = materialize(size, Path(corpus_dir), Path(growth_dir), work)
-        rows.append(
-            measure_size(
-                folder,
-                label=size.label,
-                include_distractors=size.distractors,
-                floors=floors,
-                judge_model=judge_model,
-                judge_floor=judge_floor,
-                store_path=Path(store_path) if store_path else DEFAULT_STORE_PATH,
-                goldens_dir=Path(goldens_dir),
-                embedder=model,
-                alpha=alpha,
-                progress=progress,
-            )
-        )
-    return rows
-
-
 def _ci(value: Interval | None) -> str:
     return "n/a" if value is None else f"{value[0]:.3f} [{value[1]:.3f}, {value[2]:.3f}]"
 
@@ -354,38 +306,19 @@ def write(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "growth.json", "md": out / "growth.md"}
-    paths["json"].write_text(
-        json.dumps(
-            {
-                "judge_model": judge_model,
-                "embedder": embedder,
-                "rows": [asdict(r) | {"chunks_per_s": r.chunks_per_s} for r in rows],
-            },
-            indent=2,
-        )
-        + "\n"
-    )
+    rows_json = [asdict(r) | {"chunks_per_s": r.chunks_per_s} for r in rows]
+    data = {"judge_model": judge_model, "embedder": embedder, "rows": rows_json}
+    paths["json"].write_text(json.dumps(data, indent=2) + "\n")
     paths["md"].write_text(markdown(rows, judge_model, embedder))
     paths["png"] = save(plot(rows, judge_model), out / "leak_vs_library_size.png")
     return paths
 
 
 PARAMS = (
-    Param(
-        "books", int, (3, 6, 9, 15), "library-growth books added, per size", check=each_positive, many=True
-    ),
-    Param(
-        "floor",
-        float,
-        (0.0, 0.55, RAG_MIN_FINAL_SCORE),
-        "floors to report",
-        check=each_in_unit_interval,
-        many=True,
-    ),
+    Param("books", int, BOOKS, "library-growth books added, per size", check=each_positive, many=True),
+    Param("floor", float, FLOORS, "floors to report", check=each_in_unit_interval, many=True),
     Param("judge_model", str, "embedded:gemma3-270m", "judge backend spec", metavar="SPEC"),
-    Param(
-        "judge_floor", float, RAG_MIN_FINAL_SCORE, "the floor the judge runs after", check=in_unit_interval
-    ),
+    floor_param(RAG_MIN_FINAL_SCORE, name="judge_floor"),
     Param("no_judge", bool, False, "floors only", flag=True),
     Param(
         "library",
@@ -396,29 +329,39 @@ PARAMS = (
     ),
     alpha_param(DEFAULT_ALPHA, "leak target of the floor calibrated at each size"),
     EMBEDDER,
-    CORPUS,
-    GOLDENS,
-    STORE,
-    PROGRESS,
+    *WORKSPACE,
 )
 
 
 def compute(params: Params) -> dict[str, Any]:
-    """The study from its declared parameters (``no_judge``: floors only)."""
+    """Every size from :func:`library_sizes`, smallest first, measured by :func:`measure_size`.
+
+    ``library`` is the folder the added documents come from (the library-growth books, or a library
+    built by ``nomad-lab library build``); each such folder gets its own work folder under
+    ``WORK_DIR``. ``no_judge``: floors only.
+    """
+    from nomad_lab.retrieval.embedding import load_embedder
+
     judge = None if params.no_judge else params.judge_model
-    rows = run_growth_study(
-        params.books,
-        floors=params.floor,
-        judge_model=judge,
-        judge_floor=params.judge_floor,
-        corpus_dir=params.corpus,
-        goldens_dir=params.goldens,
-        growth_dir=params.library,
-        store_path=params.store,
-        embedder=params.embedder,
-        alpha=params.alpha,
-        progress=not params.no_progress,
-    )
+    model = load_embedder(params.embedder)
+    library = Path(params.library)
+    work = WORK_DIR if library == GROWTH_DIR else WORK_DIR / library.name
+    rows = [
+        measure_size(
+            materialize(size, Path(params.corpus), library, work),
+            label=size.label,
+            include_distractors=size.distractors,
+            floors=params.floor,
+            judge_model=judge,
+            judge_floor=params.judge_floor,
+            store_path=Path(params.store),
+            goldens_dir=Path(params.goldens),
+            embedder=model,
+            alpha=params.alpha,
+            progress=not params.no_progress,
+        )
+        for size in library_sizes(params.books, library)
+    ]
     return {"rows": rows, "judge_model": judge, "embedder": params.embedder}
 
 
