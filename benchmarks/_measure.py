@@ -6,7 +6,6 @@ import io
 import os
 import platform
 import shlex
-import subprocess
 import sys
 import time
 import tracemalloc
@@ -14,6 +13,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stdout
 from datetime import UTC, datetime
 from pathlib import Path
+
+from nomad_lab.eval.provenance import git_state
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "benchmarks"
@@ -49,14 +50,9 @@ def machine_line() -> str:
             if ln.startswith("model name")
         ]
         cpu = names[0] if names else cpu
-    git = ["git", "-C", str(ROOT)]
-    sha = subprocess.run(
-        [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
-    dirty = subprocess.run(
-        [*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
-    )
-    state = f"commit {sha or '?'}" + (" + uncommitted changes" if dirty.stdout else "")
+    git = git_state()  # the one rule for dirty: changes to code, notebooks or data, never results/
+    sha = (git["gitSha"] or "?")[:7]
+    state = f"commit {sha}" + (" + uncommitted changes" if git["gitDirty"] else "")
     return (
         f"machine: {cpu} · {os.cpu_count()} cores · {platform.system()} {platform.release()} · "
         f"Python {platform.python_version()} · {state} · {datetime.now(UTC):%Y-%m-%d %H:%M} UTC"

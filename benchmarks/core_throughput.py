@@ -15,8 +15,8 @@ from pathlib import Path
 
 from _measure import best_of, peak_mib, published
 
-from nomad_lab.core.estimator import estimate_tokens
 from nomad_lab.core.judge import excerpt_for
+from nomad_lab.core.token_estimator import estimate_tokens
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "How long should I boil water at high altitude before drinking it?"

@@ -23,7 +23,7 @@ from _measure import best_of
 from nomad_lab.backends.exact_tokens import ExactEstimator
 from nomad_lab.backends.tokenizers import GGUF_FILES
 from nomad_lab.core.content_estimator import ContentEstimator
-from nomad_lab.core.estimator import estimate_tokens
+from nomad_lab.core.token_estimator import estimate_tokens
 from nomad_lab.studies.budgeting.estimator import collect_samples
 
 ROOT = Path(__file__).resolve().parents[1]

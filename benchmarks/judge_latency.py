@@ -28,7 +28,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from _measure import published  # noqa: E402
 
 from nomad_lab.backends import open_backend  # noqa: E402
-from nomad_lab.core.estimator import TokenCalibrator, estimate_messages_tokens  # noqa: E402
+from nomad_lab.core.token_estimator import TokenCalibrator, estimate_messages_tokens  # noqa: E402
 from nomad_lab.services.judge_service import JudgeStats, RelevanceJudge  # noqa: E402
 
 CORPUS_DIRS = [ROOT / "datasets" / "corpus", Path("/work/shared/corpus-sources")]

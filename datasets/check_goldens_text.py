@@ -1,6 +1,7 @@
 """Check the golden suites and the corpus offline (standard library only).
 
-For every suite in ``datasets/goldens/*.jsonl`` this verifies the SPEC §8.1 rules:
+For every suite in ``datasets/goldens/*.jsonl`` and the out-of-scope bank, this verifies the SPEC §8.1
+rules:
 
 * each non-comment, non-blank line is one JSON object with the allowed fields and types;
 * ids are non-empty and unique across all suites; queries are non-empty after trimming;
@@ -18,7 +19,12 @@ characters, except at most two long documents (over 3,000 characters; the chunk-
 
 Usage::
 
-    python datasets/check_goldens_text.py      # exit 0 when everything passes
+    python datasets/check_goldens_text.py                         # exit 0 when everything passes
+    python datasets/check_goldens_text.py CORPUS_DIR GOLDENS_DIR  # another corpus in the same format
+
+Given another corpus, the same rules apply except the corpus shape above, which describes the default
+corpus only; there every document must still start with ``# <Title>`` and have a lowercase-hyphenated id.
+Ids stay unique across that corpus's suites and the out-of-scope bank.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ from pathlib import Path
 DATASETS = Path(__file__).resolve().parent
 CORPUS = DATASETS / "corpus"
 GOLDENS = DATASETS / "goldens"
+# the out-of-scope bank: the same rules, and ids unique across it and the suites
+BANK = DATASETS / "out_of_scope" / "bank.jsonl"
 
 FIELDS = {"id", "query", "turns", "relevantDocIds", "mustInclude", "mustNotInclude", "expectRefusal", "tags"}
 # Regex syntax that Python and JavaScript do not share (or treat differently).
@@ -47,25 +55,26 @@ NOT_PORTABLE = [
 DOMAIN_MIN, DOMAIN_MAX, CHUNK_CHARS, MAX_LONG = 700, 3500, 3000, 2
 
 
-def load_corpus() -> dict[str, str]:
-    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(CORPUS.glob("*.md"))}
+def load_corpus(corpus: Path = CORPUS) -> dict[str, str]:
+    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(corpus.glob("*.md"))}
 
 
-def check_corpus(docs: dict[str, str], errors: list[str]) -> None:
+def check_corpus(docs: dict[str, str], errors: list[str], shape: bool = True) -> None:
+    """Ids and titles of every document; with ``shape``, the default corpus's size rules too."""
     long_docs = []
     for doc_id, text in docs.items():
         if not re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", doc_id):
             errors.append(f"corpus: doc id not lowercase-hyphenated: {doc_id}")
         if not text.startswith("# "):
             errors.append(f"corpus: {doc_id} does not start with '# <Title>'")
-        if doc_id.startswith("distractor-"):
+        if doc_id.startswith("distractor-") or not shape:
             continue
         n = len(text)
         if n > CHUNK_CHARS:
             long_docs.append(doc_id)
         elif n < DOMAIN_MIN or n > DOMAIN_MAX:
             errors.append(f"corpus: {doc_id} has {n} characters (want {DOMAIN_MIN}-{DOMAIN_MAX})")
-    if not 1 <= len(long_docs) <= MAX_LONG:
+    if shape and not 1 <= len(long_docs) <= MAX_LONG:
         errors.append(f"corpus: want 1-{MAX_LONG} domain docs over {CHUNK_CHARS} chars, got {long_docs}")
 
 
@@ -164,16 +173,23 @@ def check_js(patterns: list[str], errors: list[str]) -> None:
     errors.extend(f"JavaScript rejects regex {b}" for b in json.loads(out.stdout))
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    if len(argv) not in (1, 3):
+        print("usage: check_goldens_text.py [CORPUS_DIR GOLDENS_DIR]", file=sys.stderr)
+        return 2
+    corpus, goldens_dir = (Path(argv[1]), Path(argv[2])) if len(argv) == 3 else (CORPUS, GOLDENS)
     errors: list[str] = []
-    docs = load_corpus()
-    check_corpus(docs, errors)
+    docs = load_corpus(corpus)
+    if not docs:
+        errors.append(f"corpus: no .md documents in {corpus}")
+    check_corpus(docs, errors, shape=len(argv) == 1)
     seen: dict[str, str] = {}
     patterns: list[str] = []
     counts: dict[str, int] = {}
-    suites = sorted(GOLDENS.glob("*.jsonl"))
+    suites = sorted(goldens_dir.glob("*.jsonl"))
     if not suites:
-        errors.append(f"no suites in {GOLDENS}")
+        errors.append(f"no suites in {goldens_dir}")
+    suites.append(BANK)
     for path in suites:
         goldens = load_suite(path, errors)
         counts[path.stem] = len(goldens)
@@ -193,4 +209,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv))

@@ -28,7 +28,8 @@
 dump = "runs/dumps/core-off_topic.json"  # written by `nomad-lab eval retrieval --dump`
 out_dir = "results/floor_sweep"
 alpha = 0.10  # target off-topic leak rate for the calibrated floor
-refusal_tag = "off-topic"  # count leaks on this suite's refusals only (None: every refusal)
+refusal_tag = "off-topic"  # count leaks on this suite's refusals only ("": every refusal)
+gate = []  # gate specs swept as well, one curve each, e.g. ["floor@0.4+contrast", "cosine"]
 
 # %%
 from IPython.display import Markdown, display
@@ -38,7 +39,12 @@ from nomad_lab.runners.studies import run_study
 from nomad_lab.studies.gating.floor import markdown_table, tag_table
 
 study, paths = run_study(
-    "floor", dump=in_workspace(dump), out=in_workspace(out_dir), alpha=alpha, refusal_tag=refusal_tag
+    "floor",
+    dump=in_workspace(dump),
+    out=in_workspace(out_dir),
+    alpha=alpha,
+    refusal_tag=refusal_tag,
+    gate=gate,
 )
 display(Markdown(markdown_table(study)))
 print(study.calibrated.message)

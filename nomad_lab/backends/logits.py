@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nomad_lab.core.confidence import TokenChoice, word_of
+from nomad_lab.core.verdict_confidence import TokenChoice, word_of
 
 ON_TOPIC_PREFIX = '{"on_topic":'
 """What the judge grammar forces before the verdict (a space may also follow ``{``)."""

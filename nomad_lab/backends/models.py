@@ -198,6 +198,19 @@ def assemble_parts(model: PartModel, models_dir: Path | None = None) -> Path:
     return target
 
 
+def llama_build_features() -> str | None:
+    """The CPU features this llama.cpp build uses (``AVX2 = 1 | AVX512 = 0 | …``), None without llama.cpp.
+
+    Recorded in the main job's manifest: the same work takes very different wall time on an AVX2-only
+    and an AVX-512 build, and setup.sh picks the build from the machine's CPU flags.
+    """
+    try:
+        import llama_cpp  # optional: the llm extra
+    except ImportError:
+        return None
+    return llama_cpp.llama_print_system_info().decode("utf-8", "replace").strip()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nomad_lab.backends.models")
     parser.add_argument("action", choices=["assemble"], help="assemble the embedded GGUF files")

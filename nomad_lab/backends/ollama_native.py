@@ -29,8 +29,8 @@ from nomad_lab.backends.base import (
     normalize_stream,
     resolve_model,
 )
-from nomad_lab.core.confidence import choices_from_wire
 from nomad_lab.core.kv_layers import withheld_arrays
+from nomad_lab.core.verdict_confidence import choices_from_wire
 
 DETECT_TIMEOUT_S = 5.0
 SHOW_TIMEOUT_S = 5.0

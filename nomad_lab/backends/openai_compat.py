@@ -38,7 +38,7 @@ from nomad_lab.backends.base import (
     normalize_stream,
     resolve_model,
 )
-from nomad_lab.core.confidence import TokenChoice, choices_from_wire
+from nomad_lab.core.verdict_confidence import TokenChoice, choices_from_wire
 
 API_KEY = "nomad"
 PROBE_TIMEOUT_S = 5.0

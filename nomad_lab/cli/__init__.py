@@ -25,6 +25,7 @@ from nomad_lab.core.errors import DEBUG_ENV, NomadLabError
 COMMAND_MODULES: list[str] = [
     "nomad_lab.cli.serve",
     "nomad_lab.cli.sweep",
+    "nomad_lab.cli.gate",
     "nomad_lab.cli.study",
     "nomad_lab.cli.reproduce",
     "nomad_lab.cli.store",

@@ -15,7 +15,8 @@ hashes its command line and the git trees of the code and the datasets (plus any
 to them), so a rerun skips every step already done with the same code and data, and ``--force``
 reruns them all. Its notebook steps pass ``--rerun`` to ``nomad-lab sweep``: they read studies that
 earlier steps may have just recomputed, which a cell's key cannot see (and the step itself is skipped
-when done). At the end it writes ``results/index.html`` (``nomad_lab.studies.gallery``).
+when done). At the end it re-renders the figure markers of README.md and docs/ from the stored results
+(``nomad_lab.studies.docs``) and writes ``results/index.html`` (``nomad_lab.studies.gallery``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import shlex
 import sys
 import time
@@ -92,48 +94,6 @@ AFTER_STUDIES: list[Step] = [
         _notebook("explore", "-p", "corpus", "datasets/corpus"),
     ),
 ]
-OWN_REPORTS: list[Step] = [
-    (
-        "Generation eval, SmolLM2 135M, first 20 core questions, all modes",
-        [
-            *(
-                [
-                    "eval",
-                    "generation",
-                    "--model",
-                    "embedded:smollm2-135m",
-                    "--all-modes",
-                    "--suite",
-                    "core",
-                    "--limit",
-                    "20",
-                ]
-            ),
-            *(["--repeats", "1", "--report", "results/generation/smollm2-core-limit20-all-modes"]),
-        ],
-    ),
-    (
-        "Generation eval, SmolLM2 135M, long_context, e2e",
-        [
-            *(
-                [
-                    "eval",
-                    "generation",
-                    "--model",
-                    "embedded:smollm2-135m",
-                    "--mode",
-                    "e2e",
-                    "--suite",
-                    "long_context",
-                ]
-            ),
-            *(["--repeats", "1", "--report", "results/generation/smollm2-long_context-e2e"]),
-        ],
-    ),
-]
-"""Published eval reports the main job does not make (a model answers every question: too slow for it);
-the gallery shows each with its command. Studies made by their own command are the registry's
-unpublished ones (``Study.published``), not listed here."""
 STEPS: list[Step] | None = None
 """The steps, when set (tests); otherwise :func:`steps`."""
 
@@ -148,10 +108,6 @@ def steps() -> list[Step]:
 
 
 MANIFEST = "results/manifest.json"
-
-
-WATCHED = ("nomad_lab", "notebooks", "datasets", "benchmarks", "scripts", "pyproject.toml")
-"""What the results are made from: a change here, committed or not, is a different run."""
 
 
 def register(subparsers: Any) -> None:
@@ -189,12 +145,11 @@ def step_key(argv: list[str]) -> str:
 
 
 def uncommitted() -> list[str] | None:
-    """``git status`` lines of uncommitted changes (untracked files too) to what the results are made
-    from; None when git cannot tell."""
-    from nomad_lab.eval.provenance import run_git
+    """Uncommitted changes to what the results are made from, by the one rule reports and the gallery
+    use (:func:`nomad_lab.eval.provenance.source_changes`); None when git cannot tell."""
+    from nomad_lab.eval.provenance import source_changes
 
-    status = run_git("status", "--porcelain", "--", *WATCHED)
-    return None if status is None else status.splitlines()
+    return source_changes()
 
 
 def _manifest(root: Path) -> dict[str, Any]:
@@ -203,16 +158,21 @@ def _manifest(root: Path) -> dict[str, Any]:
 
 
 def _write_manifest(root: Path, manifest: dict[str, Any]) -> None:
-    from nomad_lab.eval.provenance import git_state, iso_now, package_versions, platform_info
+    from nomad_lab.backends.models import llama_build_features
+    from nomad_lab.eval.provenance import file_sha256, git_state, iso_now, package_versions, platform_info
 
     manifest |= {"updated": iso_now(), "git": git_state(), "versions": package_versions()}
-    # dirty means changes to what the results are made from, not the results this job just wrote
     if (changes := uncommitted()) is not None:
         manifest["git"]["gitDirty"] = bool(changes)
     manifest["platform"] = platform_info()
-    manifest["models"] = {p.name: p.stat().st_size for p in sorted((root / "models").glob("*.gguf"))}
+    manifest["llama_cpp_build"] = llama_build_features()
+    ggufs = sorted((root / "models").glob("*.gguf"))
+    manifest["models"] = {p.name: p.stat().st_size for p in ggufs}
+    manifest["model_sha256"] = {p.name: file_sha256(p) for p in ggufs}
     done = sorted(manifest["steps"].values(), key=lambda step: step["step"])
     manifest["total_seconds"] = round(sum(step["seconds"] for step in done), 1)
+    manifest["total_prefilled_tokens"] = sum(step.get("prefilled_tokens", 0) for step in done)
+    manifest["total_model_calls"] = sum(step.get("model_calls", 0) for step in done)
     # the corpus the README names: the first one a step read (core retrieval on the default corpus)
     manifest["fingerprint"] = next((f for step in done for f in step.get("fingerprints", [])), None)
     path = root / MANIFEST
@@ -220,6 +180,27 @@ def _write_manifest(root: Path, manifest: dict[str, Any]) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(manifest, indent=2) + "\n")
     tmp.replace(path)
+
+
+def _fresh_work_log(root: Path, number: int) -> Path:
+    """An empty work log for step ``number``, named in the environment so notebook kernels and Dask
+    workers started by the step append to it too (``nomad_lab.backends.work_log``)."""
+    from nomad_lab.backends.work_log import WORK_LOG_ENV
+
+    path = root / "runs" / "work" / f"step-{number:02d}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    os.environ[WORK_LOG_ENV] = str(path)
+    return path
+
+
+def _work(path: Path) -> dict[str, int]:
+    """The machine-independent work of a step: model calls and the prompt tokens llama.cpp prefilled."""
+    from nomad_lab.backends.work_log import WORK_LOG_ENV, read_work_log
+
+    os.environ.pop(WORK_LOG_ENV, None)
+    work = read_work_log(path)
+    return {"model_calls": work.calls, "prefilled_tokens": work.prefilled_tokens}
 
 
 def _fingerprints_since(since: datetime) -> list[str]:
@@ -233,15 +214,14 @@ def _fingerprints_since(since: datetime) -> list[str]:
         return store.run_fingerprints_since(since)
 
 
-def _provenance() -> dict[str, Any]:
-    """The commit a step's results are made at, and the git tree of the datasets it read."""
-    from nomad_lab.eval.provenance import run_git
+def _provenance(argv: list[str], since: datetime) -> dict[str, Any]:
+    """A step's provenance record (the one every result writer uses: commit, dirty, its command line,
+    the corpora it read), plus the git tree of the datasets."""
+    from nomad_lab.eval.provenance import provenance_record, run_git
 
-    return {
-        "commit": run_git("rev-parse", "HEAD"),
-        "dirty": bool(uncommitted()),
-        "datasets_tree": run_git("rev-parse", "HEAD:datasets"),
-    }
+    record = provenance_record(argv=["nomad-lab", *argv], fingerprints=_fingerprints_since(since))
+    record["dirty"] = bool(uncommitted())
+    return record | {"datasets_tree": run_git("rev-parse", "HEAD:datasets")}
 
 
 def _expected_seconds(manifest: dict[str, Any], line: str) -> float:
@@ -304,6 +284,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         bar.write(f"\n== step {number}/{len(plan)}: {what}\n$ {line}")
         started, since = time.perf_counter(), datetime.now(UTC)
+        work_log = _fresh_work_log(PROJECT_ROOT, number)
         try:
             code = main(argv)
         except KeyboardInterrupt:
@@ -325,8 +306,8 @@ def run(args: argparse.Namespace) -> int:
             "what": what,
             "key": key,
             "seconds": round(seconds, 1),
-            "fingerprints": _fingerprints_since(since),
-            **_provenance(),
+            **_work(work_log),
+            **_provenance(argv, since),
         }
         _write_manifest(PROJECT_ROOT, manifest)
         bar.write(f"(step {number} took {seconds:.1f} s)")
@@ -354,10 +335,18 @@ def _overall_bar(total: float, disabled: bool) -> Any:
 
 
 def _gallery(root: Path, manifest: dict[str, Any], plan: list[Step]) -> int:
+    """Re-render the README's and docs pages' figures from what is stored, then write the gallery
+    (which shows the README's findings table)."""
+    from nomad_lab.core.errors import NomadLabError
+    from nomad_lab.studies.docs import render_pages
     from nomad_lab.studies.gallery import write_gallery
 
-    lines = [("nomad-lab " + shlex.join(a), w) for w, a in plan]
-    reports = [("nomad-lab " + shlex.join(a), w) for w, a in OWN_REPORTS]
-    path = write_gallery(root / "results", manifest, lines, reports)
+    try:
+        for line in render_pages(root):
+            print(f"docs: {line}")
+    except NomadLabError as exc:
+        print(f"reproduce: a figure marker does not resolve: {exc}", file=sys.stderr)
+        return 1
+    path = write_gallery(root / "results", manifest, [("nomad-lab " + shlex.join(a), w) for w, a in plan])
     print(f"gallery: {path.relative_to(root) if path.is_relative_to(root) else path}")
     return 0

@@ -13,7 +13,7 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    from nomad_lab.backends.ollama_server import add_arguments
+    from nomad_lab.serve.ollama_server import add_arguments
 
     parser = subparsers.add_parser(
         "serve", help="serve an embedded model over the Ollama API (/api/chat, /api/embed, /v1)"
@@ -31,10 +31,10 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nomad_lab.backends.embed_routes import EmbedModel
-    from nomad_lab.backends.ollama_server import serve
     from nomad_lab.retrieval.embedder_spec import parse_embedder_spec
     from nomad_lab.retrieval.embedding import load_embedder
+    from nomad_lab.serve.embed_routes import EmbedModel
+    from nomad_lab.serve.ollama_server import serve
 
     embed_model = None
     if args.embed:

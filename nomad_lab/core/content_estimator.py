@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from nomad_lab.core.estimator import MIN_CALIBRATION_ACTUAL_TOKENS, clamp_ratio, ewma, messages_cost
+from nomad_lab.core.token_estimator import MIN_CALIBRATION_ACTUAL_TOKENS, clamp_ratio, ewma, messages_cost
 
 CLASSES = ("prose", "table", "code", "json", "cjk", "hangul")
 FALLBACK_CLASS = {"hangul": "cjk"}

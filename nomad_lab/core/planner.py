@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from nomad_lab.core.estimator import CONVERSATION_OVERHEAD_TOKENS, estimate_tokens, messages_cost
 from nomad_lab.core.prompts import render_rag_message
 from nomad_lab.core.reference import RAG_PLACEMENTS
+from nomad_lab.core.token_estimator import CONVERSATION_OVERHEAD_TOKENS, estimate_tokens, messages_cost
 
 MAX_RESPONSE_RESERVE = 8192
 MIN_RESPONSE_RESERVE = 256

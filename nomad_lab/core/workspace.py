@@ -18,6 +18,8 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DATASETS_DIR = PROJECT_ROOT / "datasets"
 DEFAULT_CORPUS_DIR = DATASETS_DIR / "corpus"
 DEFAULT_GOLDENS_DIR = DATASETS_DIR / "goldens"
+# the generic out-of-scope question bank (suite name ``bank``; see datasets/out_of_scope/README.md)
+DEFAULT_BANK_PATH = DATASETS_DIR / "out_of_scope" / "bank.jsonl"
 RESULTS_DIR = PROJECT_ROOT / "results"
 DEFAULT_REPORTS_DIR = RESULTS_DIR / "reports"
 DEFAULT_BASELINES_DIR = RESULTS_DIR / "baselines"

@@ -22,8 +22,10 @@ from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.jsstring import js_trim
+from nomad_lab.core.workspace import DEFAULT_BANK_PATH
 
 __all__ = [
+    "BANK_SUITE",
     "Golden",
     "GoldenError",
     "Turn",
@@ -32,9 +34,16 @@ __all__ = [
     "load_suite_file",
     "load_suites",
     "parse_suite_spec",
+    "suite_path",
 ]
 
 SUITE_SUFFIX = ".jsonl"
+BANK_SUITE = "bank"
+"""A suite name every goldens directory accepts: its own ``bank.jsonl``, else the shared out-of-scope bank.
+
+Why a name and not an option: the bank's questions must be retrieved like any suite's (a learned gate needs
+their pools as negatives), and a suite name reaches the CLI, notebooks and studies with no new plumbing.
+``*`` still means the directory's own files only, so existing runs and checks are unchanged."""
 _ROLES = ("user", "assistant")
 
 
@@ -251,19 +260,30 @@ def available_suites(goldens_dir: str | Path) -> list[str]:
     return sorted(p.name[: -len(SUITE_SUFFIX)] for p in directory.glob(f"*{SUITE_SUFFIX}") if p.is_file())
 
 
-def parse_suite_spec(spec: str, available: Sequence[str]) -> list[str]:
-    """``core``, ``a,b`` or ``*`` to suite names; an unknown name is an error listing the available ones."""
+def parse_suite_spec(spec: str, available: Sequence[str], also: Sequence[str] = ()) -> list[str]:
+    """``core``, ``a,b`` or ``*`` to suite names; an unknown name is an error listing the available ones.
+
+    ``*`` expands to ``available``; names in ``also`` (such as :data:`BANK_SUITE`) are accepted when named.
+    """
     if spec.strip() == "*":
         return list(available)
+    extra = [name for name in also if name not in available]
+    known = (", ".join(available) or "none") + (f"; also {', '.join(extra)}" if extra else "")
     names = [name.strip() for name in spec.split(",")]
     if not spec.strip() or any(not name for name in names):
-        raise GoldenError([f"empty suite name in {spec!r} (available: {', '.join(available) or 'none'})"])
-    unknown = [name for name in names if name not in available]
+        raise GoldenError([f"empty suite name in {spec!r} (available: {known})"])
+    unknown = [name for name in names if name not in available and name not in also]
     if unknown:
-        raise GoldenError(
-            [f"unknown suite {name!r} (available: {', '.join(available) or 'none'})" for name in unknown]
-        )
+        raise GoldenError([f"unknown suite {name!r} (available: {known})" for name in unknown])
     return list(dict.fromkeys(names))
+
+
+def suite_path(goldens_dir: str | Path, name: str) -> Path:
+    """The file of suite ``name``: ``<dir>/<name>.jsonl``; ``bank`` falls back to the shared bank file."""
+    path = Path(goldens_dir) / f"{name}{SUITE_SUFFIX}"
+    if name == BANK_SUITE and not path.is_file():
+        return DEFAULT_BANK_PATH
+    return path
 
 
 def load_suites(
@@ -271,13 +291,13 @@ def load_suites(
 ) -> list[Golden]:
     """Load the suites named by ``spec`` from ``goldens_dir``; ids must be unique across all loaded suites."""
     directory = Path(goldens_dir)
-    names = parse_suite_spec(spec, available_suites(directory))
+    names = parse_suite_spec(spec, available_suites(directory), also=(BANK_SUITE,))
     doc_ids = None if corpus_doc_ids is None else set(corpus_doc_ids)
     errors: list[str] = []
     goldens: list[Golden] = []
     first_seen: dict[str, Golden] = {}
     for name in names:
-        for golden in _load_file(directory / f"{name}{SUITE_SUFFIX}", doc_ids, errors):
+        for golden in _load_file(suite_path(directory, name), doc_ids, errors):
             if golden.id in first_seen:
                 errors.append(
                     f"{golden.location}: duplicate id {golden.id!r} "

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.corpus import Corpus
+from nomad_lab.store import Store
 
 __all__ = ["OutsideChunk", "RunCorpusCheck", "check_run_corpus"]
 
@@ -41,7 +42,6 @@ class RunCorpusCheck:
 
 def check_run_corpus(store_path: str | Path, corpus: Corpus, run_id: str | None = None) -> RunCorpusCheck:
     """Check the pools of ``run_id`` (default: the latest retrieval run) against ``corpus``."""
-    from nomad_lab.store import Store
 
     with Store(store_path, read_only=True) as store:
         run_id = run_id or store.latest_run_id("retrieval")

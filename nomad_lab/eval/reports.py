@@ -23,6 +23,7 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.jsfmt import js_json_dumps
 from nomad_lab.data.corpus import is_fingerprint
 from nomad_lab.data.goldens import check_doc_id
+from nomad_lab.eval.provenance import provenance_record, write_provenance
 
 __all__ = [
     "LOWER_IS_BETTER",
@@ -138,6 +139,13 @@ def write_report(report: EvalReport, directory: str | os.PathLike[str], markdown
     json_path, md_path = target / f"{stem}.json", target / f"{stem}.md"
     json_path.write_text(js_json_dumps(report.to_json()) + "\n", encoding="utf-8")
     md_path.write_text(markdown, encoding="utf-8")
+    fingerprint = report.meta.get("corpusFingerprint")
+    record = provenance_record(
+        params=report.meta.get("params") or {},
+        run_id=report.meta.get("runId"),
+        fingerprints=[fingerprint] if fingerprint else [],
+    )
+    write_provenance(target, record | {"report": md_path.name})
     return json_path, md_path
 
 

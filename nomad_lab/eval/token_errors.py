@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from nomad_lab.backends.exact_tokens import ExactEstimator
 from nomad_lab.core.content_estimator import ContentEstimator
-from nomad_lab.core.estimator import estimate_messages_tokens
 from nomad_lab.core.generation_metrics import prompt_token_error
+from nomad_lab.core.token_estimator import estimate_messages_tokens
 
 ESTIMATOR_NAMES = ("segmenter", "content-aware", "exact")
 
@@ -28,8 +29,6 @@ def estimator_counts(messages: Sequence[Mapping[str, Any]], backend: object) -> 
     }
     path = getattr(backend, "path", None)
     if getattr(backend, "kind", None) == "embedded" and path is not None:
-        from nomad_lab.backends.exact_tokens import ExactEstimator
-
         counts["exact"] = ExactEstimator(path).messages(messages)
     return counts
 

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from nomad_lab.backends.embedded import resolve_model_path
+from nomad_lab.backends.models import ModelFileNotFound
 from nomad_lab.core.workspace import PROJECT_ROOT
 from nomad_lab.retrieval.embedder_base import Embedder, force_offline
 from nomad_lab.retrieval.embedder_spec import EmbedderError, EmbedderSpec
@@ -42,9 +44,6 @@ class GGUFEmbedder(Embedder):
 
     def __init__(self, spec: EmbedderSpec):
         import llama_cpp
-
-        from nomad_lab.backends.embedded import resolve_model_path
-        from nomad_lab.backends.models import ModelFileNotFound
 
         try:
             self.name, path = resolve_model_path(spec.target)

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.retrieval import embedders_local, embedders_remote
 from nomad_lab.retrieval.embedder_base import Embedder, equal_windows, force_offline
 from nomad_lab.retrieval.embedder_spec import (
     DEFAULT_EMBEDDER_SPEC,
@@ -105,7 +106,6 @@ class SentenceTransformerEmbedder(Embedder):
 
 def open_embedder(spec: EmbedderSpec, device: str = "cpu") -> Embedder:
     """A fresh embedder for a parsed spec (servers are probed once: up, and their dimension)."""
-    from nomad_lab.retrieval import embedders_local, embedders_remote
 
     if spec.kind == "st":
         return SentenceTransformerEmbedder(spec, device=device)

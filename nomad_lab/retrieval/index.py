@@ -44,6 +44,7 @@ from nomad_lab.gate.keywords import (
     truncate_to_tokens,
 )
 from nomad_lab.gate.rerank import Candidate, RankedResult, rank_candidates
+from nomad_lab.retrieval.embedder_spec import EmbedderError
 from nomad_lab.store import ChunkRecord, IndexRecord, Store
 
 if TYPE_CHECKING:
@@ -75,7 +76,6 @@ def ingest_params(embedder: Embedder) -> IngestParams:
 def check_cached_dimension(store: Store, embedder: Embedder) -> None:
     """Refuse, before anything is embedded or written, an embedder whose vectors differ in dimension from
     the ones the store already holds under its model key (the model behind a name changed)."""
-    from nomad_lab.retrieval.embedder_spec import EmbedderError
 
     cached = store.embedding_dimension(embedder.model_key)
     if cached is not None and cached != embedder.dimension:
@@ -196,8 +196,7 @@ class RetrievalIndex:
 
     def embed_queries(self, queries: Sequence[str], progress: bool = False) -> np.ndarray:
         """Embed the expanded, length-guarded form of each query (what the reference embeds)."""
-        budget = MAX_SAFE_TOKENS - math.ceil(len(self.embedder.prefixes[0]) / 2)
-        texts = [truncate_to_tokens(preprocess_query(q), budget) for q in queries]
+        texts = query_texts(self.embedder, queries)
         return self.embedder.embed(texts, progress=progress, desc="embedding queries", kind="query")
 
     def search(
@@ -214,6 +213,12 @@ class RetrievalIndex:
         dense = self.dense(query_vector, top_k * CANDIDATE_MULTIPLIER, score_threshold)
         keywords = extract_keywords(preprocess_query(query))
         return rank_candidates(dense, keywords, query, limit=top_k, min_final_score=min_final_score)
+
+
+def query_texts(embedder: Embedder, queries: Sequence[str]) -> list[str]:
+    """The text retrieval embeds for each query: expanded, then cut to the embedder's safe length."""
+    budget = MAX_SAFE_TOKENS - math.ceil(len(embedder.prefixes[0]) / 2)
+    return [truncate_to_tokens(preprocess_query(q), budget) for q in queries]
 
 
 def load_index_rows(

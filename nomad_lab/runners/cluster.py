@@ -22,8 +22,13 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any
 
+from tqdm import tqdm
+
+from nomad_lab.backends import open_backend
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.services.judge_service import RelevanceJudge
 from nomad_lab.services.model_calls import CallBuffer
+from nomad_lab.services.verdict_cache import judge_passages_and_key, judged_set, verdict_reusable
 from nomad_lab.store import ModelCall, Store, Verdict
 
 
@@ -38,7 +43,7 @@ def dask_client(scheduler: str | None = None, workers: int = 0) -> Iterator[Any 
     if not scheduler and workers <= 0:
         yield None
         return
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster  # heavy
 
     cluster = None
     if not scheduler:
@@ -64,11 +69,17 @@ class JudgeInput:
 
 
 def missing_judge_inputs(
-    store: Store, run_id: str, spec: str, *, floor: float, limit: int | None = None
+    store: Store,
+    run_id: str,
+    spec: str,
+    *,
+    floor: float,
+    limit: int | None = None,
+    retry_failed: bool = False,
+    reask_confidence: bool = False,
 ) -> list[JudgeInput]:
-    """The judge inputs of a stored run (as ``judge_study.judge_run`` builds them) with no cached verdict."""
-    from nomad_lab.services.verdict_cache import judge_passages_and_key, judged_set
-
+    """The judge inputs of a stored run (as ``judges.judge_run`` builds them) with no reusable verdict,
+    by the verdict cache's own rule (``verdict_reusable``: ``retry_failed``, ``reask_confidence``)."""
     run = store.get_run(run_id)
     cases = store.get_cases(run_id)[:limit] if limit else store.get_cases(run_id)
     pools = store.get_pools(run_id)
@@ -79,7 +90,10 @@ def missing_judge_inputs(
         if not chosen:
             continue  # the floor left nothing: the pipeline never calls the judge
         passages, key = judge_passages_and_key(case.query or "", chosen)
-        if key not in missing and store.get_verdict(spec, key) is None:
+        reusable = verdict_reusable(
+            store.get_verdict(spec, key), retry_failed=retry_failed, reask_confidence=reask_confidence
+        )
+        if key not in missing and not reusable:
             missing[key] = JudgeInput(key, case.query or "", passages)
     return list(missing.values())
 
@@ -87,9 +101,6 @@ def missing_judge_inputs(
 @lru_cache(maxsize=8)
 def _worker_judge(endpoint: str) -> Any:
     """One judge per endpoint per worker process: an embedded model loads once, not once per batch."""
-    from nomad_lab.backends import open_backend
-    from nomad_lab.services.judge_service import RelevanceJudge
-
     return RelevanceJudge(open_backend(endpoint))
 
 
@@ -115,16 +126,19 @@ def fill_verdicts(
     endpoints: Mapping[str, Sequence[str]] | None = None,
     batch_size: int = 4,
     progress: bool = True,
+    retry_failed: bool = False,
+    reask_confidence: bool = False,
 ) -> dict[str, int]:
     """Compute every missing verdict of the judge-model grid on the cluster; stored as each batch lands.
 
     ``specs`` name the judge models (the verdict cache's model key). ``endpoints[spec]`` lists backend
     specs that serve that same model (several Ollama hosts, say); each endpoint is pinned to its own
     worker, round-robin, and batches are spread over the endpoints. By default a spec is its own single
-    endpoint. Returns how many verdicts were computed per spec.
+    endpoint. ``retry_failed`` and ``reask_confidence`` are :class:`CachedJudge`'s: pass the study's own,
+    so the grid computes exactly what the study would otherwise ask in process. Returns how many verdicts
+    were computed per spec.
     """
-    from distributed import as_completed
-    from tqdm import tqdm
+    from distributed import as_completed  # heavy
 
     workers = sorted(client.scheduler_info()["workers"])
     if not workers:
@@ -133,7 +147,15 @@ def fill_verdicts(
     counts: dict[str, int] = {}
     slot = 0
     for spec in specs:
-        todo = missing_judge_inputs(store, run_id, spec, floor=floor, limit=limit)
+        todo = missing_judge_inputs(
+            store,
+            run_id,
+            spec,
+            floor=floor,
+            limit=limit,
+            retry_failed=retry_failed,
+            reask_confidence=reask_confidence,
+        )
         counts[spec] = len(todo)
         pinned = [
             (endpoint, workers[(slot + i) % len(workers)])
@@ -171,12 +193,22 @@ def verdict_filler(
     limit: int | None = None,
     endpoints: Mapping[str, Sequence[str]] | None = None,
     progress: bool = True,
+    retry_failed: bool = False,
+    reask_confidence: bool = False,
 ) -> Callable[[Store, str], dict[str, int]] | None:
     """``fill_verdicts`` bound to a grid: the judge study's ``fill_missing`` hook (None without a client)."""
     if client is None:
         return None
     return partial(
-        fill_verdicts, client, specs=specs, floor=floor, limit=limit, endpoints=endpoints, progress=progress
+        fill_verdicts,
+        client,
+        specs=specs,
+        floor=floor,
+        limit=limit,
+        endpoints=endpoints,
+        progress=progress,
+        retry_failed=retry_failed,
+        reask_confidence=reask_confidence,
     )
 
 

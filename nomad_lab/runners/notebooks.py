@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.core.workspace import PROJECT_ROOT, RESULTS_DIR
-from nomad_lab.store import LOCK_WAIT_ENV
+from nomad_lab.core.workspace import DEFAULT_STORE_PATH, PROJECT_ROOT, RESULTS_DIR
+from nomad_lab.eval.provenance import git_state, provenance_record, write_provenance
+from nomad_lab.store import LOCK_WAIT_ENV, Store
 
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
 DEFAULT_GRID_ROOT = RESULTS_DIR / "notebooks"
@@ -171,7 +172,6 @@ def run_cell(
 
     Self-contained (no store, no shared state), so it runs unchanged in this process or on a Dask worker.
     """
-    from nomad_lab.eval.provenance import git_state
 
     key = cell.key()
     out = Path(root) / cell.name / key
@@ -188,6 +188,13 @@ def run_cell(
     execute_notebook(
         cell.notebook, out / f"{cell.name}.ipynb", parameters, cell_timeout=cell_timeout, progress=progress
     )
+    # the command that makes this one cell, whichever process (or Dask worker) ran it
+    grid = [
+        x
+        for name, value in cell.parameters.items()
+        for x in ("-p", name, value if isinstance(value, str) else json.dumps(value, default=str))
+    ]
+    write_provenance(out, provenance_record(params=parameters, argv=["nomad-lab", "sweep", cell.name, *grid]))
     result = CellResult(
         cell_key=key,
         notebook=cell.name,
@@ -220,9 +227,6 @@ def run_cells(
     it just for that: a notebook that reads or writes the store itself must find it free.
     """
     from tqdm import tqdm
-
-    from nomad_lab.core.workspace import DEFAULT_STORE_PATH
-    from nomad_lab.store import Store
 
     if client is None:
         if progress:

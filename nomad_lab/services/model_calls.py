@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from nomad_lab.backends.base import Backend, BackendError, ChatRequest, ChatResult, Usage
-from nomad_lab.core.estimator import TokenCalibrator, estimate_messages_tokens
+from nomad_lab.core.token_estimator import TokenCalibrator, estimate_messages_tokens
 from nomad_lab.store import ModelCall, json_sha256
 
 __all__ = [

@@ -17,7 +17,7 @@ from nomad_lab.gate.rerank import Candidate, apply_relevance_floor, apply_source
 from nomad_lab.services.judge_service import JudgeResult, JudgeStats, RelevanceJudge
 from nomad_lab.store import ChunkRecord, PoolEntry, Store, Verdict, judge_input_sha256
 
-__all__ = ["CachedJudge", "judge_passages_and_key", "judged_set"]
+__all__ = ["CachedJudge", "judge_passages_and_key", "judged_set", "verdict_reusable"]
 
 
 def judged_set(
@@ -42,6 +42,17 @@ def judge_passages_and_key(question: str, chunks: Sequence[Candidate]) -> tuple[
     """The passages the judge reads and the verdict-cache key of that exact judge input."""
     passages = [{"text": c.text} for c in chunks]  # eval-corpus markdown carries no titles (SPEC §1.3)
     return passages, judge_input_sha256(build_judge_input(question, passages))
+
+
+def verdict_reusable(
+    cached: Verdict | None, *, retry_failed: bool = False, reask_confidence: bool = False
+) -> TypeGuard[Verdict]:
+    """The cache's one reuse rule: a stored verdict is used unless it failed open and ``retry_failed``,
+    or it predates the confidence read and ``reask_confidence``. :class:`CachedJudge` and the Dask
+    filler (``runners.cluster``) both decide by it, so the grid and the study agree on what is missing."""
+    if cached is None or (not cached.ok and retry_failed):
+        return False
+    return cached.confidence_asked or not reask_confidence
 
 
 class CachedJudge:
@@ -109,8 +120,7 @@ class CachedJudge:
         return kept, record
 
     def reusable(self, cached: Verdict | None) -> TypeGuard[Verdict]:
-        """A stored verdict is used unless it failed and ``retry_failed``, or it predates confidence and
-        ``reask_confidence``."""
-        if cached is None or (not cached.ok and self.retry_failed):
-            return False
-        return cached.confidence_asked or not self.reask_confidence
+        """:func:`verdict_reusable` under this judge's ``retry_failed`` and ``reask_confidence``."""
+        return verdict_reusable(
+            cached, retry_failed=self.retry_failed, reask_confidence=self.reask_confidence
+        )

@@ -1,8 +1,10 @@
 """The DuckDB workspace store: runs, pools, verdicts, study rows and notebook cells.
 
 Every SQL statement of the project lives in this package: ``schema`` holds the DDL, ``records`` the
-rows as dataclasses, ``db`` the :class:`Store` that reads and writes them (with ``calls``: the model-call
-log and the generation answers). Import from here.
+rows as dataclasses, and one small module per table group holds that group's SQL (``index_tables``,
+``runs``, ``dumps``, ``verdicts``, ``study_rows``, ``notebook_cells``, ``calls``, ``answers``, over the
+shared connection of ``tables``); ``db`` opens the file and composes them into :class:`Store`. Import
+from here.
 """
 
 from nomad_lab.store.db import (

@@ -1,30 +1,23 @@
-"""The store's model-call log and the generation answers those calls produced (mixed into ``Store``).
+"""The store's model-call log (mixed into ``Store``).
 
 Why here: every SQL statement lives in the store package. ``services.model_calls.chat_call`` hands each
-chat call to :meth:`CallLog.record_call` (the store is one possible sink); the generation eval reads and
-writes its answers through :meth:`CallLog.get_answer` / :meth:`CallLog.put_answer`, keyed like the verdict
-cache by a hash of exactly what was asked.
+chat call to :meth:`CallLog.record_call` (the store is one possible sink); the answers those calls
+produced for the generation eval are ``answers.GenerationAnswers``.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from nomad_lab.store.records import ModelCall
+from nomad_lab.store.tables import TableGroup
 
 CALL_COLUMNS = "model, purpose, request_sha256, prompt_tokens, completion_tokens, ms, failure, created_at"
 TOTAL_NAMES = ("model", "purpose", "calls", "failures", "promptTokens", "completionTokens", "meanMs", "maxMs")
 
 
-class CallLog:
-    """Methods of :class:`nomad_lab.store.Store` over ``model_calls`` and ``generation_answers``."""
-
-    con: Any
-
-    # ---------------------------------------------------------------- the model-call log
+class CallLog(TableGroup):
+    """Methods of :class:`nomad_lab.store.Store` over ``model_calls``."""
 
     def has_call_log(self) -> bool:
         """Whether this store has the call log (a read-only open of an older store has none: no calls)."""
@@ -73,39 +66,3 @@ class CallLog:
             "ORDER BY model, purpose"
         ).fetchall()
         return [dict(zip(TOTAL_NAMES, row, strict=True)) for row in rows]
-
-    # ---------------------------------------------------------------- generation answers
-
-    def get_answer(
-        self, params_key: str, golden_id: str, golden_sha256: str, repeat: int
-    ) -> dict[str, Any] | None:
-        """The stored observation of one (parameter key, golden, golden-input hash, repeat), if any."""
-        row = self.con.execute(
-            "SELECT observation FROM generation_answers WHERE params_key = ? AND golden_id = ? "
-            "AND golden_sha256 = ? AND repeat = ?",
-            [params_key, golden_id, golden_sha256, repeat],
-        ).fetchone()
-        return None if row is None else json.loads(row[0])
-
-    def put_answer(
-        self,
-        params_key: str,
-        params: Mapping[str, Any],
-        golden_id: str,
-        golden_sha256: str,
-        repeat: int,
-        observation: Mapping[str, Any],
-    ) -> None:
-        """Store (or replace) one answer's observation as soon as it exists."""
-        self.con.execute(
-            "INSERT OR REPLACE INTO generation_answers VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                params_key,
-                golden_id,
-                golden_sha256,
-                repeat,
-                json.dumps(params),
-                json.dumps(observation),
-                datetime.now(UTC),
-            ],
-        )

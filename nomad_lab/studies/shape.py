@@ -22,7 +22,7 @@ Converting a study that parses its own options (an argparse block in ``cli/``) t
    defaults and types from the declaration (``nomad_lab.cli.study``), and a notebook calls
    ``nomad_lab.runners.studies.run_study(NAME, ...)`` with the declared names.
 
-For example (``studies/gating/corpus_stats.py`` is a whole study)::
+For example (``NEW_STUDY`` in ``tests/studies/test_registry.py`` is a whole study, dropped into a half)::
 
     PARAMS = (Param("sample", int, 40, "questions judged (0: all)", check=not_negative), STORE)
 
@@ -39,6 +39,7 @@ import json
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -231,9 +232,34 @@ def execute(study: Study, params: Params | Mapping[str, Any], **hooks: Any) -> t
     """
     if not isinstance(params, Params):
         params = resolve_params(declared(study), params, f"study {study.name}")
+    started = datetime.now(UTC)
     result = study.run(params, **hooks)
     values = params.as_dict()
     run_id = record_study_rows(study.name, stored_params(values), study.rows(result), values.get("store"))
     if isinstance(result, dict):
         result["run_id"] = run_id
-    return result, study.write(result, Path(params.out))
+    paths = study.write(result, Path(params.out))
+    paths["provenance"] = record_provenance(values, run_id, started, params.out, values.get("store"))
+    return result, paths
+
+
+def record_provenance(
+    params: Mapping[str, Any],
+    run_id: str,
+    started: datetime,
+    out_dir: str | Path,
+    store_path: str | Path | None,
+) -> Path:
+    """``out_dir/provenance.json`` beside the files a study wrote: its commit, dirty, command line, run
+    id, the corpora it read (runs stored since it started, or named by its ``run`` parameter), its
+    embedders and model digests (:func:`nomad_lab.eval.provenance.provenance_record`)."""
+    from nomad_lab.eval.provenance import provenance_record, stored_fingerprints, write_provenance  # heavy
+
+    kept = stored_params(params)
+    given_run = kept.get("run")
+    runs = (
+        [str(r) for r in given_run] if isinstance(given_run, list) else [str(given_run)] if given_run else []
+    )
+    fingerprints = stored_fingerprints(store_path, started, runs)
+    record = provenance_record(params=kept, run_id=run_id, fingerprints=fingerprints)
+    return write_provenance(out_dir, record)

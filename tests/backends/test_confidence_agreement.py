@@ -8,7 +8,7 @@ logprobs at all; it then decodes the prompt with logits for every position, a di
 whose float sums differ in the last bits, and it reports only the top 20 alternatives, so variants of
 a word ranked below 20 are missing there. Both effects were measured at about 2e-8 of probability on
 these prompts, so 1e-3 is the tolerance, with room for another CPU's kernels: a bug that reads the
-wrong position or forgets a variant moves P(true) by tenths (see tests/core/test_confidence.py).
+wrong position or forgets a variant moves P(true) by tenths (see tests/core/test_verdict_confidence.py).
 """
 
 from __future__ import annotations
@@ -56,9 +56,10 @@ def test_p_true_agrees_across_embedded_openai_and_ollama_paths(logprobs_server: 
     for (v_e, p_e, why_e), (v_o, p_o, why_o), (v_n, p_n, why_n) in zip(embedded, openai, native, strict=True):
         assert (why_e, why_o, why_n) == (None, None, None)
         assert 0.0 < p_e < 1.0
-        assert v_e == v_o == v_n
         assert p_o == pytest.approx(p_e, abs=TOLERANCE)
-        assert p_n == pytest.approx(p_e, abs=1e-6)  # the shim runs the embedded code itself
+        assert p_n == pytest.approx(p_e, abs=TOLERANCE)  # the shim runs the embedded code in another process
+        if abs(p_e - 0.5) > TOLERANCE:  # a coin-flip P(true) may tip either way across cache states
+            assert v_e == v_o == v_n
     print(
         "P(true) embedded / llama_cpp.server / shim:",
         [(e[1], o[1], n[1]) for e, o, n in zip(embedded, openai, native, strict=True)],

@@ -5,16 +5,12 @@ from __future__ import annotations
 import pytest
 
 from nomad_lab.backends import ChatOptions, ChatRequest, collect_stream, open_backend
-from nomad_lab.backends.embedded import (
-    EmbeddedBackend,
-    format_gemma_folding_system,
-    human_number,
-    metadata_value,
-    truncate_middle,
-)
+from nomad_lab.backends.embedded import EmbeddedBackend
+from nomad_lab.backends.llama_format import format_gemma_folding_system, truncate_middle
+from nomad_lab.backends.llama_models import human_number, metadata_value
 from nomad_lab.core.context_window import ContextWindowResolver
-from nomad_lab.core.estimator import TokenCalibrator
 from nomad_lab.core.judge import ON_TOPIC_SCHEMA
+from nomad_lab.core.token_estimator import TokenCalibrator
 from nomad_lab.services.judge_service import RelevanceJudge
 
 BURN = [
@@ -94,9 +90,12 @@ def test_streamed_prompt_count_equals_the_non_streamed_one(gemma: EmbeddedBacken
     chunks = list(gemma.chat_stream(request))
     streamed = collect_stream(chunks)
     assert once.structured and streamed.structured
-    assert streamed.content == once.content
-    assert streamed.usage.prompt_tokens == once.usage.prompt_tokens
-    assert streamed.usage.completion_tokens == once.usage.completion_tokens
+    # The prompt count is a property of the prompt. The two decodes are not compared: llama.cpp does
+    # not promise a greedy decode is identical across prompt-cache states (another batch split changes
+    # the float sums), so only each side's own bounds are checked.
+    assert streamed.usage.prompt_tokens == once.usage.prompt_tokens > 0
+    for result in (once, streamed):
+        assert 0 < result.usage.completion_tokens <= 12 and result.content
     assert chunks[-1].done and streamed.usage.source == "llama_cpp:tokenized-prompt"
 
 
@@ -134,3 +133,27 @@ def test_the_prefill_probe_counts_reuse_and_reload_like_the_engine() -> None:
     cold = backend.prefill(prompt)
     assert cold.reused_tokens == 0 and cold.evaluated_tokens == cold.prompt_tokens
     assert backend.load_ms() > 0
+
+
+def test_every_evaluation_reports_the_tokens_it_prefilled_to_the_work_log(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The main job's machine-independent work: a cold call prefills its whole prompt, a repeat of the
+    same prompt reuses the KV cache and prefills less; each call is one line of the log."""
+    from nomad_lab.backends.work_log import WORK_LOG_ENV, read_work_log
+
+    log = tmp_path / "work.jsonl"
+    monkeypatch.setenv(WORK_LOG_ENV, str(log))
+    backend = EmbeddedBackend("gemma3-270m", n_ctx=1024)
+    backend.forget_prefix()
+    prompt = backend.render([{"role": "user", "content": BURN[0]["text"]}])
+    cold = backend.prefill(prompt)
+    first = read_work_log(log)
+    assert cold.evaluated_tokens == cold.prompt_tokens and (first.calls, first.prefilled_tokens) == (
+        1,
+        cold.prompt_tokens,
+    )
+    warm = backend.prefill(prompt)
+    second = read_work_log(log)
+    assert second.calls == 2 and second.prefilled_tokens - first.prefilled_tokens == warm.evaluated_tokens
+    assert warm.evaluated_tokens < cold.evaluated_tokens

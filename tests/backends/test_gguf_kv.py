@@ -16,8 +16,8 @@ import pytest
 from nomad_lab.backends.gguf_meta import GGUFFormatError, read_metadata
 from nomad_lab.backends.models import smollm2_path
 from nomad_lab.backends.ollama_native import OllamaBackend
-from nomad_lab.backends.ollama_server import ServerProcess, free_port, shim_command
 from nomad_lab.core.context_window import kv_account, seed_kv_bytes_per_token
+from nomad_lab.serve.process import ServerProcess, free_port, shim_command
 from tests.support.gguf_files import with_per_layer_kv_heads, write_metadata_gguf
 
 COMMON = {"block_count": 12, "context_length": 8192, "embedding_length": 1024, "attention.head_count": 16}

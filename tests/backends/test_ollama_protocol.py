@@ -1,6 +1,6 @@
 """The native Ollama transport against a protocol-faithful Ollama API server with a real model.
 
-The server (``nomad_lab.backends.ollama_server``, a subprocess over llama.cpp with SmolLM2-135M-Instruct)
+The server (``nomad_lab.serve.ollama_server``, a subprocess over llama.cpp with SmolLM2-135M-Instruct)
 records every request body, so these tests assert what arrived on the wire: ``options.num_ctx``,
 ``num_predict``, temperature, seed, ``keep_alive`` and ``format`` as sent, and never ``num_ctx`` on the
 ``/v1`` path. The checks are plain functions over a ``Target`` so ``test_ollama_live.py`` runs the very

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nomad_lab.backends.ollama_server import requested_top_logprobs, wire_logprobs
-from nomad_lab.core.confidence import TokenChoice, choices_from_wire, confidence_from_choices
+from nomad_lab.core.verdict_confidence import TokenChoice, choices_from_wire, confidence_from_choices
+from nomad_lab.serve.state import requested_top_logprobs, wire_logprobs
 
 
 def test_top_logprobs_is_read_as_ollama_documents_it() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -50,8 +51,12 @@ def test_a_rerun_skips_done_steps_and_force_reruns_them(
     one_step_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     tmp_path = one_step_project
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "m.gguf").write_bytes(b"GGUF model bytes")
     assert main(["reproduce"]) == 0
     manifest = json.loads((tmp_path / "results" / "manifest.json").read_text())
+    assert manifest["models"] == {"m.gguf": 16}
+    assert manifest["model_sha256"] == {"m.gguf": hashlib.sha256(b"GGUF model bytes").hexdigest()}
     step = manifest["steps"]["nomad-lab eval check"]
     assert step["step"] == 1 and step["seconds"] >= 0 and len(step["key"]) == 16
     assert manifest["git"]["gitSha"] and "duckdb" in manifest["versions"]
@@ -135,6 +140,7 @@ def test_each_step_records_its_commit_corpora_and_time_and_the_gallery_is_writte
     check, core = manifest["steps"]["nomad-lab eval check"], manifest["steps"]["nomad-lab eval retrieval"]
     assert stored == ["r1"] and core["fingerprints"] == ["ab" * 8] and check["fingerprints"] == []
     assert core["commit"] == run_git("rev-parse", "HEAD") and core["dirty"] is False
+    assert core["argv"] == ["nomad-lab", "eval", "retrieval"]  # the step's own provenance record
     assert manifest["fingerprint"] == "ab" * 8
     assert manifest["total_seconds"] == pytest.approx(check["seconds"] + core["seconds"], abs=0.11)
     page = (one_step_project / "results" / "index.html").read_text()
@@ -158,3 +164,48 @@ def test_from_and_to_run_just_the_steps_between(
     assert main(["reproduce", "--from", "2", "--to", "2", "--force"]) == 0 and ran == ["check", "retrieval"]
     steps = json.loads((one_step_project / "results" / "manifest.json").read_text())["steps"]
     assert set(steps) == {"nomad-lab eval check", "nomad-lab eval retrieval"}
+
+
+def test_each_step_records_the_model_work_it_did_even_in_other_processes(
+    one_step_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Calls and prefilled tokens come from the step's work log, which child processes append to."""
+    import subprocess
+    import sys
+
+    import nomad_lab.cli.eval_check as eval_check
+
+    def working(args: object) -> int:
+        child = "from nomad_lab.backends.work_log import note_prefill; note_prefill('m', 700)"
+        subprocess.run([sys.executable, "-c", child], check=True)  # inherits the step's log
+        from nomad_lab.backends.work_log import note_prefill
+
+        note_prefill("m", 42)
+        return 0
+
+    monkeypatch.setattr(eval_check, "run", working)
+    assert main(["reproduce"]) == 0
+    manifest = json.loads((one_step_project / "results" / "manifest.json").read_text())
+    step = manifest["steps"]["nomad-lab eval check"]
+    assert (step["model_calls"], step["prefilled_tokens"]) == (2, 742)
+    assert (manifest["total_model_calls"], manifest["total_prefilled_tokens"]) == (2, 742)
+    assert "AVX" in manifest["llama_cpp_build"]
+
+
+def test_the_job_re_renders_the_figures_the_readme_quotes_before_the_gallery(
+    one_step_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = one_step_project / "results"
+    results.mkdir()
+    (results / "r.json").write_text('{"leak": 0.0172}')
+    (one_step_project / "README.md").write_text(
+        "# x\n\n## What it found\n\n| study | found |\n|---|---|\n"
+        "| r | leak <!-- fig results/r.json#leak fmt=.3f -->0.009<!-- /fig --> |\n"
+    )
+    assert main(["reproduce", "--gallery-only"]) == 0
+    assert "-->0.017<!-- /fig -->" in (one_step_project / "README.md").read_text()
+    assert "docs: README.md: differs from its stored results" in capsys.readouterr().out
+    assert "leak 0.017" in (results / "index.html").read_text()  # the gallery reads the rendered table
+    (one_step_project / "README.md").write_text("<!-- fig results/gone.json#leak -->1<!-- /fig -->\n")
+    assert main(["reproduce", "--gallery-only"]) == 1
+    assert "README.md:1: results/gone.json: no such file" in capsys.readouterr().err

@@ -18,10 +18,10 @@ import pytest
 
 from nomad_lab.backends import BackendError
 from nomad_lab.backends.base import model_info_from_show
-from nomad_lab.backends.embedded import (
+from nomad_lab.backends.embedded import EmbeddedBackend
+from nomad_lab.backends.llama_models import (
     DEFAULT_N_CTX,
     MAX_N_CTX,
-    EmbeddedBackend,
     LoadedModel,
     bounded_n_ctx,
     show_payload,
@@ -157,7 +157,7 @@ def test_bounded_n_ctx(requested: object, expected: int) -> None:
 def test_an_absurd_num_ctx_never_reaches_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
     import llama_cpp
 
-    from nomad_lab.backends import embedded
+    from nomad_lab.backends import llama_models
 
     allocated: list[int] = []
 
@@ -169,7 +169,7 @@ def test_an_absurd_num_ctx_never_reaches_llama_cpp(monkeypatch: pytest.MonkeyPat
             pass
 
     monkeypatch.setattr(llama_cpp, "Llama", RecordingLlama)
-    monkeypatch.setattr(embedded, "_LOADED", {})
+    monkeypatch.setattr(llama_models, "_LOADED", {})
     backend = EmbeddedBackend("gemma3-270m", n_ctx=10**12)  # as from "embedded:gemma3-270m?n_ctx=10^12"
     assert backend.n_ctx == MAX_N_CTX
     backend.loaded()

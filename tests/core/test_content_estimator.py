@@ -14,7 +14,7 @@ from nomad_lab.core.content_estimator import (
     features,
     scaled_estimate,
 )
-from nomad_lab.core.estimator import MAX_CALIBRATION_RATIO, MIN_CALIBRATION_RATIO, estimate_tokens
+from nomad_lab.core.token_estimator import MAX_CALIBRATION_RATIO, MIN_CALIBRATION_RATIO, estimate_tokens
 
 TABLE = "| a | b |\n|---|---|\n| 12.5 | 7 |\n| x | 300 |"
 JSON = '{\n  "id": "x",\n  "tags": ["a", "b"],\n  "n": 42\n}'

@@ -19,7 +19,14 @@ from tests.support.paths import SEED_JS
 
 HERE = SEED_JS
 NODE = shutil.which("node")
-pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed: the seed's JS cannot run here")
+
+
+@pytest.fixture(autouse=True)
+def node_installed() -> None:
+    """Node is installed by scripts/setup.sh (Debian's nodejs): after setup its absence is a failure."""
+    if NODE is None:
+        pytest.fail("node is not installed: apt-get install nodejs (scripts/setup.sh does it as root)")
+
 
 ALPHABET = (
     list("abcdefghijklmnopqrstuvwxyz" * 3)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nomad_lab.core.estimator import estimate_messages_tokens
 from nomad_lab.core.planner import (
     ELISION_MARKER,
     TRUNCATION_MARKER,
@@ -13,6 +12,7 @@ from nomad_lab.core.planner import (
     plan_prompt,
     response_reserve_for,
 )
+from nomad_lab.core.token_estimator import estimate_messages_tokens
 
 SYSTEM = [{"role": "system", "content": "You are helpful."}]
 

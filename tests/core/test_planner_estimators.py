@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from nomad_lab.core.content_estimator import ContentEstimator
-from nomad_lab.core.estimator import estimate_messages_tokens
 from nomad_lab.core.planner import plan_prompt
+from nomad_lab.core.token_estimator import estimate_messages_tokens
 
 SYSTEM = [{"role": "system", "content": "Be brief."}]
 CHUNKS = [{"text": "word " * 300}, {"text": "more " * 300}, {"text": "tail " * 300}]

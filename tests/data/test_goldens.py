@@ -150,7 +150,9 @@ def test_suite_selection(tmp_path: Path) -> None:
     assert [g.id for g in load_suites(tmp_path, "core", DOCS)] == ["g1"]
     assert [g.id for g in load_suites(tmp_path, "*", DOCS)] == ["g1", "r"]
     assert [g.suite for g in load_suites(tmp_path, " off_topic , core ", DOCS)] == ["off_topic", "core"]
-    with pytest.raises(GoldenError, match=r"unknown suite 'long_context' \(available: core, off_topic\)"):
+    with pytest.raises(
+        GoldenError, match=r"unknown suite 'long_context' \(available: core, off_topic; also bank\)"
+    ):
         load_suites(tmp_path, "core,long_context", DOCS)
     with pytest.raises(GoldenError, match="empty suite name"):
         parse_suite_spec("core,", ["core"])

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from nomad_lab.backends.ollama_server import free_port
 from nomad_lab.cli import main
+from nomad_lab.serve.process import free_port
 from nomad_lab.store import Store
 from tests.support.fake_ollama import CHAT_PATHS, FakeServer, ollama_reply
 from tests.support.paths import RETRIEVAL_FIXTURES as FIXTURES

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nomad_lab.core.content_estimator import ContentEstimator
-from nomad_lab.core.estimator import estimate_messages_tokens
+from nomad_lab.core.token_estimator import estimate_messages_tokens
 from nomad_lab.eval.token_errors import estimator_counts, mean_token_errors, summary_line, token_errors
 
 MESSAGES = [

@@ -17,12 +17,12 @@ import httpx
 import numpy as np
 import pytest
 
-from nomad_lab.backends.ollama_server import ServerProcess, free_port
 from nomad_lab.data.corpus import corpus_fingerprint, load_corpus
 from nomad_lab.retrieval.embedder_base import equal_windows
 from nomad_lab.retrieval.embedder_spec import ACCEPTED_FORMS, EmbedderError, parse_embedder_spec
 from nomad_lab.retrieval.embedding import load_embedder, open_embedder
 from nomad_lab.retrieval.index import build_index, ingest_params
+from nomad_lab.serve.process import ServerProcess, free_port
 from nomad_lab.store import Store
 from tests.support.fake_ollama import FakeServer
 from tests.support.paths import CORPUS

@@ -98,11 +98,11 @@ def test_judge_models_notebook_on_a_local_cluster(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_explore_notebook_over_a_stored_run(tmp_path: Path) -> None:
-    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 
     store = tmp_path / "ws.duckdb"
-    run_retrieval_eval(
-        RetrievalEvalConfig(
+    retrieve(
+        RetrievalRequest(
             corpus_dir=FIXTURES / "corpus",
             goldens_dir=FIXTURES / "goldens",
             suite="core,off_topic",
@@ -187,3 +187,21 @@ def test_a_cell_past_its_timeout_runs_the_notebook_once_more_on_a_fresh_kernel(t
     assert marker.read_text() == "stalled"  # the first attempt ran and stalled
     outputs = json.loads(out.read_text())["cells"][-1]["outputs"]
     assert any("attempt done" in "".join(o.get("text", "")) for o in outputs)
+
+
+def test_a_cell_records_the_command_that_makes_it_beside_its_files(tmp_path: Path) -> None:
+    import nbformat
+
+    from nomad_lab.eval.provenance import git_state
+    from nomad_lab.runners.notebooks import NotebookCell, run_cell
+
+    parameters = nbformat.v4.new_code_cell("alpha = 0.1\nlabel = 'x'")
+    parameters.metadata["tags"] = ["parameters"]
+    notebook = tmp_path / "tiny.ipynb"
+    tiny = nbformat.v4.new_notebook(cells=[parameters, nbformat.v4.new_code_cell("print(alpha)")])
+    tiny.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(tiny, notebook)
+    result = run_cell(NotebookCell(notebook, {"alpha": 0.05, "label": "core"}), root=tmp_path / "cells")
+    record = json.loads((tmp_path / "cells" / "tiny" / result.cell_key / "provenance.json").read_text())
+    assert record["argv"] == ["nomad-lab", "sweep", "tiny", "-p", "alpha", "0.05", "-p", "label", "core"]
+    assert record["commit"] == git_state()["gitSha"] == result.git_sha and "provenance.json" in result.outputs

@@ -234,3 +234,30 @@ def test_a_cell_whose_kernel_stops_answering_reruns_once_on_a_fresh_kernel(tmp_p
     result = run_cell(NotebookCell(path, {"x": 2}), tmp_path / "cells", cell_timeout=5)
     assert marker.exists() and not result.skipped
     assert (tmp_path / "cells" / "stall" / result.cell_key / "cell.json").exists()
+
+
+@pytest.mark.slow
+def test_the_grid_recomputes_what_the_cached_judge_would_ask_again(stored_run) -> None:
+    """The Dask filler's "missing" is ``CachedJudge``'s reuse rule: failed verdicts with ``retry_failed``,
+    verdicts stored before the confidence read with ``reask_confidence``, nothing else."""
+    from nomad_lab.runners.cluster import missing_judge_inputs
+    from nomad_lab.store import Store, Verdict
+
+    store_path, run_id, _ = stored_run
+    spec = "test:reuse-rule"
+    with Store(store_path) as store:
+
+        def missing(**rule: bool) -> set[str]:
+            return {i.key for i in missing_judge_inputs(store, run_id, spec, floor=0.0, **rule)}
+
+        todo = missing_judge_inputs(store, run_id, spec, floor=0.0)
+        assert len(todo) >= 4
+        failed, legacy, fresh = (item.key for item in todo[:3])
+        store.put_verdict(spec, failed, Verdict(None, False, "timeout", confidence_reason="no-logprobs"))
+        store.put_verdict(spec, legacy, Verdict(True, True))  # stored before confidence existed
+        store.put_verdict(spec, fresh, Verdict(False, True, p_true=0.2))
+        rest = {item.key for item in todo[3:]}
+        assert missing() == rest
+        assert missing(retry_failed=True) == rest | {failed}
+        assert missing(reask_confidence=True) == rest | {legacy}
+        assert missing(retry_failed=True, reask_confidence=True) == rest | {failed, legacy}

@@ -13,14 +13,14 @@ from collections.abc import Iterator
 import pytest
 
 from nomad_lab.backends import ModelEntry, open_backend
-from nomad_lab.backends.ollama_server import free_port
+from nomad_lab.serve.process import free_port
 from nomad_lab.services.judge_service import (
     JudgeResult,
     JudgeStats,
     RelevanceJudge,
     resolve_tasks_model,
-    rewrite_query,
 )
+from nomad_lab.services.query_rewrite import rewrite_query
 from tests.support.fake_ollama import FakeServer, ollama_reply
 
 PASSAGES = [{"text": "Cool a burn under running water for twenty minutes."}, {"text": "Walden pond."}]

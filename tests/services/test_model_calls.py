@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from nomad_lab.backends import BackendError, ChatOptions, ChatRequest, ChatResult
-from nomad_lab.core.estimator import TokenCalibrator, estimate_messages_tokens
-from nomad_lab.services.judge_service import RelevanceJudge, rewrite_query
+from nomad_lab.core.token_estimator import TokenCalibrator, estimate_messages_tokens
+from nomad_lab.services.judge_service import RelevanceJudge
 from nomad_lab.services.model_calls import CallBuffer, chat_call, request_sha256
 from nomad_lab.services.pipeline import PipelineConfig, run_pipeline
+from nomad_lab.services.query_rewrite import rewrite_query
 from nomad_lab.services.verdict_cache import CachedJudge
 from nomad_lab.store import Store
 from tests.support.paths import CORPUS

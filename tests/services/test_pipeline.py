@@ -7,9 +7,9 @@ import dataclasses
 
 import pytest
 
-from nomad_lab.core.estimator import TokenCalibrator, estimate_messages_tokens
 from nomad_lab.core.planner import ELISION_MARKER
 from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT
+from nomad_lab.core.token_estimator import TokenCalibrator, estimate_messages_tokens
 from nomad_lab.data.corpus import load_corpus
 from nomad_lab.services.pipeline import (
     MOCK_EMPTY_ANSWER,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nomad_lab.backends import ChatResult
 from nomad_lab.core.prompts import QUERIES_SCHEMA, QUERY_REWRITE_LEGACY_SYSTEM_PROMPT
-from nomad_lab.services.judge_service import rewrite_query
+from nomad_lab.services.query_rewrite import rewrite_query
 from tests.support.scripted_backend import ScriptedBackend
 
 CONVERSATION = [

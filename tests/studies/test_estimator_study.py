@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from nomad_lab.backends.tokenizers import GGUF_FILES, TOKENIZERS
-from nomad_lab.core.estimator import estimate_tokens
+from nomad_lab.core.token_estimator import estimate_tokens
 from nomad_lab.runners.studies import run_study
 from nomad_lab.studies.budgeting.estimator import CLASSES, Row, collect_samples, rows_from_csv, summarize
 from tests.support.paths import ROOT

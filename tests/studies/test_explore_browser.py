@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, sync_playwright
 
-from tests.support.browser import CHROMIUM_ARGS, chromium_or_skip, jupyterlab, restored
+from tests.support.browser import CHROMIUM_ARGS, chromium_or_fail, jupyterlab, restored
 from tests.support.paths import ROOT
 from tests.support.retrieval import CountingJudgeBackend, fixture_run
 
@@ -80,7 +80,7 @@ def wait_for_state(page: Page, want: dict, not_img: str | None) -> dict:
 def test_floor_slider_and_judge_box_redraw_the_figure_and_the_leaked_table(
     store_with_verdicts: Path, tmp_path: Path
 ) -> None:
-    chromium = chromium_or_skip()
+    chromium = chromium_or_fail()
     artifacts = Path(os.environ.get("NOMAD_LAB_ARTIFACTS", tmp_path)) / "explore"
     artifacts.mkdir(parents=True, exist_ok=True)
     start = expected(store_with_verdicts, 0.62, False)

@@ -3,9 +3,9 @@
 Why this shape: the notebooks are meant to be opened by a person in JupyterLab, where the kernel runs
 in the notebook's own folder and widgets render in a browser; papermill sees neither. Playwright drives
 the system ``/usr/bin/chromium`` (``apt-get install chromium``, done by ``scripts/setup.sh``) through its
-executable path: ``playwright install`` downloads a browser build and is never run. Where no Chromium
-is installed the browser tests skip, naming what to install; a missing ``playwright`` package is a
-failure (it is in the ``test`` extra).
+executable path: ``playwright install`` downloads a browser build and is never run. Setup installs
+Chromium, so a missing one is a failure naming what to install, as is a missing ``playwright`` package
+(it is in the ``test`` extra).
 """
 
 from __future__ import annotations
@@ -25,16 +25,16 @@ from pathlib import Path
 
 import pytest
 
-from nomad_lab.backends.ollama_server import free_port
+from nomad_lab.serve.process import free_port
 
 CHROMIUM = Path(os.environ.get("NOMAD_LAB_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]  # root in CI needs no-sandbox
 
 
-def chromium_or_skip() -> Path:
-    """The Chromium binary, or a visible skip where none is installed (CI installs it: scripts/setup.sh)."""
+def chromium_or_fail() -> Path:
+    """The Chromium binary; scripts/setup.sh installs it, so after setup its absence is a failure."""
     if not CHROMIUM.is_file():
-        pytest.skip(f"no browser at {CHROMIUM}: apt-get install chromium (scripts/setup.sh does it as root)")
+        pytest.fail(f"no browser at {CHROMIUM}: apt-get install chromium (scripts/setup.sh does it as root)")
     return CHROMIUM
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from nomad_lab.backends.models import smollm2_path
-from nomad_lab.backends.ollama_server import ServerProcess, free_port
+from nomad_lab.serve.process import ServerProcess, free_port
 
 BURN = [
     {

@@ -16,13 +16,19 @@ from tests.support.paths import CORPUS, GOLDENS
 
 
 def fixture_run(
-    store: Path, embedder, suite: str = "core,off_topic", corpus_dir: Path = CORPUS, **extra
+    store: Path,
+    embedder,
+    suite: str = "core,off_topic",
+    corpus_dir: Path = CORPUS,
+    dump_path: Path | None = None,
+    **extra,
 ) -> str:
     """A real retrieval run (no floor) of ``suite`` over the fixture corpus (or ``corpus_dir``) into
-    ``store``; its run id."""
-    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+    ``store``, its pools also written as a reference dump to ``dump_path`` when given; its run id."""
+    from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
+    from nomad_lab.store import Store
 
-    config = RetrievalEvalConfig(
+    config = RetrievalRequest(
         corpus_dir=corpus_dir,
         goldens_dir=GOLDENS,
         suite=suite,
@@ -31,7 +37,11 @@ def fixture_run(
         progress=False,
         **extra,
     )
-    return run_retrieval_eval(config, embedder).run_id
+    run_id = retrieve(config, embedder).run_id
+    if dump_path is not None:
+        with Store(store) as opened:
+            opened.write_dump(run_id, dump_path)
+    return run_id
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 
 from nomad_lab.backends import ChatRequest, ChatResult, ModelEntry, ModelInfo, Usage
-from nomad_lab.core.estimator import estimate_messages_tokens
+from nomad_lab.core.token_estimator import estimate_messages_tokens
 
 
 class ScriptedBackend:

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from nomad_lab.core.content_estimator import ClassCalibrator, class_bases, scaled_estimate
-from nomad_lab.core.estimator import TokenCalibrator, chars_per_token_estimate, estimate_tokens
+from nomad_lab.core.token_estimator import TokenCalibrator, chars_per_token_estimate, estimate_tokens
 from nomad_lab.studies.params import DATASETS, STORE
 from nomad_lab.studies.shape import Param, Params, Study
 
@@ -387,7 +387,7 @@ STUDY = Study(
     write=lambda result, out: write(result.rows, result.summary, out),
     out_dir="results/estimator",
     command=("study", "estimator"),
-    figures=("convergence.png",),
+    figures=("by_class.png", "convergence.png"),
     tables=("summary.md",),
     stage=20,
     params=PARAMS,

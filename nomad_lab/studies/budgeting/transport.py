@@ -84,7 +84,7 @@ def measure(url: str, model: str, prompt: str, num_ctx: int) -> TransportResult:
     from nomad_lab.backends.base import ChatOptions, ChatRequest
     from nomad_lab.backends.ollama_native import OllamaBackend
     from nomad_lab.backends.openai_compat import OpenAICompatBackend
-    from nomad_lab.core.estimator import estimate_tokens
+    from nomad_lab.core.token_estimator import estimate_tokens
     from nomad_lab.services.model_calls import chat_call
 
     messages = [{"role": "user", "content": prompt}]

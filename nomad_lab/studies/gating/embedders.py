@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 from nomad_lab.gate import gates
 from nomad_lab.gate.stats import clopper_pearson_upper
 from nomad_lab.gate.sweep import OperatingCurve, sweep
@@ -238,7 +238,7 @@ def compute(params: Params) -> dict[str, Any]:
         runs = latest_run_per_embedder(params.store) if list(params.run) == ["latest"] else list(params.run)
     else:
         for spec in params.embedder:
-            config = RetrievalEvalConfig(
+            config = RetrievalRequest(
                 corpus_dir=params.corpus,
                 goldens_dir=params.goldens,
                 suite=params.suite,
@@ -247,7 +247,7 @@ def compute(params: Params) -> dict[str, Any]:
                 store_path=params.store,
                 progress=not params.no_progress,
             )
-            retrieved[spec] = run_retrieval_eval(config).run_id
+            retrieved[spec] = retrieve(config).run_id
         runs = list(retrieved.values())
     if len(runs) < 2:
         raise NomadLabError(

@@ -15,7 +15,9 @@ import numpy as np
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE as DEFAULT_FLOOR
 from nomad_lab.core.workspace import PROJECT_ROOT
 from nomad_lab.gate import gates
+from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.pools import PoolSet, load_dump
+from nomad_lab.gate.spec import GateSpecError, parse_gate_spec
 from nomad_lab.gate.stats import CalibratedFloor
 from nomad_lab.gate.sweep import OperatingCurve, floor_margins, leak_by_tag, restrict_refusals, sweep
 from nomad_lab.studies.params import STORE, alpha_param
@@ -36,6 +38,7 @@ class FloorStudy:
     weakest_correct_top_hit: float | None
     calibrated: CalibratedFloor
     tags_at_default: dict[str, tuple[float, int, int]]
+    extra: tuple[OperatingCurve, ...] = ()  # the curves of gate specs asked for by name (--gate)
 
 
 def run_floor_study(
@@ -44,8 +47,12 @@ def run_floor_study(
     alpha: float = 0.10,
     refusal_tag: str | None = None,
     default_floor: float = DEFAULT_FLOOR,
+    gate_specs: tuple[str, ...] = (),
 ) -> FloorStudy:
-    """Sweep the three score gates over ``pools``; leak counts only refusals tagged ``refusal_tag``."""
+    """Sweep the three score gates over ``pools``; leak counts only refusals tagged ``refusal_tag``.
+
+    ``gate_specs`` (``floor@0.4+contrast``, ...) add one curve each, named by the canonical spec.
+    """
     pools = restrict_refusals(pools, refusal_tag)
     score = sweep(pools, "score_floor", gates.FLOOR_GRID)
     return FloorStudy(
@@ -57,6 +64,7 @@ def run_floor_study(
         weakest_correct_top_hit=gates.weakest_correct_top_hit(pools),
         calibrated=score.calibrated(alpha),
         tags_at_default=leak_by_tag(pools, gates.score_floor(pools, [default_floor])),
+        extra=tuple(spec_curve(pools, spec) for spec in gate_specs),
     )
 
 
@@ -87,7 +95,7 @@ def write_floor_study(study: FloorStudy, out_dir: str | Path) -> dict[str, Path]
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    curves = {c.gate: c.rows() for c in (study.score, study.cosine, study.contrast)}
+    curves = {c.gate: c.rows() for c in (study.score, study.cosine, study.contrast, *study.extra)}
     summary = {
         "fingerprint": study.pools.fingerprint,
         "pools": study.pools.size,
@@ -111,24 +119,28 @@ def write_floor_study(study: FloorStudy, out_dir: str | Path) -> dict[str, Path]
         out / "floor_sweep.png",
     )
     paths["tradeoff_png"] = save(
-        plot_leak_vs_recall([study.score, study.cosine, study.contrast], title="Leak vs recall by gate"),
+        plot_leak_vs_recall(
+            [study.score, study.cosine, study.contrast, *study.extra], title="Leak vs recall by gate"
+        ),
         out / "leak_vs_recall.png",
     )
     return paths
-
-
-def floor_study_from_dump(
-    dump: str | Path, out_dir: str | Path, **kwargs: object
-) -> tuple[FloorStudy, dict[str, Path]]:
-    """Load a reference-format dump, run the study and write its outputs."""
-    study = run_floor_study(load_dump(dump), **kwargs)  # type: ignore[arg-type]
-    return study, write_floor_study(study, out_dir)
 
 
 def tag_table(study: FloorStudy) -> str:
     """Leak rate per refusal tag at the default floor (markdown)."""
     rows = [f"| {tag} | {rate:.3f} | {k} / {n} |" for tag, (rate, k, n) in study.tags_at_default.items()]
     return "\n".join(["| tag | leak rate | leaked / refusals |", "|---|---|---|", *rows])
+
+
+def _gate_specs(texts: tuple[str, ...] | list[str]) -> str | None:
+    """Every ``--gate`` a valid gate spec (a bad one fails before any work)."""
+    for text in texts:
+        try:
+            parse_gate_spec(text)
+        except GateSpecError as exc:
+            return str(exc)
+    return None
 
 
 PARAMS = (
@@ -147,20 +159,38 @@ PARAMS = (
         "count leaks only on refusals with this tag ('' counts every refusal)",
         metavar="TAG",
     ),
+    Param(
+        "gate",
+        str,
+        (),
+        "also sweep this gate spec (repeatable), e.g. floor@0.4+contrast or cosine",
+        check=_gate_specs,
+        many=True,
+        metavar="SPEC",
+    ),
     STORE,
 )
 
 
 def compute(params: Params) -> FloorStudy:
-    """The study from its declared parameters: ``dump`` (candidate pools), ``alpha``, ``refusal_tag``."""
-    return run_floor_study(load_dump(params.dump), alpha=params.alpha, refusal_tag=params.refusal_tag or None)
+    """The study from its declared parameters: ``dump`` (candidate pools), ``alpha``, ``refusal_tag``,
+    ``gate`` (gate spec strings, each one more curve, named by its canonical spec)."""
+    return run_floor_study(
+        load_dump(params.dump),
+        alpha=params.alpha,
+        refusal_tag=params.refusal_tag or None,
+        gate_specs=tuple(str(parse_gate_spec(text)) for text in params.gate),
+    )
 
 
 STUDY = Study(
     name="floor",
     title="Floor sweep: leak against recall@5 for three gates, calibrated floor",
     run=compute,
-    rows=lambda study: [row for c in (study.score, study.cosine, study.contrast) for row in c.rows()],
+    rows=lambda study: (
+        [row for c in (study.score, study.cosine, study.contrast) for row in c.rows()]
+        + [{**row, "gate": c.gate} for c in study.extra for row in c.rows()]
+    ),
     markdown=lambda study: markdown_table(study) + "\n\n" + study.calibrated.message,
     write=write_floor_study,
     out_dir="results/floor_sweep",

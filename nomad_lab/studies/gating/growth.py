@@ -150,7 +150,7 @@ def measure_size(
 ) -> GrowthRow:
     """Retrieve core + off-topic once at this size, then every floor from the pools (and the floor
     calibrated for leak target ``alpha``), then the judge on the off-topic questions of the same run."""
-    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
     from nomad_lab.gate import gates
     from nomad_lab.gate.pools import pools_from_records
     from nomad_lab.gate.sweep import restrict_refusals, sweep
@@ -159,7 +159,7 @@ def measure_size(
     from nomad_lab.studies.gating.judges import compare_with_floor, judge_run
 
     embedder = embedder or load_embedder()
-    config = RetrievalEvalConfig(
+    config = RetrievalRequest(
         corpus_dir=corpus_dir,
         goldens_dir=goldens_dir,
         suite="core,off_topic",
@@ -168,7 +168,7 @@ def measure_size(
         store_path=store_path,
         progress=progress,
     )
-    both = run_retrieval_eval(config, embedder)
+    both = retrieve(config, embedder)
     with Store(store_path) as store:
         dump = store.export_dump(both.run_id)
         suite_of = {case.golden_id: case.suite for case in store.get_cases(both.run_id)}

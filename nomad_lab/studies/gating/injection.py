@@ -140,14 +140,14 @@ def run_injection_study(
 
     from nomad_lab.backends import open_backend
     from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
-    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
     from nomad_lab.services.verdict_cache import CachedJudge
     from nomad_lab.store import Store
     from nomad_lab.studies.gating.judges import judged_set
 
     backend = backend or open_backend(judge_model)  # a bad spec or missing model fails before retrieval
     store_path = store_path or DEFAULT_STORE_PATH
-    config = RetrievalEvalConfig(
+    config = RetrievalRequest(
         corpus_dir=corpus_dir or DEFAULT_CORPUS_DIR,
         goldens_dir=goldens_dir or DEFAULT_GOLDENS_DIR,
         suite=suite,
@@ -156,7 +156,7 @@ def run_injection_study(
         store_path=store_path,
         progress=progress,
     )
-    run_id = run_retrieval_eval(config, embedder).run_id
+    run_id = retrieve(config, embedder).run_id
     study = InjectionStudy(judge_model, suite, floor, run_id)
     with Store(store_path) as store:
         chunks = {c.chunk_id: c for c in store.get_chunks(store.get_run(run_id).fingerprint)}

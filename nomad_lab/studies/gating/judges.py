@@ -212,10 +212,10 @@ def run_judge_study(
     ``run_id`` judges that stored retrieval run instead of retrieving again (no embedding model loaded).
     """
     from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
-    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 
     path = Path(store_path) if store_path else DEFAULT_STORE_PATH
-    config = RetrievalEvalConfig(
+    config = RetrievalRequest(
         corpus_dir=Path(corpus_dir) if corpus_dir else DEFAULT_CORPUS_DIR,
         goldens_dir=Path(goldens_dir) if goldens_dir else DEFAULT_GOLDENS_DIR,
         suite=suite,
@@ -223,7 +223,7 @@ def run_judge_study(
         store_path=path,
         progress=progress,
     )
-    run_id = run_id or run_retrieval_eval(config).run_id
+    run_id = run_id or retrieve(config).run_id
     rows = []
     with Store(path) as store:
         if fill_missing is not None:
@@ -386,7 +386,7 @@ STUDY = Study(
             ),
             "results/judge_confidence",
             ("confidence_embedded_gemma3_270m.png", "judges.png"),
-            ("confidence_embedded_gemma3_270m.md", "judges.md", "cost.md"),
+            ("confidence_embedded_gemma3_270m.md", "judges.md"),
         ),
     ),
 )

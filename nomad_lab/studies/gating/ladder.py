@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.studies.gating.judge_confidence import LADDER, ladder_markdown, ladder_row
+from nomad_lab.studies.gating.judge_confidence import LADDER, LADDER_MODELS, ladder_markdown, ladder_row
 from nomad_lab.studies.gating.judges import JudgedRun, run_judge_study
 from nomad_lab.studies.params import RUN, WORKSPACE, not_negative, suite_param
 from nomad_lab.studies.shape import Param, Params, Study, argv
@@ -60,12 +60,10 @@ STUDY = Study(
     markdown=lambda result: ladder_markdown(result["rows"], result["sampled"]),
     write=write,
     out_dir="results/judge_ladder",
-    command=argv(
-        "study ladder --sample 30 --store runs/judge.duckdb --run '<stored core,off_topic run at floor 0>'"
-    ),
+    command=argv("study ladder --sample 30 --store runs/judge.duckdb"),
     tables=("ladder.md",),
-    published=False,  # four models, assembled by hand (NOMAD_LAB_MODELS): its own command
+    published=False,  # four models, the Qwen ones an optional extra: its own command
     stage=66,
     params=PARAMS,
-    prefix="NOMAD_LAB_MODELS=<assembled ladder GGUFs>",
+    prefix=LADDER_MODELS,
 )

@@ -19,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 from nomad_lab.gate.stats import PairedTest, bootstrap_means, mcnemar_exact, paired_bootstrap
 from nomad_lab.store import Store
+from nomad_lab.studies.gating.judge_confidence import LADDER_MODELS
 from nomad_lab.studies.params import RUN, WORKSPACE, floor_param, not_negative, suite_param
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
@@ -154,7 +155,7 @@ PARAMS = (
 
 def compute(params: Params) -> dict[str, Any]:
     """Retrieve (or read the stored ``run``), then compare the two judges on its sets."""
-    config = RetrievalEvalConfig(
+    config = RetrievalRequest(
         corpus_dir=params.corpus,
         goldens_dir=params.goldens,
         suite=params.suite,
@@ -162,7 +163,7 @@ def compute(params: Params) -> dict[str, Any]:
         store_path=params.store,
         progress=not params.no_progress,
     )
-    run_id = params.run or run_retrieval_eval(config).run_id
+    run_id = params.run or retrieve(config).run_id
     with Store(params.store) as store:
         row = compare_per_passage(
             store,
@@ -189,12 +190,11 @@ def _qwen(size: str) -> Output:
         f"Per-passage judge against one verdict per set (Qwen2.5-Coder {size.upper()})",
         argv(
             f"study per-passage --judge-model embedded:qwen2.5-coder-{size} --sample 40 "
-            "--store runs/judge.duckdb --run '<stored core,off_topic run at floor 0>' "
-            f"--out results/judge_per_passage/qwen2.5-coder-{size}"
+            f"--store runs/judge.duckdb --out results/judge_per_passage/qwen2.5-coder-{size}"
         ),
         f"results/judge_per_passage/qwen2.5-coder-{size}",
         tables=("per_passage.md",),
-        prefix="NOMAD_LAB_MODELS=<assembled ladder GGUFs>",
+        prefix=LADDER_MODELS,
     )
 
 
@@ -207,8 +207,7 @@ STUDY = Study(
     write=write,
     out_dir="results/judge_per_passage",
     command=argv(
-        "study per-passage --judge-model embedded:gemma3-270m --sample 40 --store runs/judge.duckdb "
-        "--run '<stored core,off_topic run at floor 0>'"
+        "study per-passage --judge-model embedded:gemma3-270m --sample 40 --store runs/judge.duckdb"
     ),
     tables=("per_passage.md",),
     published=False,  # about 40 sets x (1 + passages) judge calls per model: its own command

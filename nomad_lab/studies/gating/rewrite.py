@@ -21,6 +21,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.backends import open_backend
+from nomad_lab.data.corpus import load_corpus
+from nomad_lab.data.goldens import load_suites
+from nomad_lab.eval.retrieval_metrics import RetrievedChunk, score_case
+from nomad_lab.gate.stats import mcnemar_exact, paired_bootstrap
+from nomad_lab.retrieval.embedding import load_embedder
+from nomad_lab.retrieval.index import build_index
+from nomad_lab.services.query_rewrite import rewrite_query
+from nomad_lab.store import Store
 from nomad_lab.studies.params import WORKSPACE, suite_param
 from nomad_lab.studies.shape import Param, Params, Study, argv
 
@@ -91,15 +100,6 @@ def run(
     summary and its rows (``rows``)."""
     from tqdm.auto import tqdm
 
-    from nomad_lab.backends import open_backend
-    from nomad_lab.data.corpus import load_corpus
-    from nomad_lab.data.goldens import load_suites
-    from nomad_lab.eval.retrieval_metrics import RetrievedChunk, score_case
-    from nomad_lab.retrieval.embedding import load_embedder
-    from nomad_lab.retrieval.index import build_index
-    from nomad_lab.services.judge_service import rewrite_query
-    from nomad_lab.store import Store
-
     corpus = load_corpus(corpus_dir)
     cases = multi_turn_goldens(load_suites(goldens_dir, suite, corpus.all_doc_ids))
     backend = open_backend(tasks_model)
@@ -143,7 +143,6 @@ def run(
 
 def summarize(rows: Sequence[RewriteRow], tasks_model: str, suite: str) -> dict[str, Any]:
     """Mean recall@5 and hit@5 per mode; paired tests of structured vs free-text and each vs raw."""
-    from nomad_lab.gate.stats import mcnemar_exact, paired_bootstrap
 
     by_mode = {m: sorted((r for r in rows if r.mode == m), key=lambda r: r.case_id) for m in MODES}
     means = {

@@ -1,0 +1,103 @@
+"""``nomad-lab gate fit`` / ``gate apply``: learn a gate from a stored run's labelled questions, use it.
+
+``gate fit --run RUN --out gates/x.json`` fits a logistic gate over the run's pool statistics and query
+embedding, prints its out-of-fold figures (grouped, repeated folds; thresholds picked inside training
+folds) and saves a small JSON gate file. ``gate apply gates/x.json --run RUN`` scores another run with it
+(refused when that run was embedded by another embedder). Python: ``studies.gating.gate_fit``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from nomad_lab.cli.workspace_args import add_store_argument
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("gate", help="fit a learned gate on a stored run, or apply one")
+    sub = parser.add_subparsers(dest="gate_command", metavar="GATE_COMMAND")
+    fit = sub.add_parser("fit", help="fit a learned gate (out-of-fold figures) and save it as JSON")
+    fit.add_argument("--run", help="stored retrieval run id (default: the latest)")
+    fit.add_argument("--out", type=Path, required=True, help="gate file to write, e.g. gates/minilm.json")
+    fit.add_argument(
+        "--features",
+        default="pool,query",
+        help="feature kinds: pool, query, judge, comma-joined (default: %(default)s)",
+    )
+    fit.add_argument(
+        "--bank", type=Path, help="out-of-scope question bank as extra negatives (golden .jsonl)"
+    )
+    fit.add_argument("--no-bank", action="store_true", help="do not use the default bank even if it exists")
+    fit.add_argument("--folds", type=int, default=5, help="outer folds (default: %(default)s)")
+    fit.add_argument("--repeats", type=int, default=5, help="repeated fold draws (default: %(default)s)")
+    add_store_argument(fit)
+    fit.set_defaults(func=run_fit)
+    apply = sub.add_parser("apply", help="apply a saved gate file to a stored run")
+    apply.add_argument("gate_file", type=Path, help="a gate file written by gate fit")
+    apply.add_argument("--run", help="stored retrieval run id (default: the latest)")
+    apply.add_argument("--threshold", type=float, help="P(on topic) threshold (default: the file's)")
+    apply.add_argument("--scores", type=Path, help="also write every question's score as JSON here")
+    add_store_argument(apply)
+    apply.set_defaults(func=run_apply)
+    parser.set_defaults(func=lambda _args: parser.print_help() or 2)
+
+
+def _triple(t: Any) -> str:
+    return "n/a" if t is None else f"{t[0]:.3f} [{t[1]:.3f}, {t[2]:.3f}]"
+
+
+def run_fit(args: argparse.Namespace) -> int:
+    from nomad_lab.studies.gating.gate_data import load_run
+    from nomad_lab.studies.gating.gate_fit import bank_run, default_bank, fit_gate
+
+    kinds = [k.strip() for k in args.features.split(",") if k.strip()]
+    data = load_run(args.store, args.run)
+    bank_path = None if args.no_bank else (args.bank or default_bank())
+    bank = bank_run(args.store, data, bank_path) if bank_path else None
+    result = fit_gate(data, kinds, bank, folds=args.folds, repeats=args.repeats)
+    path = result.gate.save(args.out)
+    f = result.gate.figures
+    refusals = int(data.pools.expect_refusal.sum())
+    extra = f", bank {bank.pools.size} extra negatives" if bank else ", no bank"
+    print(f"fitted on run {data.run_id}: {data.pools.size} questions, {refusals} refusals{extra}")
+    print(f"out of fold ({f['repeats']}x{f['folds']}-fold, grouped): ROC AUC {_triple(f['rocAuc'])}")
+    print(
+        f"  at recall@5 >= {f['recallTarget']}: leak {_triple(f['leakAtRecallTarget'])}, "
+        f"recall@5 {_triple(f['recallAtRecallTarget'])}"
+    )
+    print(
+        f"  at leak <= {f['leakTarget']} (95% bound): recall@5 {_triple(f['recallAtLeakTarget'])}, "
+        f"leak {_triple(f['leakAtLeakTarget'])}"
+    )
+    print(f"wrote {path} (threshold {result.gate.threshold:.4f}, {result.seconds:.1f} s)")
+    return 0
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    from nomad_lab.gate.learned import LearnedGate
+    from nomad_lab.studies.gating.gate_data import load_run
+    from nomad_lab.studies.gating.gate_fit import apply_gate
+
+    gate = LearnedGate.load(args.gate_file)
+    data = load_run(args.store, args.run, embed="query" in gate.kinds)
+    out = apply_gate(gate, data, args.threshold)
+    if out["inSample"]:
+        label = " (in sample: the gate was fitted on every question of this run)"
+    elif out["seenInTraining"]:
+        label = f" (counting the {out['questions']} questions it was not fitted on)"
+    else:
+        label = ""
+    print(f"gate {args.gate_file} on run {out['run']}{label}, threshold {out['threshold']:.4f}:")
+    if out["leak"] is not None:
+        print(f"  leak {out['leak']:.3f} ({out['leaked']}/{out['refusals']} refusals)")
+    if out["recall@5"] is not None:
+        print(f"  recall@5 {out['recall@5']:.3f}")
+    print(f"  {out['msPerQuestion']:.3f} ms per question, no model call")
+    if args.scores:
+        args.scores.parent.mkdir(parents=True, exist_ok=True)
+        args.scores.write_text(json.dumps(out, indent=1) + "\n")
+        print(f"wrote {args.scores}")
+    return 0

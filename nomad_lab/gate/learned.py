@@ -1,0 +1,156 @@
+"""A learned gate: logistic regression over gate features, saved as a small readable JSON file.
+
+Why a file of plain numbers: applying the gate is a standardization, a dot product and a sigmoid, so
+a fitted gate applies with numpy alone (no scikit-learn at apply time) and a reader can see which
+features it leans on. The file also carries what it is only valid for: the embedder identity of the
+pools and query vectors it was fitted on (applying it to another embedder's is refused, since scores
+and vectors live on another scale) and the training run, with its out-of-fold figures.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nomad_lab.core.errors import NomadLabError
+
+FORMAT = "nomad-lab learned gate v1"
+IDENTITY_KEYS = ("model", "version", "method", "dimension")
+"""The parts of an embedder identity that decide whether scores and vectors are comparable."""
+REGULARIZATION_C = (0.01, 0.1, 1.0)
+"""Inverse L2 strengths on standardized features a fit chooses from, inside its training folds only
+(a fixed grid around scikit-learn's default of 1, set before any figure was seen)."""
+
+
+def same_embedder(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return all(a.get(k) == b.get(k) for k in IDENTITY_KEYS)
+
+
+def describe(identity: Mapping[str, Any] | None) -> str:
+    return "unknown" if identity is None else f"{identity.get('model')} ({identity.get('version')})"
+
+
+@dataclass(frozen=True)
+class LearnedGate:
+    """A fitted gate. ``score`` is P(on topic); a pool is kept when its score is ≥ ``threshold``."""
+
+    kinds: list[str]
+    features: list[str]
+    mean: list[float]
+    scale: list[float]
+    coef: list[float]
+    intercept: float
+    threshold: float
+    embedder: dict[str, Any] | None
+    training: dict[str, Any] = field(default_factory=dict)
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    def check_embedder(self, identity: Mapping[str, Any] | None, where: str) -> None:
+        """Refuse pools or vectors from another embedder than the one the gate was fitted on."""
+        if not same_embedder(self.embedder, identity):
+            raise NomadLabError(
+                f"{where}: the gate was fitted on {describe(self.embedder)} pools, these come from "
+                f"{describe(identity)}; fit a gate on this embedder's run instead"
+            )
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        """P(on topic) per row of ``x`` (columns in ``features`` order); numpy only."""
+        x = np.asarray(x, dtype=float)
+        if x.ndim != 2 or x.shape[1] != len(self.features):
+            raise NomadLabError(f"learned gate: expected {len(self.features)} feature columns, got {x.shape}")
+        z = (x - np.asarray(self.mean)) / np.asarray(self.scale)
+        logit = z @ np.asarray(self.coef) + self.intercept
+        return 1.0 / (1.0 + np.exp(-np.clip(logit, -500, 500)))
+
+    def save(self, path: str | Path) -> Path:
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"format": FORMAT, **asdict(self)}, indent=1) + "\n")
+        return out
+
+    @classmethod
+    def load(cls, path: str | Path) -> LearnedGate:
+        """Read a gate file; a missing, foreign or incomplete file is one error line naming it."""
+        where = str(path)
+        try:
+            data = json.loads(Path(path).read_text())
+        except FileNotFoundError:
+            raise NomadLabError(f"{where}: no such gate file") from None
+        except json.JSONDecodeError as exc:
+            raise NomadLabError(f"{where}: not JSON ({exc.msg}, line {exc.lineno})") from None
+        if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
+            raise NomadLabError(f"{where}: not a learned gate file (expected format {FORMAT!r})")
+        try:
+            gate = cls(**data)
+        except TypeError as exc:
+            raise NomadLabError(f"{where}: {exc}") from None
+        sizes = {len(gate.features), len(gate.mean), len(gate.scale), len(gate.coef)}
+        if len(sizes) != 1:
+            raise NomadLabError(f"{where}: features, mean, scale and coef must have the same length")
+        return gate
+
+
+def fit_logistic(
+    x: np.ndarray, y: np.ndarray, c: float = 1.0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Standardize, then fit an L2 logistic regression (inverse strength ``c``) with balanced class weights.
+
+    Returns (mean, scale, coef, intercept) on the standardized scale; a constant column gets scale 1.
+    A training set holding one class (a tiny fold) gives a constant gate at that class.
+    """
+    from sklearn.linear_model import LogisticRegression  # heavy
+    from threadpoolctl import threadpool_limits  # heavy (ships with scikit-learn)
+
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale = np.where(scale > 1e-12, scale, 1.0)
+    if len(np.unique(y)) < 2:
+        return mean, scale, np.zeros(x.shape[1]), 10.0 if (y.size and y[0] == 1) else -10.0
+    model = LogisticRegression(C=c, class_weight="balanced", max_iter=2000)
+    with threadpool_limits(1):  # small problems: BLAS threads only contend on a shared 2-core machine
+        model.fit((x - mean) / scale, y)
+    return mean, scale, model.coef_[0], float(model.intercept_[0])
+
+
+def logistic_scores(
+    mean: np.ndarray, scale: np.ndarray, coef: np.ndarray, intercept: float, x: np.ndarray
+) -> np.ndarray:
+    logit = ((x - mean) / scale) @ coef + intercept
+    return 1.0 / (1.0 + np.exp(-np.clip(logit, -500, 500)))
+
+
+def coefficient_rows(gate: LearnedGate, top: int = 15) -> list[dict[str, Any]]:
+    """The largest standardized coefficients (the query embedding summed as one row per sign)."""
+    rows: list[dict[str, Any]] = []
+    query = [(n, c) for n, c in zip(gate.features, gate.coef, strict=True) if n.startswith("query_")]
+    rows += [
+        {"feature": n, "coef": float(c)}
+        for n, c in zip(gate.features, gate.coef, strict=True)
+        if not n.startswith("query_")
+    ]
+    if query:
+        values = np.array([c for _, c in query])
+        rows.append(
+            {
+                "feature": f"query embedding ({len(query)} dims, L2 norm of coefs)",
+                "coef": float(np.linalg.norm(values)),
+            }
+        )
+    rows.sort(key=lambda r: -abs(r["coef"]))
+    return rows[:top]
+
+
+def feature_columns(names: Sequence[str], wanted: Sequence[str], where: str) -> list[int]:
+    """Indices of ``wanted`` in ``names``; a feature the table lacks is one error line."""
+    index = {n: i for i, n in enumerate(names)}
+    missing = [w for w in wanted if w not in index]
+    if missing:
+        raise NomadLabError(f"{where}: the run lacks feature(s) {', '.join(missing[:3])}")
+    return [index[w] for w in wanted]

@@ -1,0 +1,54 @@
+"""What every table group of the store shares: the open DuckDB connection and all-or-nothing writes.
+
+Why a base: each table group (``index_tables``, ``runs``, ``dumps``, ``verdicts``, ``study_rows``,
+``notebook_cells``, ``calls``, ``answers``) is a small mixin holding that group's SQL; :class:`Store`
+(``db``) composes them over one connection, so callers keep one object and one file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from nomad_lab.core.errors import NomadLabError
+
+__all__ = ["StoreError", "StoreLockedError", "StoreSchemaError", "TableGroup"]
+
+
+class StoreError(NomadLabError, RuntimeError):
+    """The store file cannot be used (not a DuckDB file, locked, or not a nomad-lab store)."""
+
+
+class StoreSchemaError(StoreError):
+    """The store was written with another schema version; it is left untouched."""
+
+
+class StoreLockedError(StoreError):
+    """Another process holds the store's write lock and kept it longer than the wait."""
+
+
+class TableGroup:
+    """The connection a table group's methods run on (set by :class:`nomad_lab.store.Store`)."""
+
+    con: Any
+    path: Path
+    found_version: int
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All-or-nothing writes."""
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self.con.execute("COMMIT")
+
+    @property
+    def schema_version(self) -> int:
+        return int(
+            self.con.execute("SELECT value FROM nomad_lab_meta WHERE key = 'schema_version'").fetchone()[0]
+        )

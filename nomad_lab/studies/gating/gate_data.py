@@ -1,0 +1,182 @@
+"""A stored retrieval run as gate inputs: pools, features, query vectors and cached judge verdicts.
+
+Why here (a study-level module): gathering reads the store and, for the query embedding, the run's own
+embedder; the feature math itself stays pure in ``nomad_lab.gate.features``. Query vectors are embedded
+with the embedder the run RECORDS (its spec, checked against its recorded identity: model, version,
+method, dimension), never with whatever embedder is at hand, and cached in the store's embedding table
+under a query key, so a second gather makes no embedding call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nomad_lab.core.errors import NomadLabError
+from nomad_lab.gate import gates
+from nomad_lab.gate.features import FeatureTable, keyword_overlap, pool_features
+from nomad_lab.gate.learned import describe, same_embedder
+from nomad_lab.gate.pools import PoolSet, pools_from_records
+from nomad_lab.retrieval.embedding import load_embedder
+from nomad_lab.retrieval.index import query_texts
+from nomad_lab.retrieval.reranker import load_reranker
+from nomad_lab.services.verdict_cache import judge_passages_and_key, judged_set
+from nomad_lab.store import Store
+
+
+@dataclass(frozen=True)
+class RunData:
+    """One stored run ready for gating: ``base_recall`` is recall@5 with no gate (NaN: no relevant doc),
+    ``base_nonempty`` whether the ungated pool returns anything."""
+
+    run_id: str
+    pools: PoolSet
+    features: FeatureTable
+    queries: list[str]
+    base_recall: np.ndarray
+    base_nonempty: np.ndarray
+    embedder: dict[str, Any]
+    corpus_dir: str | None
+    include_distractors: bool
+
+
+def subset_run(data: RunData, mask: np.ndarray) -> RunData:
+    """The run restricted to the questions where ``mask`` is true."""
+    return replace(
+        data,
+        pools=data.pools.subset(mask),
+        features=data.features.subset(np.flatnonzero(mask)),
+        queries=[q for q, keep in zip(data.queries, mask, strict=True) if keep],
+        base_recall=data.base_recall[mask],
+        base_nonempty=data.base_nonempty[mask],
+    )
+
+
+def _query_key(text: str) -> str:
+    return hashlib.sha256(("query\x00" + text).encode()).hexdigest()  # never a document's text hash
+
+
+def query_vectors(
+    store: Store, identity: dict[str, Any] | None, queries: Sequence[str], where: str
+) -> np.ndarray:
+    """The queries' vectors by the run's recorded embedder (cached in the store; refused on a mismatch)."""
+    if not identity or "spec" not in identity:
+        raise NomadLabError(f"{where}: the run records no embedder identity; re-run its retrieval to gate it")
+    embedder = load_embedder(identity["spec"])
+    if not same_embedder(embedder.identity(), identity):
+        raise NomadLabError(
+            f"{where}: the run was embedded with {describe(identity)}, its spec now loads "
+            f"{describe(embedder.identity())}; refusing to mix query vectors"
+        )
+    texts = query_texts(embedder, queries)
+    keys = [_query_key(t) for t in texts]
+    cached = store.get_embeddings(embedder.model_key, keys)
+    todo = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in cached}.items())
+    if todo:
+        vectors = embedder.embed([t for _, t in todo], kind="query")
+        if not store.read_only:
+            store.put_embeddings(embedder.model_key, [k for k, _ in todo], vectors)
+        cached.update({k: v for (k, _), v in zip(todo, vectors, strict=True)})
+    return np.stack([cached[k] for k in keys]).astype(float) if keys else np.zeros((0, embedder.dimension))
+
+
+def load_run(store_path: str | Path, run_id: str | None = None, *, embed: bool = True) -> RunData:
+    """Gather a stored run (None: the latest retrieval run) into pools and features."""
+    with Store(store_path) as store:
+        run_id = run_id or store.latest_run_id("retrieval")
+        if run_id is None:
+            raise NomadLabError(f"{store_path}: no retrieval run stored; run nomad-lab eval retrieval first")
+        run = store.get_run(run_id)
+        dump = store.export_dump(run_id)
+        pools = pools_from_records(
+            dump["pools"], fingerprint=run.fingerprint, params=dump["params"], source=run_id
+        )
+        cases = {c.golden_id: c for c in store.get_cases(run_id)}
+        queries = [cases[i].query or "" for i in pools.ids]
+        stored = store.get_pools(run_id)
+        chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
+        overlap = np.array(
+            [
+                keyword_overlap(q, [c.text for c in judged_set(stored.get(i, []), chunks, 0.0)])
+                for i, q in zip(pools.ids, queries, strict=True)
+            ]
+        )
+        identity = run.params.get("embedder")
+        vectors = query_vectors(store, identity, queries, f"run {run_id}") if embed else None
+        index = store.get_index(run.fingerprint)
+    matrix, names = pool_features(pools, overlap)
+    features = FeatureTable(
+        pools.ids, matrix, names, vectors, identity, source={"run": run_id, "fingerprint": run.fingerprint}
+    )
+    recall, nonempty = gates.evaluate(pools, pools.valid[None])
+    return RunData(
+        run_id,
+        pools,
+        features,
+        queries,
+        recall[0],
+        nonempty[0],
+        identity or {},
+        None if index is None else index.corpus_dir,
+        bool(run.params.get("includeDistractors", True)),
+    )
+
+
+@dataclass(frozen=True)
+class CachedVerdicts:
+    """One judge's cached verdicts over a run (NaN: none cached), and how many it would still need."""
+
+    spec: str
+    verdicts: np.ndarray
+    p_true: np.ndarray
+    ms: np.ndarray
+    missing: int
+
+
+def cached_verdicts(store_path: str | Path, data: RunData, spec: str, floor: float = 0.0) -> CachedVerdicts:
+    """Read the verdicts ``spec`` gave on each question's top-5 set at ``floor`` from the cache only."""
+    n = data.pools.size
+    verdicts, p_true, ms = (np.full(n, np.nan) for _ in range(3))
+    missing = 0
+    with Store(store_path, read_only=True) as store:
+        run = store.get_run(data.run_id)
+        stored = store.get_pools(data.run_id)
+        chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
+        for i, (gid, query) in enumerate(zip(data.pools.ids, data.queries, strict=True)):
+            passages = judged_set(stored.get(gid, []), chunks, floor)
+            if not passages:
+                continue
+            verdict = store.get_verdict(spec, judge_passages_and_key(query, passages)[1])
+            if verdict is None:
+                missing += 1
+                continue
+            if verdict.ok and verdict.on_topic is not None:
+                verdicts[i] = 1.0 if verdict.on_topic else 0.0
+            p_true[i] = np.nan if verdict.p_true is None else verdict.p_true
+            ms[i] = np.nan if verdict.ms is None else verdict.ms
+    return CachedVerdicts(spec, verdicts, p_true, ms, missing)
+
+
+def reranker_scores(store_path: str | Path, data: RunData, spec: str) -> tuple[np.ndarray, int, float]:
+    """A trained reranker's best score over each question's top-5 set at floor 0 (NaN: empty pool), the
+    number of (question, passage) pairs scored, and the seconds it took (the reranker runs here)."""
+    reranker = load_reranker(spec)
+    best = np.full(data.pools.size, np.nan)
+    pairs = 0
+    with Store(store_path, read_only=True) as store:
+        run = store.get_run(data.run_id)
+        stored = store.get_pools(data.run_id)
+        chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
+    started = time.perf_counter()
+    for i, (gid, query) in enumerate(zip(data.pools.ids, data.queries, strict=True)):
+        texts = [c.text for c in judged_set(stored.get(gid, []), chunks, 0.0)]
+        if texts:
+            best[i] = max(reranker.score(query, texts))
+            pairs += len(texts)
+    return best, pairs, time.perf_counter() - started

@@ -1,0 +1,212 @@
+"""Fit a learned gate on a stored run (out of fold), save it, and apply a saved gate to another run.
+
+The functions behind ``nomad-lab gate fit`` / ``gate apply`` and the learned rows of ``study gates``.
+Labels: a question is on topic unless its golden expects a refusal. Optional extra negatives come from
+a generic out-of-scope bank (golden format, every line a refusal), retrieved against the run's own
+corpus with the run's own embedder; they only ever join training folds, never a scored fold.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.workspace import DEFAULT_BANK_PATH
+from nomad_lab.data.bank import drop_near_duplicates, load_bank
+from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
+from nomad_lab.gate import crossval
+from nomad_lab.gate.crossval import Figures
+from nomad_lab.gate.learned import (
+    REGULARIZATION_C,
+    LearnedGate,
+    feature_columns,
+    fit_logistic,
+    logistic_scores,
+)
+from nomad_lab.studies.gating.gate_data import RunData, load_run, subset_run
+
+DEFAULT_KINDS = ("pool", "query")
+
+
+def default_bank() -> Path | None:
+    """The generic out-of-scope bank when it exists in the workspace."""
+    return DEFAULT_BANK_PATH if DEFAULT_BANK_PATH.is_file() else None
+
+
+def bank_run(store_path: str | Path, data: RunData, bank: str | Path) -> RunData:
+    """Retrieve the bank's questions against the run's corpus with the run's embedder; gather them.
+
+    Bank questions that equal or nearly repeat one of the run's questions are dropped first
+    (``data.bank.drop_near_duplicates``), so no question is a negative and a scored positive at once.
+    """
+    path = Path(bank)
+    if not path.is_file():
+        raise NomadLabError(f"{path}: no such question bank")
+    if not path.name.endswith(".jsonl"):
+        raise NomadLabError(f"{path}: a question bank is a golden-format .jsonl file")
+    if data.corpus_dir is None:
+        raise NomadLabError(
+            f"run {data.run_id}: its index records no corpus directory to retrieve the bank in"
+        )
+    config = RetrievalRequest(
+        corpus_dir=Path(data.corpus_dir),
+        goldens_dir=path.parent,
+        suite=path.name[: -len(".jsonl")],
+        floor=0.0,
+        include_distractors=data.include_distractors,
+        store_path=Path(store_path),
+        progress=False,
+        embedder=data.embedder.get("spec"),
+    )
+    questions = load_bank(path)  # checks every line is a tagged refusal, naming <file>:<line>
+    if not questions:
+        raise NomadLabError(f"{path}: the question bank holds no questions")
+    as_goldens = [replace(questions[0], id=f"run:{i}", query=q) for i, q in enumerate(data.queries)]
+    kept = {g.id for g in drop_near_duplicates(questions, as_goldens)}
+    extra = load_run(store_path, retrieve(config).run_id)
+    return subset_run(extra, np.array([gid in kept for gid in extra.pools.ids], dtype=bool))
+
+
+@dataclass(frozen=True)
+class FitResult:
+    gate: LearnedGate
+    figures: Figures
+    oof: np.ndarray  # repeats × questions, out-of-fold P(on topic)
+    seconds: float
+
+
+def _labels(data: RunData) -> np.ndarray:
+    return (~data.pools.expect_refusal).astype(int)
+
+
+def fit_gate(
+    data: RunData,
+    kinds: Sequence[str] = DEFAULT_KINDS,
+    bank: RunData | None = None,
+    *,
+    folds: int = crossval.FOLDS,
+    repeats: int = crossval.REPEATS,
+    seed: int = 1341,
+) -> FitResult:
+    """Out-of-fold figures of a logistic gate over ``kinds`` features, then the gate fitted on all of it.
+
+    The saved threshold is the recall-target point of the out-of-fold scores (the final model's
+    behaviour on unseen questions, as well as the run can tell); ``figures`` are the honest ones.
+    """
+    started = time.perf_counter()
+    x, names = data.features.matrix(list(kinds))
+    y = _labels(data)
+    groups = crossval.question_groups(data.pools.tags, data.pools.expect_refusal, data.features.query)
+    splits = crossval.repeated_splits(y, groups, folds, repeats, seed)
+    xb = None if bank is None else bank.features.matrix(list(kinds))[0]
+
+    def training(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if xb is None:
+            return x[index], y[index]
+        return np.vstack([x[index], xb]), np.concatenate([y[index], np.zeros(len(xb), dtype=int)])
+
+    def fit_score(train: np.ndarray, score: np.ndarray, c: float) -> np.ndarray:
+        return logistic_scores(*fit_logistic(*training(train), c), x[score])
+
+    figures, oof, chosen = crossval.learned_figures(
+        fit_score,
+        y,
+        groups,
+        data.base_recall,
+        data.base_nonempty,
+        splits,
+        seed=seed,
+        choices=REGULARIZATION_C,
+    )
+    everything = np.arange(y.size)
+    c = max(set(chosen), key=chosen.count)  # the strength the training folds chose most often
+    mean, scale, coef, intercept = fit_logistic(*training(everything), c)
+    pooled = np.nanmean(oof, axis=0)
+    thresholds, rec, ne = crossval.threshold_grid(pooled, data.base_recall, data.base_nonempty)
+    at_recall, at_leak = crossval.choose_points(
+        rec, ne, data.pools.expect_refusal, crossval.RECALL_TARGET, crossval.LEAK_TARGET
+    )
+    threshold = float(thresholds[at_recall]) if at_recall is not None else 0.0
+    gate = LearnedGate(
+        kinds=list(kinds),
+        features=names,
+        mean=mean.tolist(),
+        scale=scale.tolist(),
+        coef=coef.tolist(),
+        intercept=intercept,
+        threshold=threshold,
+        embedder=dict(data.embedder),
+        training={
+            "run": data.run_id,
+            "fingerprint": data.pools.fingerprint,
+            "questions": int(everything.size),
+            "questionIds": list(data.pools.ids),  # a transfer is scored only on questions not in here
+            "refusals": int(data.pools.expect_refusal.sum()),
+            "bank": None if bank is None else {"run": bank.run_id, "questions": bank.pools.size},
+            "thresholdAtLeak": None if at_leak is None else float(thresholds[at_leak]),
+            "regularizationC": c,
+            "regularizationChosenPerFold": {str(k): chosen.count(k) for k in REGULARIZATION_C},
+        },
+        figures=figures_json(figures),
+    )
+    return FitResult(gate, figures, oof, time.perf_counter() - started)
+
+
+def figures_json(f: Figures) -> dict[str, Any]:
+    return {
+        "outOfFold": True,
+        "folds": f.folds,
+        "repeats": f.repeats,
+        "recallTarget": crossval.RECALL_TARGET,
+        "leakTarget": crossval.LEAK_TARGET,
+        "leakAtRecallTarget": list(f.leak_at_recall),
+        "recallAtRecallTarget": list(f.recall_at_recall),
+        "recallAtLeakTarget": None if f.recall_at_leak is None else list(f.recall_at_leak),
+        "leakAtLeakTarget": None if f.leak_at_leak is None else list(f.leak_at_leak),
+        "rocAuc": None if f.auc is None else list(f.auc),
+        "recallTargetReachedInTraining": f.reached,
+    }
+
+
+def apply_gate(gate: LearnedGate, data: RunData, threshold: float | None = None) -> dict[str, Any]:
+    """Scores and decisions of a saved gate on a run, with its leak and recall@5 there.
+
+    Refuses another embedder's run. Leak and recall are counted on the questions the gate was not
+    fitted on (its file lists them); when every question was in its training, on all of them, and
+    ``inSample`` says so.
+    """
+    where = f"gate on run {data.run_id}"
+    gate.check_embedder(data.features.embedder, where)
+    started = time.perf_counter()
+    x, names = data.features.matrix(gate.kinds)
+    scores = gate.score(x[:, feature_columns(names, gate.features, where)])
+    seconds = time.perf_counter() - started
+    t = gate.threshold if threshold is None else threshold
+    kept = scores >= t
+    seen = set(gate.training.get("questionIds", []))
+    unseen = np.array([i not in seen for i in data.pools.ids], dtype=bool)
+    counted = unseen if unseen.any() else np.ones_like(unseen)
+    refusal = data.pools.expect_refusal & counted
+    answerable = ~np.isnan(data.base_recall) & counted
+    leaked = kept & data.base_nonempty & refusal
+    return {
+        "run": data.run_id,
+        "threshold": t,
+        "inSample": not unseen.any(),
+        "questions": int(counted.sum()),
+        "seenInTraining": int((~unseen).sum()),
+        "leak": float(leaked[refusal].mean()) if refusal.any() else None,
+        "leaked": int(leaked.sum()),
+        "refusals": int(refusal.sum()),
+        "recall@5": float(np.where(kept, data.base_recall, 0.0)[answerable].mean())
+        if answerable.any()
+        else None,
+        "msPerQuestion": 1000 * seconds / max(1, data.pools.size),
+        "scores": {i: float(s) for i, s in zip(data.pools.ids, scores, strict=True)},
+    }

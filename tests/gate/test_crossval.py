@@ -1,0 +1,89 @@
+"""Out-of-fold figures are out of fold: planted leakage checks, groups that never straddle folds."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nomad_lab.gate import crossval
+from nomad_lab.gate.learned import fit_logistic, logistic_scores
+
+
+def _labels(n: int, rng: np.random.Generator) -> tuple[np.ndarray, list[list[str]]]:
+    refusal = rng.random(n) < 0.35
+    tags = [[f"kind-{i % 6}"] if r else ["single-hop"] for i, r in enumerate(refusal)]
+    return refusal, tags
+
+
+def test_operating_points_are_chosen_on_training_folds_only() -> None:
+    """200 random gates (each keeps a random 93% of questions): picking the least-leaky one that meets the
+    recall target on the very questions it is scored on looks far better than chance; held out, it cannot.
+    The figure would fail this test if the point were chosen on the test fold."""
+    rng = np.random.default_rng(0)
+    n, points = 400, 200
+    refusal, tags = _labels(n, rng)
+    kept = rng.random((points, n)) < 0.93
+    recall = np.where(refusal[None], np.nan, kept.astype(float))
+    groups = crossval.question_groups(tags, refusal)
+    splits = crossval.repeated_splits((~refusal).astype(int), groups, 5, 3, 7)
+    figures = crossval.grid_figures(recall, kept, refusal, splits)
+    in_sample, _ = crossval.choose_points(recall, kept, refusal, 0.90, 0.05)
+    in_sample_leak = kept[in_sample, refusal].mean()
+    assert figures.leak_at_recall[0] > in_sample_leak + 0.02
+    assert abs(figures.leak_at_recall[0] - 0.93) < 0.04
+    assert figures.leak_at_recall[1] <= figures.leak_at_recall[0] <= figures.leak_at_recall[2]
+
+
+def test_a_learned_gate_never_scores_a_question_it_was_fitted_on() -> None:
+    """Noise features, many of them: fitted in sample the AUC is high; out of fold it is near chance."""
+    rng = np.random.default_rng(1)
+    n = 240
+    refusal, tags = _labels(n, rng)
+    x = rng.normal(size=(n, 80))
+    y = (~refusal).astype(int)
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def fit_score(train: np.ndarray, score: np.ndarray, c: float) -> np.ndarray:
+        assert not np.intersect1d(train, score).size
+        seen.append((train, score))
+        return logistic_scores(*fit_logistic(x[train], y[train], c), x[score])
+
+    groups = crossval.question_groups(tags, refusal)
+    splits = crossval.repeated_splits(y, groups, 5, 2, 3)
+    base_recall = np.where(refusal, np.nan, 1.0)
+    figures, oof, chosen = crossval.learned_figures(
+        fit_score, y, groups, base_recall, ~refusal | refusal, splits, choices=(0.1, 1.0)
+    )
+    assert len(chosen) == 10 and set(chosen) <= {0.1, 1.0}
+    in_sample = crossval.roc_auc(logistic_scores(*fit_logistic(x, y), x), y.astype(bool))
+    assert in_sample > 0.8
+    assert figures.auc is not None and figures.auc[0] < 0.65
+    assert not np.isnan(oof).any() and len(seen) > 10
+
+
+def test_refusal_families_and_near_duplicates_never_straddle_folds() -> None:
+    rng = np.random.default_rng(2)
+    n = 120
+    refusal, tags = _labels(n, rng)
+    vectors = rng.normal(size=(n, 16))
+    vectors[1] = vectors[0] * 1.01  # a near-duplicate pair of questions
+    groups = crossval.question_groups(tags, refusal, vectors)
+    assert groups[0] == groups[1]
+    for split in crossval.repeated_splits((~refusal).astype(int), groups, 5, 2, 0):
+        for train, test in split:
+            assert not set(groups[train]) & set(groups[test])
+            test_families = {tuple(tags[i]) for i in test if refusal[i]}
+            train_families = {tuple(tags[i]) for i in train if refusal[i]}
+            assert not test_families & train_families
+
+
+def test_leak_point_needs_the_clopper_pearson_bound() -> None:
+    refusal = np.array([True] * 100 + [False] * 100)
+    # point 0 leaks 3/100 (upper bound above 5%), point 1 leaks 0/100 but keeps only 80% recall
+    nonempty = np.ones((2, 200), dtype=bool)
+    nonempty[0, 3:100] = False
+    nonempty[1, :100] = False
+    recall = np.vstack(
+        [np.r_[np.full(100, np.nan), np.ones(100)], np.r_[np.full(100, np.nan), np.ones(80), np.zeros(20)]]
+    )
+    by_recall, by_leak = crossval.choose_points(recall, nonempty, refusal, 0.9, 0.05)
+    assert (by_recall, by_leak) == (0, 1)

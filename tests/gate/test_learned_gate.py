@@ -1,0 +1,75 @@
+"""A learned gate file: readable JSON, applies with numpy alone, refuses another embedder's pools."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nomad_lab.core.errors import NomadLabError
+from nomad_lab.gate.apply import spec_mask
+from nomad_lab.gate.families import GateInputs
+from nomad_lab.gate.features import FeatureTable, pool_features
+from nomad_lab.gate.learned import LearnedGate, fit_logistic
+from nomad_lab.gate.pools import pools_from_records
+from tests.support.dumps import random_records
+
+MINILM = {"spec": "st:", "model": "all-MiniLM-L6-v2", "version": "1", "method": "m", "dimension": 4}
+
+
+def _gate(tmp_path: Path) -> tuple[Path, FeatureTable, np.ndarray]:
+    pools = pools_from_records(random_records(5, 80))
+    matrix, names = pool_features(pools)
+    rng = np.random.default_rng(0)
+    table = FeatureTable(pools.ids, matrix, names, rng.normal(size=(pools.size, 4)), MINILM)
+    x, columns = table.matrix(["pool", "query"])
+    y = (~pools.expect_refusal).astype(int)
+    mean, scale, coef, intercept = fit_logistic(x, y)
+    gate = LearnedGate(
+        ["pool", "query"], columns, mean.tolist(), scale.tolist(), coef.tolist(), intercept, 0.5, MINILM
+    )
+    return gate.save(tmp_path / "g.json"), table, x
+
+
+def test_saved_gate_reads_back_and_scores_like_scikit_learn(tmp_path: Path) -> None:
+    from sklearn.linear_model import LogisticRegression
+
+    path, _, x = _gate(tmp_path)
+    data = json.loads(path.read_text())
+    assert (
+        data["format"].startswith("nomad-lab learned gate")
+        and data["embedder"]["model"] == "all-MiniLM-L6-v2"
+    )
+    gate = LearnedGate.load(path)
+    z = (x - np.array(gate.mean)) / np.array(gate.scale)
+    model = LogisticRegression()
+    model.classes_, model.coef_, model.intercept_ = (
+        np.array([0, 1]),
+        np.array([gate.coef]),
+        np.array([gate.intercept]),
+    )
+    assert np.allclose(gate.score(x), model.predict_proba(z)[:, 1])
+
+
+def test_gate_refuses_pools_from_another_embedder(tmp_path: Path) -> None:
+    path, table, _ = _gate(tmp_path)
+    pools = pools_from_records(random_records(5, 80))
+    points, mask = spec_mask(pools, f"learned:{path}", GateInputs(features=table))
+    assert points.tolist() == [0.5] and mask.shape[1] == pools.size
+    other = FeatureTable(
+        table.ids, table.pool, table.pool_names, table.query, {**MINILM, "model": "nomic-embed-text"}
+    )
+    with pytest.raises(NomadLabError, match=r"fitted on all-MiniLM-L6-v2 .* from nomic-embed-text") as info:
+        spec_mask(pools, f"learned:{path}", GateInputs(features=other))
+    assert "\n" not in str(info.value)
+
+
+def test_a_broken_gate_file_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "something else"}')
+    with pytest.raises(NomadLabError, match="not a learned gate file"):
+        LearnedGate.load(bad)
+    with pytest.raises(NomadLabError, match="no such gate file"):
+        LearnedGate.load(tmp_path / "missing.json")
