@@ -22,7 +22,7 @@
 # floor presets. Same functions as `nomad-lab study embedders --embedder SPEC ...`.
 
 # %% tags=["parameters"]
-embedders = [
+embedder = [
     "st:",
     "wordllama:",
 ]  # embedder specs: st:, ollama://h:p/m, openai://h:p/v1/m, gguf:PATH, wordllama:
@@ -37,19 +37,21 @@ alpha = 0.10  # leak target of the calibrated floor
 from IPython.display import Image, Markdown, display
 
 from nomad_lab.core.workspace import in_workspace, store_path
-from nomad_lab.studies.gating.embedders import comparison_markdown, run_embedder_comparison
+from nomad_lab.runners.studies import run_study
+from nomad_lab.studies.gating.embedders import comparison_markdown
 
 out = in_workspace(out_dir)
-data = run_embedder_comparison(
-    embedders,
-    out,
-    alpha,
-    corpus_dir=in_workspace(corpus),
-    goldens_dir=in_workspace(goldens),
+result, paths = run_study(
+    "embedders",
+    embedder=embedder,
+    alpha=alpha,
+    corpus=in_workspace(corpus),
+    goldens=in_workspace(goldens),
     suite=suite,
-    store_path=store_path(store),
+    store=store_path(store),
+    out=out,
 )
-display(Markdown(comparison_markdown(data)))
+display(Markdown(comparison_markdown(result["data"])))
 display(Image(filename=f"{out}/embedders.png"))
 
 # %% [markdown]

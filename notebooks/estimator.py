@@ -28,16 +28,23 @@
 # %% tags=["parameters"]
 datasets = "datasets"
 out_dir = "results/estimator"
-tokenizers = None  # None: every real tokenizer available offline; or a list of names
+tokenizer = None  # None: every real tokenizer available offline; or a list of names
 store = None  # workspace store for the rows (None: runs/nomad-lab.duckdb)
 
 # %%
 from IPython.display import Image, Markdown, display
 
 from nomad_lab.core.workspace import in_workspace
-from nomad_lab.studies.budgeting.estimator import markdown, run
+from nomad_lab.runners.studies import run_study
+from nomad_lab.studies.budgeting.estimator import markdown
 
-summary, paths = run(in_workspace(datasets), in_workspace(out_dir), tokenizers, in_workspace(store))
-display(Markdown(markdown(summary)))
+result, paths = run_study(
+    "estimator",
+    datasets=in_workspace(datasets),
+    tokenizer=tokenizer,
+    store=in_workspace(store),
+    out=in_workspace(out_dir),
+)
+display(Markdown(markdown(result.summary)))
 display(Image(filename=str(paths["by_class"])))
 display(Image(filename=str(paths["png"])))

@@ -28,17 +28,23 @@
 dump = "runs/dumps/core-off_topic.json"  # written by `nomad-lab eval retrieval --dump`
 out_dir = "results/floor_sweep"
 alpha = 0.10  # target off-topic leak rate for the calibrated floor
-refusal_tag = "off-topic"  # count leaks on this suite's refusals only (None: every refusal)
-gates = []  # gate specs swept as well, one curve each, e.g. ["floor@0.4+contrast", "cosine"]
+refusal_tag = "off-topic"  # count leaks on this suite's refusals only ("": every refusal)
+gate = []  # gate specs swept as well, one curve each, e.g. ["floor@0.4+contrast", "cosine"]
 
 # %%
 from IPython.display import Markdown, display
 
 from nomad_lab.core.workspace import in_workspace
-from nomad_lab.studies.gating.floor import floor_study_from_dump, markdown_table, tag_table
+from nomad_lab.runners.studies import run_study
+from nomad_lab.studies.gating.floor import markdown_table, tag_table
 
-study, paths = floor_study_from_dump(
-    in_workspace(dump), in_workspace(out_dir), alpha=alpha, refusal_tag=refusal_tag, gate_specs=tuple(gates)
+study, paths = run_study(
+    "floor",
+    dump=in_workspace(dump),
+    out=in_workspace(out_dir),
+    alpha=alpha,
+    refusal_tag=refusal_tag,
+    gate=gate,
 )
 display(Markdown(markdown_table(study)))
 print(study.calibrated.message)

@@ -26,7 +26,7 @@
 # Relative paths below are read from the repository root, wherever the kernel runs.
 
 # %% tags=["parameters"]
-judge_models = ["embedded:gemma3-270m", "embedded:smollm2-135m"]
+judge_model = ["embedded:gemma3-270m", "embedded:smollm2-135m"]
 suite = "off_topic"
 floor = 0.0  # the floor the judge runs after
 limit = None  # judge only the first N questions (None: all)
@@ -43,27 +43,28 @@ alpha = 0.05  # leak target of the calibrated (floor, tau)
 from IPython.display import Markdown, display
 
 from nomad_lab.core.workspace import in_workspace
-from nomad_lab.runners.cluster import dask_client, verdict_filler
-from nomad_lab.studies.gating.judges import markdown, plot_comparison, run_judge_study, write_study
+from nomad_lab.runners.studies import run_study
+from nomad_lab.studies.gating.judges import markdown, plot_comparison
 
-with dask_client(scheduler, workers) as client:
-    rows = run_judge_study(
-        judge_models,
-        suite=suite,
-        floor=floor,
-        limit=limit,
-        store_path=in_workspace(store),
-        corpus_dir=in_workspace(corpus),
-        goldens_dir=in_workspace(goldens),
-        fill_missing=None if sample else verdict_filler(client, judge_models, floor=floor, limit=limit),
-        sample=sample,
-        judged_runs=(judged_runs := []),
-    )
-display(Markdown(markdown(rows)))
-paths = write_study(rows, in_workspace(out_dir))
+result, paths = run_study(
+    "judges",
+    judge_model=judge_model,
+    suite=suite,
+    floor=floor,
+    limit=limit,
+    sample=sample,
+    alpha=alpha,
+    store=in_workspace(store),
+    corpus=in_workspace(corpus),
+    goldens=in_workspace(goldens),
+    workers=workers,
+    scheduler=scheduler,
+    out=in_workspace(out_dir),
+)
+display(Markdown(markdown(result.rows)))
 
 # %%
-fig = plot_comparison(rows)
+fig = plot_comparison(result.rows)
 
 # %% [markdown]
 # ## The judge's confidence: tau curve, the (floor, tau) surface and its Pareto frontier
@@ -74,10 +75,7 @@ fig = plot_comparison(rows)
 # %%
 from nomad_lab.studies.gating.judge_confidence import markdown as confidence_markdown
 from nomad_lab.studies.gating.judge_confidence import plot as confidence_plot
-from nomad_lab.studies.gating.judge_confidence import run_confidence_study, write_confidence_study
 
-for judged in judged_runs:
-    study = run_confidence_study(judged, alpha=alpha)
+for study in result.confidence:
     display(Markdown(confidence_markdown(study)))
-    write_confidence_study(study, in_workspace(out_dir))
     confidence_plot(study)

@@ -31,24 +31,24 @@ turns = 16
 context_window = 8192
 model = None  # a GGUF path; None: the embedded Gemma 3 270M
 recompute = False  # False: reuse the stored run in out_dir when there is one
-repeats = 3  # replays per series; prefill is the median per turn
+repeats = 6  # at most N paired replays per series; prefill is the median per turn
 store = None  # workspace store for the rows (None: runs/nomad-lab.duckdb)
 
 # %%
 from IPython.display import Image, Markdown, display
 
 from nomad_lab.core.workspace import in_workspace
-from nomad_lab.studies.budgeting.prefill import load_or_run, markdown, turn_table, write
+from nomad_lab.studies.budgeting.placement import load_or_run, markdown, turn_table, write
 
 result = load_or_run(
-    in_workspace(out_dir),
-    in_workspace(corpus),
+    recompute=recompute,
+    out=in_workspace(out_dir),
+    corpus=in_workspace(corpus),
     turns=turns,
     context_window=context_window,
     model=in_workspace(model),
-    recompute=recompute,
     repeats=repeats,
-    store_path=in_workspace(store),
+    store=in_workspace(store),
 )
 paths = write(result, in_workspace(out_dir))
 display(Markdown(markdown(result)))

@@ -2,7 +2,9 @@
 
 Each command module exposes ``register(subparsers)``, which adds its parser and sets ``func`` to a
 callable taking the parsed namespace and returning an exit code. Command modules keep heavy imports
-(torch, duckdb, llama.cpp) inside their functions so ``nomad-lab --help`` stays instant.
+(torch, llama.cpp) inside their functions so ``nomad-lab --help`` stays quick; the one exception is
+the study modules, whose declared parameters the ``study`` and ``sweep`` parsers are generated from
+(they import numpy, DuckDB and scipy, through ``gate.stats``).
 
 Errors: a ``NomadLabError`` (bad golden, dump, spec or store, missing model, backend down) is printed
 as ``nomad-lab: error: <message>`` without a traceback and exits 1, since its message already says

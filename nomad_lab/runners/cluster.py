@@ -25,6 +25,7 @@ from typing import Any
 from tqdm import tqdm
 
 from nomad_lab.backends import open_backend
+from nomad_lab.core.errors import NomadLabError
 from nomad_lab.services.judge_service import RelevanceJudge
 from nomad_lab.services.model_calls import CallBuffer
 from nomad_lab.services.verdict_cache import judge_passages_and_key, judged_set, verdict_reusable
@@ -209,3 +210,17 @@ def verdict_filler(
         retry_failed=retry_failed,
         reask_confidence=reask_confidence,
     )
+
+
+def endpoints_by_spec(pairs: Sequence[str], specs: Sequence[str]) -> dict[str, list[str]]:
+    """``SPEC=ENDPOINT`` options grouped by judge spec (each spec first, then its other servers); a spec
+    not among ``specs`` (the ``--judge-model`` values) is refused."""
+    grouped: dict[str, list[str]] = {}
+    for pair in pairs:
+        spec, sep, endpoint = pair.partition("=")
+        if not sep or not endpoint or spec not in specs:
+            raise NomadLabError(
+                f"--endpoint {pair}: expected SPEC=ENDPOINT where SPEC is one of the --judge-model values"
+            )
+        grouped.setdefault(spec, [spec]).append(endpoint)
+    return grouped

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.eval.provenance import read_provenance
-from nomad_lab.studies.gallery_extras import BENCHMARK_COMMANDS, OTHER_COMMANDS, Entry
+from nomad_lab.studies.gallery_extras import BENCHMARK_COMMANDS, NOT_STUDIES, Entry
 from nomad_lab.studies.registry import studies
 
 PAGE = "index.html"
@@ -42,9 +42,12 @@ HEADLINES: tuple[tuple[str, str], ...] = (
 
 def entries(step_lines: Sequence[tuple[str, str]], results: Path) -> list[Entry]:
     """The page's sections: each main-job step that publishes (a study or an ``--report``), then the
-    registered studies the main job does not run, the other results (:mod:`gallery_extras`, less any
-    whose folder a registered study now publishes) and the stored benchmarks, each with its command."""
-    registered = {"nomad-lab " + shlex.join(s.command): s for s in studies().values()}
+    registered studies the main job does not run and their other published runs (``Study.also``), the
+    results no study makes (:mod:`gallery_extras`) and the stored benchmarks, each with its command."""
+    registered = {
+        " ".join(filter(None, [s.prefix, "nomad-lab " + shlex.join(s.command)])): s
+        for s in studies().values()
+    }
     out: list[Entry] = []
     for line, what in step_lines:
         study = registered.pop(line, None)
@@ -57,10 +60,14 @@ def entries(step_lines: Sequence[tuple[str, str]], results: Path) -> list[Entry]
     for line, study in registered.items():
         folder = study.out_dir.removeprefix("results/")
         out.append(Entry(study.title, line, folder, study.figures, study.tables, False))
+    for other in (o for study in studies().values() for o in study.also):
+        line = " ".join(filter(None, [other.prefix, "nomad-lab " + shlex.join(other.command)]))
+        folder = other.out_dir.removeprefix("results/")
+        out.append(Entry(other.title, line, folder, other.figures, other.tables, False))
     covered = [e for e in out if e.figures or e.tables]
     out += [
         e if e.tables else replace(e, tables=_latest_md(results / e.folder))
-        for e in OTHER_COMMANDS
+        for e in NOT_STUDIES
         if not any(_covers(study, e) for study in covered)
     ]
     for path in sorted((results / "benchmarks").glob("*.md")):

@@ -3,15 +3,20 @@
 
 Found by walking the two halves, not by a hand-written list, so a new study module is registered by
 existing; the halves stay independent of each other (this module sits above both).
+
+One name per study: its registry name is its command word (``nomad-lab study per-passage``) and its
+module is that name with ``_`` for ``-`` (``studies/gating/per_passage.py``), since a Python module
+name cannot hold a ``-``. A module whose ``STUDY`` has another name is refused here.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.studies.shape import Study
+from nomad_lab.studies.shape import Study, declared
 
 HALVES = ("nomad_lab.studies.gating", "nomad_lab.studies.budgeting")
 
@@ -24,6 +29,11 @@ def studies() -> dict[str, Study]:
         for info in pkgutil.iter_modules(package.__path__):
             study = getattr(importlib.import_module(f"{half}.{info.name}"), "STUDY", None)
             if isinstance(study, Study):
+                if study.module_name != info.name:
+                    raise NomadLabError(
+                        f"{half}.{info.name}: registers study {study.name!r}; name the module "
+                        f"{study.module_name}.py (a study's module, name and command word are one word)"
+                    )
                 found.append(study)
     names = [s.name for s in found]
     if len(set(names)) != len(names):
@@ -42,3 +52,9 @@ def get(name: str) -> Study:
 def published() -> list[Study]:
     """The studies ``nomad-lab reproduce`` runs, in order."""
     return [s for s in studies().values() if s.published]
+
+
+def defaults(name: str) -> dict[str, Any]:
+    """The declared default of every parameter of study ``name`` (``out`` included): what a notebook's
+    parameters cell holds and what ``nomad-lab study NAME`` runs with when given no option."""
+    return {p.name: p.default for p in declared(get(name)) if not p.required}

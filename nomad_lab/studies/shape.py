@@ -2,14 +2,41 @@
 
 Why: each study used to have its own entry point, writer and way of storing its rows, so the CLI, the
 main job and the gallery each needed to know every study by heart. A study module now ends with one
-``STUDY = Study(...)`` naming its four steps and what it publishes; :mod:`nomad_lab.studies.registry`
-finds it, ``nomad-lab study NAME``, ``nomad-lab reproduce`` and ``results/index.html`` read it, and
-:func:`execute` runs it the same way for the CLI and the notebooks. Adding a study is one module.
+``STUDY = Study(...)`` naming its four steps, its parameters and what it publishes;
+:mod:`nomad_lab.studies.registry` finds it, ``nomad-lab study NAME`` (its options generated from
+``STUDY.params``), ``nomad-lab reproduce``, ``results/index.html`` and the notebooks read it, and
+:func:`execute` runs it the same way for all of them. Adding a study is one module.
+
+Converting a study that parses its own options (an argparse block in ``cli/``) takes four steps:
+
+1. declare each option once in the module, as a :class:`Param` named like its argparse dest
+   (``--judge-model`` -> ``judge_model``); reuse the shared ones of :mod:`nomad_lab.studies.params`
+   (``CORPUS``, ``GOLDENS``, ``STORE`` (every study has it: its rows go there), ``PROGRESS``,
+   ``RUN``, ``CLUSTER``; ``floor_param(default)`` checks the range) and put a range check in ``check``;
+2. make ``run`` take the :class:`Params` and read ``params.judge_model``: its default is the
+   declaration's, never a second ``params.get(name, default)``;
+3. end the module with ``STUDY = Study(name=..., params=PARAMS, ...)``, the module named like the
+   study (``-`` in a name is ``_`` in the module: ``per-passage`` lives in ``per_passage.py``);
+   ``--out`` is generated from ``out_dir``;
+4. delete the argparse block and its runner: ``nomad-lab study NAME`` now exists, with help text,
+   defaults and types from the declaration (``nomad_lab.cli.study``), and a notebook calls
+   ``nomad_lab.runners.studies.run_study(NAME, ...)`` with the declared names.
+
+For example (``NEW_STUDY`` in ``tests/studies/test_registry.py`` is a whole study, dropped into a half)::
+
+    PARAMS = (Param("sample", int, 40, "questions judged (0: all)", check=not_negative), STORE)
+
+    def compute(params: Params) -> list[dict]:
+        return [...]  # reads params.sample
+
+    STUDY = Study(name="gates", title="...", run=compute, rows=..., markdown=..., write=...,
+                  out_dir="results/gates", command=("study", "gates"), params=PARAMS)
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,6 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.workspace import PROJECT_ROOT
+from nomad_lab.store import record_study_rows
 
 
 @dataclass(frozen=True)
@@ -65,6 +94,12 @@ class Params:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("study parameters are read-only")
 
+    def __contains__(self, name: object) -> bool:
+        return name in object.__getattribute__(self, "_values")
+
+    def __repr__(self) -> str:
+        return f"Params({object.__getattribute__(self, '_values')!r})"
+
     def as_dict(self) -> dict[str, Any]:
         return dict(object.__getattribute__(self, "_values"))
 
@@ -72,7 +107,9 @@ class Params:
 def resolve_params(declared: tuple[Param, ...], given: Mapping[str, Any], where: str) -> Params:
     """``given`` checked against ``declared``: unknown names refused, defaults filled, checks run.
 
-    ``where`` names the study in the one-line error (``study growth: --books: ...``).
+    ``where`` names the study in the one-line error (``study growth: --books: ...``). A ``None`` given
+    for a ``Path`` parameter means its default: the workspace convention of
+    :func:`nomad_lab.core.workspace.in_workspace` (a notebook's ``store = None`` is the workspace store).
     """
     known = {p.name: p for p in declared}
     unknown = sorted(set(given) - set(known))
@@ -80,7 +117,7 @@ def resolve_params(declared: tuple[Param, ...], given: Mapping[str, Any], where:
         raise NomadLabError(f"{where}: unknown parameter(s) {', '.join(unknown)} (known: {', '.join(known)})")
     values: dict[str, Any] = {}
     for p in declared:
-        if p.name in given:
+        if p.name in given and not (given[p.name] is None and p.type is Path and not p.required):
             value = given[p.name]
         elif p.required:
             raise NomadLabError(f"{where}: {p.option} is required")
@@ -94,11 +131,32 @@ def resolve_params(declared: tuple[Param, ...], given: Mapping[str, Any], where:
     return Params(values)
 
 
+def argv(line: str) -> tuple[str, ...]:
+    """A ``nomad-lab`` command line (without ``nomad-lab``) as the argv a study's ``command`` holds."""
+    return tuple(shlex.split(line))
+
+
+@dataclass(frozen=True)
+class Output:
+    """Another published run of a study: the same study with other options, in its own folder.
+
+    ``prefix`` is what must be set before the command (``NOMAD_LAB_MODELS=...``), shown with it.
+    """
+
+    title: str
+    command: tuple[str, ...]
+    out_dir: str
+    figures: tuple[str, ...] = ()
+    tables: tuple[str, ...] = ()
+    prefix: str = ""
+
+
 @dataclass(frozen=True)
 class Study:
     """A study's steps and what it publishes.
 
-    ``run(params)`` computes a result from keyword parameters (the CLI's options by their dest names);
+    ``run(params)`` computes a result from the :class:`Params` resolved against ``params`` (plus
+    ``out``, the folder the files go to, generated from ``out_dir``; see :func:`declared`);
     ``rows(result)`` are the JSON rows stored in the store's ``study_rows`` under ``name``;
     ``markdown(result)`` is what the command prints; ``write(result, out_dir)`` writes the files
     (tables, JSON, plots) and returns them by kind.
@@ -108,11 +166,18 @@ class Study:
     whether ``nomad-lab reproduce`` runs that command (else the gallery names it as the way to make
     the figure), ``stage`` orders the steps of the main job, and ``budget_s`` is the measured time
     it may take there. ``params`` declares every parameter ``run`` reads (see :class:`Param`).
+
+    ``notebook`` names the notebook (``notebooks/NAME.py``) that runs this study: its papermill
+    parameters must match the declaration (``tests/studies/test_declarations.py``). ``hooks`` name
+    keyword arguments ``run`` takes beside the parameters, provided by the runner ring
+    (``nomad_lab.runners.studies``: ``fill_missing`` computes missing judge verdicts on Dask first).
+    ``also`` lists other published runs of the study (another model, another library), ``prefix``
+    what must be set before ``command``.
     """
 
     name: str
     title: str
-    run: Callable[[Mapping[str, Any]], Any]
+    run: Callable[..., Any]  # (params: Params, **hooks) -> result
     rows: Callable[[Any], list[dict[str, Any]]]
     markdown: Callable[[Any], str]
     write: Callable[[Any, Path], dict[str, Path]]
@@ -124,31 +189,57 @@ class Study:
     stage: int = 50
     budget_s: float | None = None
     params: tuple[Param, ...] = ()
+    notebook: str | None = None
+    hooks: tuple[str, ...] = ()
+    also: tuple[Output, ...] = ()
+    prefix: str = ""
+
+    @property
+    def module_name(self) -> str:
+        """The module the study lives in: its name with ``_`` for ``-`` (``per_passage.py``)."""
+        return self.name.replace("-", "_")
+
+
+def out_param(study: Study) -> Param:
+    """``--out``: where the files go, by default the study's ``out_dir`` under the project root."""
+    return Param(
+        "out",
+        Path,
+        PROJECT_ROOT / study.out_dir,
+        "where the tables and plots go",
+        metavar="DIR",
+    )
+
+
+def declared(study: Study) -> tuple[Param, ...]:
+    """Every parameter of ``study``: its own, then ``out``."""
+    return (*study.params, out_param(study))
 
 
 def stored_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON-able parameters a study ran with, as stored beside its rows (hooks and handles left out)."""
-    kept = {k: v for k, v in params.items() if not callable(v)}
+    """The JSON-able parameters a study ran with, as stored beside its rows (``out`` left out: where
+    the files went is not what was measured)."""
+    kept = {k: v for k, v in params.items() if k != "out" and not callable(v)}
     return json.loads(json.dumps(kept, default=str))
 
 
-def execute(
-    study: Study, params: Mapping[str, Any], out_dir: str | Path | None, store_path: str | Path | None = None
-) -> tuple[Any, dict[str, Path]]:
+def execute(study: Study, params: Params | Mapping[str, Any], **hooks: Any) -> tuple[Any, dict[str, Path]]:
     """Run ``study``, store its rows (a dict result gets the run id as ``run_id``), write its files.
 
-    ``out_dir`` None stores the rows and writes nothing (a study whose files are optional).
+    A mapping is resolved against :func:`declared` first. The rows go to ``params.store`` when the study
+    declares one (else the workspace store), the files to ``params.out``. ``hooks`` are passed to
+    ``run`` as keyword arguments (see ``Study.hooks``).
     """
-    from nomad_lab.store import record_study_rows
-
+    if not isinstance(params, Params):
+        params = resolve_params(declared(study), params, f"study {study.name}")
     started = datetime.now(UTC)
-    result = study.run(params)
-    run_id = record_study_rows(study.name, stored_params(params), study.rows(result), store_path)
+    result = study.run(params, **hooks)
+    values = params.as_dict()
+    run_id = record_study_rows(study.name, stored_params(values), study.rows(result), values.get("store"))
     if isinstance(result, dict):
         result["run_id"] = run_id
-    paths = study.write(result, Path(out_dir)) if out_dir is not None else {}
-    if out_dir is not None:
-        paths["provenance"] = record_provenance(params, run_id, started, out_dir, store_path)
+    paths = study.write(result, Path(params.out))
+    paths["provenance"] = record_provenance(values, run_id, started, params.out, values.get("store"))
     return result, paths
 
 
@@ -165,6 +256,10 @@ def record_provenance(
     from nomad_lab.eval.provenance import provenance_record, stored_fingerprints, write_provenance  # heavy
 
     kept = stored_params(params)
-    fingerprints = stored_fingerprints(store_path, started, [str(kept["run"])] if kept.get("run") else [])
+    given_run = kept.get("run")
+    runs = (
+        [str(r) for r in given_run] if isinstance(given_run, list) else [str(given_run)] if given_run else []
+    )
+    fingerprints = stored_fingerprints(store_path, started, runs)
     record = provenance_record(params=kept, run_id=run_id, fingerprints=fingerprints)
     return write_provenance(out_dir, record)

@@ -12,7 +12,7 @@ import pytest
 from nomad_lab.eval import provenance
 from nomad_lab.eval.reports import EvalReport, write_report
 from nomad_lab.store import RunRecord, Store
-from nomad_lab.studies.shape import Study, execute
+from nomad_lab.studies.shape import Param, Study, execute
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -86,8 +86,9 @@ def test_execute_writes_the_record_beside_the_files_a_study_writes(tmp_path: Pat
         write=write,
         out_dir="results/probe",
         command=("study", "probe"),
+        params=(Param("run", str, None, "a stored run"), Param("store", Path, None, "the store")),
     )
-    result, paths = execute(study, {"run": "stored"}, tmp_path / "out", store)
+    result, paths = execute(study, {"run": "stored", "store": store, "out": tmp_path / "out"})
     record = json.loads(paths["provenance"].read_text())
     assert paths["provenance"] == tmp_path / "out" / "provenance.json"
     assert record["run_id"] == result["run_id"] and record["fingerprints"] == ["cd" * 8]

@@ -16,7 +16,7 @@ def test_embedders_notebook_compares_two_real_embedders(tmp_path: Path) -> None:
 
     out_dir = tmp_path / "out"
     parameters = {
-        "embedders": ["wordllama:", "wordllama:64"],  # two real models (Matryoshka cuts), both light
+        "embedder": ["wordllama:", "wordllama:64"],  # two real models (Matryoshka cuts), both light
         "corpus": str(FIXTURES / "retrieval" / "corpus"),
         "goldens": str(FIXTURES / "retrieval" / "goldens"),
         "store": str(tmp_path / "ws.duckdb"),

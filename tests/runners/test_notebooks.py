@@ -44,7 +44,7 @@ def test_estimator_notebook(tmp_path: Path) -> None:
         "estimator",
         tmp_path,
         out_dir=str(tmp_path / "est"),
-        tokenizers=["all-minilm-l6-v2 (WordPiece)"],
+        tokenizer=["all-minilm-l6-v2 (WordPiece)"],
         store=store,
     )
     assert (tmp_path / "est" / "summary.json").exists()
@@ -77,7 +77,7 @@ def test_judge_models_notebook_on_a_local_cluster(tmp_path: Path) -> None:
     cells = execute(
         "judge_models",
         tmp_path,
-        judge_models=["embedded:gemma3-270m?n_ctx=2048"],
+        judge_model=["embedded:gemma3-270m?n_ctx=2048"],
         suite="off_topic",
         limit=3,
         workers=2,  # the verdicts are computed on a real two-process Dask LocalCluster

@@ -11,7 +11,8 @@ import pytest
 
 from nomad_lab.backends.tokenizers import GGUF_FILES, TOKENIZERS
 from nomad_lab.core.token_estimator import estimate_tokens
-from nomad_lab.studies.budgeting.estimator import CLASSES, Row, collect_samples, rows_from_csv, run, summarize
+from nomad_lab.runners.studies import run_study
+from nomad_lab.studies.budgeting.estimator import CLASSES, Row, collect_samples, rows_from_csv, summarize
 from tests.support.paths import ROOT
 
 
@@ -54,7 +55,10 @@ def test_rows_from_csv_keep_the_real_counts_and_refuse_changed_samples(tmp_path:
 def test_the_segmenter_beats_chars_over_4_on_every_real_tokenizer(tmp_path: Path) -> None:
     """The study's headline: on each real tokenizer (three families), the structural segmenter's mean
     error on the held-out halves is below the fixed chars/4 divisor's, overall and on code and CJK."""
-    summary, paths = run(ROOT / "datasets", tmp_path, list(TOKENIZERS))
+    result, paths = run_study(
+        "estimator", datasets=ROOT / "datasets", out=tmp_path, tokenizer=list(TOKENIZERS)
+    )
+    summary = result.summary
     with paths["rows"].open() as handle:
         rows = list(csv.DictReader(handle))
     assert {r["tokenizer"] for r in rows} == set(TOKENIZERS)

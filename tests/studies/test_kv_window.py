@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nomad_lab.studies.budgeting.kv_window import HYBRID_SHAPES, run, table
+from nomad_lab.cli import main
+from nomad_lab.studies.budgeting.kv_window import HYBRID_SHAPES, table
 
 DENSE = {
     "general.architecture": "llama",
@@ -25,7 +26,9 @@ def test_hybrids_are_charged_less_and_dense_models_the_same() -> None:
     assert rows["dense"].window_before == rows["dense"].window_after == 8192
 
 
-def test_run_writes_the_table_with_the_local_models(tmp_path: Path) -> None:
-    text = run(tmp_path / "t.md", 16, 4)
-    assert (tmp_path / "t.md").read_text() == text
+def test_the_study_writes_the_table_with_the_local_models(tmp_path: Path, capsys) -> None:
+    argv = ["study", "kv-window", "--available-gib", "16", "--model-gib", "4", "--out", str(tmp_path)]
+    assert main([*argv, "--store", str(tmp_path / "s.duckdb")]) == 0
+    text = (tmp_path / "table.md").read_text()
+    assert text in capsys.readouterr().out
     assert "local dense" in text and "extra entries ignored" in text

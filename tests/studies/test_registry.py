@@ -1,7 +1,8 @@
-"""One Study shape: every study module registers itself, and one runner stores, prints and writes it."""
+"""One Study shape: every study module registers itself, and one door stores, prints and writes it."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import pkgutil
 from pathlib import Path
@@ -14,50 +15,85 @@ from nomad_lab.cli import build_parser, main
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.store import Store
 from nomad_lab.studies import registry
-from nomad_lab.studies.shape import Study, execute, stored_params
+from nomad_lab.studies.shape import Param, Params, Study, execute, resolve_params, stored_params
 from tests.support.dumps import dump_of, random_records
+from tests.support.paths import FIXTURES
 
-STUDY_MODULES = {"estimator", "prefill", "transport", "floor", "judges", "injection", "growth"}
+STUDIES = {
+    "estimator",
+    "placement",
+    "transport",
+    "kv-window",
+    "floor",
+    "gates",
+    "judges",
+    "injection",
+    "growth",
+    "ladder",
+    "per-passage",
+    "embedders",
+    "rewrite",
+}
 
 
-def test_every_study_module_registers_one_study_in_main_job_order() -> None:
-    modules = {m.name for pkg in (gating, budgeting) for m in pkgutil.iter_modules(pkg.__path__)}
-    assert modules >= STUDY_MODULES
+def test_every_study_module_registers_one_study_named_like_it_in_main_job_order() -> None:
     found = registry.studies()
-    assert set(found) == {
-        "estimator",
-        "placement",
-        "transport",
-        "floor",
-        "gates",
-        "judges",
-        "injection",
-        "growth",
-    }
+    assert set(found) == STUDIES
+    for half in (gating, budgeting):
+        for info in pkgutil.iter_modules(half.__path__):
+            study = getattr(importlib.import_module(f"{half.__name__}.{info.name}"), "STUDY", None)
+            if study is not None:  # module, registry name and command word are one word
+                assert study.name.replace("-", "_") == info.name == study.module_name
+                assert found[study.name] is study
     stages = [s.stage for s in found.values()]
     assert stages == sorted(stages)
-    assert [s.name for s in registry.published()] == [
-        "floor",
-        "gates",
-        "estimator",
-        "placement",
-        "judges",
-        "growth",
-    ]
+    published = ["floor", "gates", "estimator", "placement", "judges", "growth"]
+    assert [s.name for s in registry.published()] == published
 
 
 def test_every_study_command_is_a_valid_command_line_and_names_its_outputs() -> None:
     parser = build_parser()
     for study in registry.studies().values():
-        assert callable(parser.parse_args(list(study.command)).func), study.name
-        assert study.out_dir.startswith("results/")
+        for command, out_dir in [
+            (study.command, study.out_dir),
+            *((o.command, o.out_dir) for o in study.also),
+        ]:
+            assert callable(parser.parse_args(list(command)).func), study.name
+            assert out_dir.startswith("results/")
         if study.published:
             assert study.tables, f"{study.name}: a published study shows at least its table"
 
 
+def test_study_help_lists_every_registered_study(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["study", "--help"])
+    printed = capsys.readouterr().out
+    assert all(name in printed for name in STUDIES)
+    assert "(own command)" in printed  # the opt-in ones say so
+    for argv in (["sweep", "--help"], *(["study", name, "--help"] for name in STUDIES)):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 0, argv
+    assert "--refusal-tag TAG" in capsys.readouterr().out  # sweep --dump takes the floor study's options
+
+
 def test_an_unknown_study_is_one_error_naming_the_known_ones() -> None:
-    with pytest.raises(NomadLabError, match=r"'nope': no such study \(known: estimator, floor"):
+    with pytest.raises(NomadLabError, match=r"'nope': no such study \(known: embedders, estimator"):
         registry.get("nope")
+
+
+def test_params_are_typed_and_an_unknown_or_bad_one_is_one_error_line() -> None:
+    declared = (Param("books", int, (3, 6), "books", many=True), Param("floor", float, 0.5, "f", check=None))
+    params = resolve_params(declared, {"floor": 0.1}, "study growth")
+    assert params.books == (3, 6) and params.floor == 0.1 and "books" in params
+    with pytest.raises(AttributeError, match="no parameter 'book'"):
+        _ = params.book
+    with pytest.raises(NomadLabError, match=r"study growth: unknown parameter\(s\) book"):
+        resolve_params(declared, {"book": 3}, "study growth")
+    with pytest.raises(NomadLabError, match=r"study growth: --floor \[0.5, 1.5\]: must be between 0 and 1"):
+        execute(registry.get("growth"), {"floor": [0.5, 1.5]})
+    with pytest.raises(NomadLabError, match=r"study judges: --alpha nan: must be a number between 0 and 1"):
+        resolve_params(registry.get("judges").params, {"alpha": float("nan")}, "study judges")
 
 
 def test_execute_stores_the_rows_under_the_study_name_and_writes_its_files(tmp_path: Path) -> None:
@@ -69,19 +105,22 @@ def test_execute_stores_the_rows_under_the_study_name_and_writes_its_files(tmp_p
         written.append(out / "t.md")
         return {"md": out / "t.md"}
 
+    def run(params: Params) -> dict:
+        return {"rows": [{"n": n, "sq": n * n} for n in range(params.up_to)]}
+
     study = Study(
         name="squares",
         title="squares",
-        run=lambda p: {"rows": [{"n": n, "sq": n * n} for n in range(p["up_to"])]},
+        run=run,
         rows=lambda result: result["rows"],
         markdown=lambda result: str(result["rows"]),
         write=write,
         out_dir="results/squares",
         command=("study", "squares"),
+        params=(Param("up_to", int, 2, "how many"), Param("store", Path, None, "store")),
     )
     store = tmp_path / "s.duckdb"
-    hook = lambda: None  # noqa: E731 - a callable parameter (a Dask hook) is not stored
-    result, paths = execute(study, {"up_to": 4, "where": tmp_path, "hook": hook}, tmp_path / "out", store)
+    result, paths = execute(study, {"up_to": 4, "store": store, "out": tmp_path / "out"})
     with Store(store, read_only=True) as opened:
         assert opened.study_rows("squares") == [
             {"n": 0, "sq": 0},
@@ -91,33 +130,91 @@ def test_execute_stores_the_rows_under_the_study_name_and_writes_its_files(tmp_p
         ]
         assert opened.study_rows("squares", result["run_id"])[3] == {"n": 3, "sq": 9}
     assert paths["md"].read_text() == f"4 rows, run {result['run_id']}"
-    assert stored_params({"up_to": 4, "where": tmp_path, "hook": hook}) == {
+    hook = lambda: None  # noqa: E731 - a callable (a Dask hook) is not stored, nor where the files went
+    assert stored_params({"up_to": 4, "where": tmp_path, "hook": hook, "out": tmp_path}) == {
         "up_to": 4,
         "where": str(tmp_path),
     }
-    _, nothing = execute(study, {"up_to": 1}, None, store)
-    assert nothing == {} and len(written) == 1
+    again, _ = execute(study, {"store": store, "out": tmp_path / "again"})  # up_to: its declared default
+    assert again["rows"] == [{"n": 0, "sq": 0}, {"n": 1, "sq": 1}] and len(written) == 2
 
 
-def test_the_gate_sweep_runs_through_the_registered_floor_study(tmp_path: Path, capsys) -> None:
-    dump = tmp_path / "dump.json"
-    dump.write_text(json.dumps(dump_of(random_records(5, 80))))
-    store = tmp_path / "s.duckdb"
-    argv = [
-        "sweep",
-        "--dump",
-        str(dump),
-        "--out",
-        str(tmp_path / "o"),
-        "--alpha",
-        "0.2",
-        "--store",
-        str(store),
-    ]
-    assert main(argv) == 0
-    printed = capsys.readouterr().out
-    assert "| 0.62 |" in printed and "wrote sweep_png:" in printed
+def _floor_sweep(tmp_path: Path, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[str, list]:
+    store = tmp_path / f"{argv[0]}.duckdb"
+    out = tmp_path / argv[0]
+    assert main([*argv, "--out", str(out), "--alpha", "0.2", "--store", str(store)]) == 0
     with Store(store, read_only=True) as opened:
         rows = opened.study_rows("floor")
-    curves = json.loads((tmp_path / "o" / "floor_sweep.json").read_text())["curves"]
+    return capsys.readouterr().out, rows
+
+
+def test_the_gate_sweep_and_study_floor_run_the_same_registered_study(tmp_path: Path, capsys) -> None:
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps(dump_of(random_records(5, 80))))
+    printed, rows = _floor_sweep(tmp_path, ["sweep", "--dump", str(dump)], capsys)
+    assert "| 0.62 |" in printed and "wrote sweep_png:" in printed
+    curves = json.loads((tmp_path / "sweep" / "floor_sweep.json").read_text())["curves"]
     assert len(rows) == sum(len(c) for c in curves.values()) == 101 + 101 + 61
+    again, same = _floor_sweep(tmp_path, ["study", "floor", "--dump", str(dump)], capsys)
+    assert same == rows and again.replace(str(tmp_path / "study"), "") == printed.replace(
+        str(tmp_path / "sweep"), ""
+    )
+
+
+NEW_STUDY = '''"""How big is a corpus: documents, distractors and questions per suite."""
+
+from pathlib import Path
+
+from nomad_lab.data.corpus import load_corpus
+from nomad_lab.data.goldens import load_suites
+from nomad_lab.studies.params import CORPUS, GOLDENS, STORE, suite_param
+from nomad_lab.studies.shape import Params, Study
+
+
+def compute(params: Params) -> list[dict]:
+    corpus = load_corpus(params.corpus)
+    goldens = load_suites(params.goldens, params.suite, corpus.all_doc_ids)
+    return [
+        {"suite": s, "documents": len(corpus.docs), "questions": sum(g.suite == s for g in goldens)}
+        for s in sorted({g.suite for g in goldens})
+    ]
+
+
+def write(rows: list[dict], out: Path) -> dict[str, Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "corpus_stats.md").write_text(markdown(rows))
+    return {"md": out / "corpus_stats.md"}
+
+
+def markdown(rows: list[dict]) -> str:
+    return "\\n".join(f"| {r['suite']} | {r['documents']} | {r['questions']} |" for r in rows)
+
+
+STUDY = Study(
+    name="corpus-stats", title="Corpus size", run=compute, rows=lambda rows: rows, markdown=markdown,
+    write=write, out_dir="results/corpus_stats", command=("study", "corpus-stats"), published=False,
+    params=(CORPUS, GOLDENS, suite_param("*"), STORE),
+)
+'''
+"""A whole study in one module (about 30 lines): ``tests/studies/test_registry.py`` drops it into a new
+half and checks that the registry, the CLI and the store pick it up with nothing else changed."""
+
+
+def test_a_new_study_is_one_module_the_registry_and_the_cli_pick_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    half = tmp_path / "example_half"
+    half.mkdir()
+    (half / "__init__.py").write_text("")
+    (half / "corpus_stats.py").write_text(NEW_STUDY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "HALVES", (*registry.HALVES, "example_half"))
+    assert registry.get("corpus-stats").module_name == "corpus_stats"
+    assert registry.defaults("corpus-stats")["suite"] == "*"
+    corpus, goldens = FIXTURES / "retrieval" / "corpus", FIXTURES / "retrieval" / "goldens"
+    argv = ["study", "corpus-stats", "--corpus", str(corpus), "--goldens", str(goldens), "--suite", "core"]
+    assert main([*argv, "--store", str(tmp_path / "s.duckdb"), "--out", str(tmp_path / "out")]) == 0
+    with Store(tmp_path / "s.duckdb", read_only=True) as opened:
+        (row,) = opened.study_rows("corpus-stats")
+    assert row["suite"] == "core" and row["documents"] == len(list(corpus.glob("*.md")))
+    assert (tmp_path / "out" / "corpus_stats.md").read_text() in capsys.readouterr().out

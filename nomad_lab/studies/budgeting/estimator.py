@@ -19,15 +19,14 @@ import json
 import math
 import random
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from nomad_lab.core.content_estimator import ClassCalibrator, class_bases, scaled_estimate
 from nomad_lab.core.token_estimator import TokenCalibrator, chars_per_token_estimate, estimate_tokens
-from nomad_lab.core.workspace import DATASETS_DIR
-from nomad_lab.studies.shape import Study, execute
+from nomad_lab.studies.params import DATASETS, STORE
+from nomad_lab.studies.shape import Param, Params, Study
 
 CLASSES = ("prose", "markdown-table", "code", "json", "bullets", "cjk", "mixed-long-form")
 METHODS = ("chars/4", "chars/3.5", "segmenter", "segmenter+calibrated", "content-aware+calibrated", "exact")
@@ -293,18 +292,31 @@ class EstimatorResult:
     summary: Summary
 
 
-def compute(params: Mapping[str, Any]) -> EstimatorResult:
+PARAMS = (
+    DATASETS,
+    Param("tokenizer", str, None, "limit to these tokenizers (repeatable; default: all)", many=True),
+    Param(
+        "from_rows",
+        Path,
+        None,
+        "re-summarize the real counts stored in this rows.csv instead of loading the tokenizers",
+    ),
+    STORE,
+)
+
+
+def compute(params: Params) -> EstimatorResult:
     """Collect samples from ``datasets``, count them with each real tokenizer (``tokenizer``: names,
     default all) and, for a GGUF tokenizer, with the exact mode; or re-read the real counts of an earlier
     run's ``from_rows`` CSV (no tokenizer loaded). Then summarize."""
     from nomad_lab.backends.exact_tokens import ExactEstimator
     from nomad_lab.backends.tokenizers import GGUF_FILES, TOKENIZERS, load_tokenizer
 
-    datasets = Path(params.get("datasets") or DATASETS_DIR)
-    if params.get("from_rows"):
-        rows = rows_from_csv(Path(params["from_rows"]), datasets)
+    datasets = Path(params.datasets)
+    if params.from_rows:
+        rows = rows_from_csv(Path(params.from_rows), datasets)
     else:
-        names = params.get("tokenizer") or list(TOKENIZERS)
+        names = params.tokenizer or list(TOKENIZERS)
         exact = {name: ExactEstimator(GGUF_FILES[name]()).estimate for name in names if name in GGUF_FILES}
         rows = measure(collect_samples(datasets), {name: load_tokenizer(name) for name in names}, exact)
     return EstimatorResult(rows, summarize(rows))
@@ -366,15 +378,6 @@ def rows_from_csv(path: Path, datasets: Path) -> list[Row]:
     return rows
 
 
-def run(
-    datasets: Path, out_dir: Path, tokenizer_names: list[str] | None = None, store_path: Path | None = None
-) -> tuple[Summary, dict[str, Path]]:
-    """The study as the notebook calls it: computed, its rows stored (``study_rows``, study
-    ``estimator``), its files written."""
-    result, paths = execute(STUDY, {"datasets": datasets, "tokenizer": tokenizer_names}, out_dir, store_path)
-    return result.summary, paths
-
-
 STUDY = Study(
     name="estimator",
     title="Token estimator error against real tokenizers",
@@ -387,4 +390,6 @@ STUDY = Study(
     figures=("by_class.png", "convergence.png"),
     tables=("summary.md",),
     stage=20,
+    params=PARAMS,
+    notebook="estimator",
 )

@@ -15,7 +15,7 @@ here, and every output column is computed from them by ``nomad_lab.core.context_
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,8 @@ from nomad_lab.core.context_window import (
     resolve_context_window,
     seed_kv_bytes_per_token,
 )
+from nomad_lab.studies.params import STORE, positive
+from nomad_lab.studies.shape import Param, Params, Study
 
 GIB = 2**30
 
@@ -121,13 +123,46 @@ def markdown(rows: list[WindowRow], available_gib: float, model_gib: float) -> s
     return "\n".join(lines) + "\n"
 
 
-def run(out: Path, available_gib: float, model_gib: float) -> str:
-    """Write the table to ``out`` (markdown) and return it; local GGUFs are read from disk."""
+PARAMS = (
+    Param("available_gib", float, 16.0, "memory budget the window must fit", check=positive),
+    Param("model_gib", float, 4.0, "weights sharing that memory", check=positive),
+    STORE,
+)
+
+
+def compute(params: Params) -> dict[str, Any]:
+    """The table for the hybrid shapes and the local dense GGUFs (their metadata read from disk)."""
     from nomad_lab.backends.gguf_meta import read_metadata
     from nomad_lab.backends.models import gemma_path, smollm2_path
 
     local = {f"local dense: {p().name}": read_metadata(p()) for p in (gemma_path, smollm2_path)}
-    text = markdown(table(available_gib, model_gib, local), available_gib, model_gib)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    return text
+    rows = table(params.available_gib, params.model_gib, local)
+    return {"rows": rows, "available_gib": params.available_gib, "model_gib": params.model_gib}
+
+
+def _markdown(result: dict[str, Any]) -> str:
+    return markdown(result["rows"], result["available_gib"], result["model_gib"])
+
+
+def write(result: dict[str, Any], out_dir: Path) -> dict[str, Path]:
+    """``table.md`` into ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "table.md"
+    path.write_text(_markdown(result), encoding="utf-8")
+    return {"md": path}
+
+
+STUDY = Study(
+    name="kv-window",
+    title="Context window with per-layer KV accounting",
+    run=compute,
+    rows=lambda result: [asdict(r) for r in result["rows"]],
+    markdown=_markdown,
+    write=write,
+    out_dir="results/kv_window",
+    command=("study", "kv-window"),
+    tables=("table.md",),
+    published=False,  # not part of the main job: its own command
+    stage=80,
+    params=PARAMS,
+)

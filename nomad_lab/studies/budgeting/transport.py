@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.studies.shape import Study
+from nomad_lab.studies.params import CORPUS, STORE, positive
+from nomad_lab.studies.shape import Param, Params, Study
 
 HOST_ENV = "OLLAMA_HOST"
 
@@ -131,14 +131,21 @@ def markdown(result: TransportResult) -> str:
     )
 
 
-def compute(params: Mapping[str, Any]) -> TransportResult:
-    """The study from keyword parameters: ``host`` (default ``$OLLAMA_HOST``), ``model``, ``num_ctx``,
-    ``prompt_chars`` and ``corpus``."""
-    from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR
+PARAMS = (
+    Param("host", str, None, f"Ollama host (default: ${HOST_ENV})"),
+    Param("model", str, None, "a model installed on that server", required=True),
+    Param("num_ctx", int, 8192, "the window the native path sends", check=positive),
+    Param("prompt_chars", int, 24_000, "length of the long prompt", check=positive),
+    CORPUS,
+    STORE,
+)
 
-    url = resolve_host(params.get("host"))
-    prompt = long_prompt(params.get("corpus") or DEFAULT_CORPUS_DIR, int(params.get("prompt_chars", 24_000)))
-    return measure(url, params["model"], prompt, int(params.get("num_ctx", 8192)))
+
+def compute(params: Params) -> TransportResult:
+    """The study from its declared parameters (``host`` None: ``$OLLAMA_HOST``)."""
+    url = resolve_host(params.host)
+    prompt = long_prompt(params.corpus, params.prompt_chars)
+    return measure(url, params.model, prompt, params.num_ctx)
 
 
 def write(result: TransportResult, out_dir: Path) -> dict[str, Path]:
@@ -156,7 +163,8 @@ STUDY = Study(
     markdown=markdown,
     write=write,
     out_dir="results/transport",
-    command=("study", "transport", "--model", "llama3:8b", "--out", "results/transport"),
+    command=("study", "transport", "--model", "llama3:8b"),
     published=False,  # no Ollama runs here
     stage=70,
+    params=PARAMS,
 )

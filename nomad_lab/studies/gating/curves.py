@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import matplotlib.pyplot as plt  # falls back to Agg by itself where there is no display
+from typing import TYPE_CHECKING
 
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE as DEFAULT_FLOOR
 from nomad_lab.gate.sweep import OperatingCurve
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def plot_floor_sweep(
@@ -17,12 +19,14 @@ def plot_floor_sweep(
     calibrated: float | None = None,
     margins: Sequence[float] | None = None,
     title: str = "",
-) -> plt.Figure:
+) -> Figure:
     """Leak rate and recall@k against the setting, with 95% bands; the seed's default floor marked.
 
     A second axis shows the margin between each floor and the weakest correct top hit, the quantity
     behind the seed's decision to keep 0.62 rather than 0.65.
     """
+    import matplotlib.pyplot as plt  # heavy; falls back to Agg by itself where there is no display
+
     fig, ax = plt.subplots(figsize=(8, 4.8))
     for curve in curves:
         line = ax.plot(curve.points, curve.leak, label=f"{curve.gate}: off-topic leak rate")[0]
@@ -46,8 +50,10 @@ def plot_floor_sweep(
     return fig
 
 
-def plot_leak_vs_recall(curves: Sequence[OperatingCurve], *, title: str = "") -> plt.Figure:
+def plot_leak_vs_recall(curves: Sequence[OperatingCurve], *, title: str = "") -> Figure:
     """The trade-off itself: recall@k on x, leak rate on y, one curve per gate, with error bars."""
+    import matplotlib.pyplot as plt  # heavy
+
     fig, ax = plt.subplots(figsize=(5.5, 4.8))
     for curve in curves:
         ax.errorbar(

@@ -18,16 +18,20 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.core.errors import NomadLabError
+from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 from nomad_lab.gate import gates
 from nomad_lab.gate.stats import clopper_pearson_upper
 from nomad_lab.gate.sweep import OperatingCurve, sweep
-from nomad_lab.studies.gating.presets import RunPools, load_run_pools
+from nomad_lab.studies.gating.presets import RunPools, load_run_pools, write_presets
+from nomad_lab.studies.params import WORKSPACE, alpha_param, suite_param
+from nomad_lab.studies.shape import Param, Params, Study, argv
 
 __all__ = [
     "EmbedderResult",
     "compare_embedders",
     "comparison_markdown",
-    "run_embedder_comparison",
+    "compute",
     "write_comparison",
 ]
 
@@ -88,8 +92,6 @@ def compare_embedders(
     first = results[0].run.pools.ids if results else []
     for result in results[1:]:
         if sorted(result.run.pools.ids) != sorted(first):
-            from nomad_lab.core.errors import NomadLabError
-
             raise NomadLabError(f"run {result.run.run_id} did not answer the same questions as {run_ids[0]}")
     return results
 
@@ -181,15 +183,11 @@ def comparison_markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_comparison(
-    store_path: str | Path, run_ids: list[str], out_dir: str | Path, alpha: float = 0.10
-) -> dict[str, Any]:
-    """Compare the runs; write ``embedders.json``, ``embedders.md`` and ``embedders.png`` into ``out_dir``."""
+def write_comparison(results: list[EmbedderResult], data: dict[str, Any], out_dir: str | Path) -> None:
+    """``embedders.json``, ``embedders.md`` and ``embedders.png`` (every curve, calibrated floors marked)."""
     from nomad_lab.studies.gating.curves import plot_floor_sweep
     from nomad_lab.studies.plots import save
 
-    results = compare_embedders(store_path, run_ids, alpha)
-    data = comparison_json(results, alpha)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "embedders.json").write_text(json.dumps(data, indent=2) + "\n")
@@ -202,7 +200,6 @@ def write_comparison(
                 f"{r.label}: {r.calibrated:.2f}", (r.calibrated, 0.5), rotation=90, fontsize=7
             )
     save(fig, out / "embedders.png")
-    return data
 
 
 def slug(spec: str) -> str:
@@ -210,23 +207,81 @@ def slug(spec: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in spec).strip("-") or "default"
 
 
-def run_embedder_comparison(
-    specs: list[str], out_dir: str | Path, alpha: float = 0.10, progress: bool = True, **workspace: Any
-) -> dict[str, Any]:
-    """Retrieve the same goldens with each embedder spec (``eval retrieval``, stored, no floor), then compare
-    them and write each embedder's floor presets beside the comparison (``presets-<spec>.json``).
+PARAMS = (
+    Param(
+        "embedder",
+        str,
+        ("st:", "wordllama:"),
+        "retrieve the goldens with these embedders first, no floor (specs as eval retrieval --embedder)",
+        many=True,
+        metavar="SPEC",
+    ),
+    Param(
+        "run",
+        str,
+        None,
+        "compare these stored retrieval runs instead of retrieving (`latest`: the latest run of each "
+        "embedder in the store)",
+        many=True,
+        metavar="RUN_ID",
+    ),
+    alpha_param(0.10, "leak target for the calibrated floor"),
+    suite_param("core,off_topic", "suites retrieved with --embedder"),
+    *WORKSPACE,
+)
 
-    ``workspace`` holds the retrieval config's corpus/goldens/suite/store fields.
-    """
-    from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
-    from nomad_lab.studies.gating.presets import write_presets
 
-    run_ids = []
-    for spec in specs:
-        config = RetrievalRequest(floor=0.0, embedder=spec, progress=progress, **workspace)
-        run_ids.append(retrieve(config).run_id)
-    store_path = workspace.get("store_path", RetrievalRequest.store_path)
-    data = write_comparison(store_path, run_ids, out_dir, alpha)
-    for spec, run_id in zip(specs, run_ids, strict=True):
-        write_presets(store_path, Path(out_dir) / f"presets-{slug(spec)}.json", run_id)
-    return data
+def compute(params: Params) -> dict[str, Any]:
+    """Retrieve the goldens with each embedder (or read the stored runs given), then compare them."""
+    retrieved: dict[str, str] = {}
+    if params.run:
+        runs = latest_run_per_embedder(params.store) if list(params.run) == ["latest"] else list(params.run)
+    else:
+        for spec in params.embedder:
+            config = RetrievalRequest(
+                corpus_dir=params.corpus,
+                goldens_dir=params.goldens,
+                suite=params.suite,
+                floor=0.0,
+                embedder=spec,
+                store_path=params.store,
+                progress=not params.no_progress,
+            )
+            retrieved[spec] = retrieve(config).run_id
+        runs = list(retrieved.values())
+    if len(runs) < 2:
+        raise NomadLabError(
+            f"{params.store}: need retrieval runs of two embedders (found {len(runs)}); give two --embedder "
+            "specs, or run `nomad-lab eval retrieval --embedder SPEC` for each"
+        )
+    results = compare_embedders(params.store, runs, params.alpha)
+    data = comparison_json(results, params.alpha)
+    return {"results": results, "data": data, "store": params.store, "retrieved": retrieved}
+
+
+def write(result: dict[str, Any], out_dir: Path) -> dict[str, Path]:
+    """The comparison, and the floor presets of each embedder retrieved here (``presets-<spec>.json``)."""
+    write_comparison(result["results"], result["data"], out_dir)
+    paths = {kind: out_dir / f"embedders.{kind}" for kind in ("json", "md", "png")}
+    for spec, run_id in result["retrieved"].items():
+        paths[f"presets {spec}"] = out_dir / f"presets-{slug(spec)}.json"
+        write_presets(result["store"], paths[f"presets {spec}"], run_id)
+    return paths
+
+
+STUDY = Study(
+    name="embedders",
+    title="Embedders side by side: recall, leak, calibrated floor, and whether it transfers; floor presets",
+    run=compute,
+    rows=lambda result: result["data"]["embedders"],
+    markdown=lambda result: comparison_markdown(result["data"]),
+    write=write,
+    out_dir="results/embedders",
+    command=argv("study embedders --embedder st: --embedder wordllama: --store runs/embedders.duckdb"),
+    figures=("embedders.png",),
+    tables=("embedders.md", "presets-st.md", "presets-wordllama.md"),
+    published=False,  # two embedders over the goldens: its own command
+    stage=62,
+    params=PARAMS,
+    notebook="embedders",
+)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.gate import gates
 from nomad_lab.gate.pools import PoolSet, pools_from_records
 
@@ -225,7 +226,7 @@ def explorer(
     run_id: str | None = None,
     judge_model: str | None = None,
     judge_floor: float = 0.0,
-    floor: float = 0.62,
+    floor: float = RAG_MIN_FINAL_SCORE,
     use_judge: bool = False,
     tau: float = 0.0,
     corpus: str | Path | None = None,

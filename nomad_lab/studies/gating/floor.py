@@ -1,26 +1,27 @@
 """The floor study: sweep every gate over a stored dump, calibrate a floor, and write the results.
 
-One function shared by ``nomad-lab sweep`` and the ``floor_sweep`` notebook, so the published table
-and plot are exactly what the command prints.
+One study shared by ``nomad-lab study floor``, ``nomad-lab sweep --dump`` and the ``floor_sweep``
+notebook, so the published table and plot are exactly what the command prints.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE as DEFAULT_FLOOR
+from nomad_lab.core.workspace import PROJECT_ROOT
 from nomad_lab.gate import gates
 from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.pools import PoolSet, load_dump
+from nomad_lab.gate.spec import GateSpecError, parse_gate_spec
 from nomad_lab.gate.stats import CalibratedFloor
 from nomad_lab.gate.sweep import OperatingCurve, floor_margins, leak_by_tag, restrict_refusals, sweep
-from nomad_lab.studies.shape import Study
+from nomad_lab.studies.params import STORE, alpha_param
+from nomad_lab.studies.shape import Param, Params, Study
 
 CONTRAST_GRID = np.round(np.linspace(0.0, 0.3, 61), 3)
 
@@ -126,28 +127,59 @@ def write_floor_study(study: FloorStudy, out_dir: str | Path) -> dict[str, Path]
     return paths
 
 
-def floor_study_from_dump(
-    dump: str | Path, out_dir: str | Path, **kwargs: object
-) -> tuple[FloorStudy, dict[str, Path]]:
-    """Load a reference-format dump, run the study and write its outputs."""
-    study = run_floor_study(load_dump(dump), **kwargs)  # type: ignore[arg-type]
-    return study, write_floor_study(study, out_dir)
-
-
 def tag_table(study: FloorStudy) -> str:
     """Leak rate per refusal tag at the default floor (markdown)."""
     rows = [f"| {tag} | {rate:.3f} | {k} / {n} |" for tag, (rate, k, n) in study.tags_at_default.items()]
     return "\n".join(["| tag | leak rate | leaked / refusals |", "|---|---|---|", *rows])
 
 
-def compute(params: Mapping[str, Any]) -> FloorStudy:
-    """The study from keyword parameters: ``dump`` (candidate pools), ``alpha``, ``refusal_tag``, ``gates``
-    (gate spec strings, each one more curve)."""
+def _gate_specs(texts: tuple[str, ...] | list[str]) -> str | None:
+    """Every ``--gate`` a valid gate spec (a bad one fails before any work)."""
+    for text in texts:
+        try:
+            parse_gate_spec(text)
+        except GateSpecError as exc:
+            return str(exc)
+    return None
+
+
+PARAMS = (
+    Param(
+        "dump",
+        Path,
+        PROJECT_ROOT / "runs" / "dumps" / "core-off_topic.json",
+        "candidate dump (reference --dump JSON format; `nomad-lab eval retrieval --dump`)",
+        metavar="PATH",
+    ),
+    alpha_param(0.10, "target leak rate for the calibrated floor"),
+    Param(
+        "refusal_tag",
+        str,
+        "off-topic",
+        "count leaks only on refusals with this tag ('' counts every refusal)",
+        metavar="TAG",
+    ),
+    Param(
+        "gate",
+        str,
+        (),
+        "also sweep this gate spec (repeatable), e.g. floor@0.4+contrast or cosine",
+        check=_gate_specs,
+        many=True,
+        metavar="SPEC",
+    ),
+    STORE,
+)
+
+
+def compute(params: Params) -> FloorStudy:
+    """The study from its declared parameters: ``dump`` (candidate pools), ``alpha``, ``refusal_tag``,
+    ``gate`` (gate spec strings, each one more curve, named by its canonical spec)."""
     return run_floor_study(
-        load_dump(params["dump"]),
-        alpha=params.get("alpha", 0.10),
-        refusal_tag=params.get("refusal_tag"),
-        gate_specs=tuple(params.get("gates") or ()),
+        load_dump(params.dump),
+        alpha=params.alpha,
+        refusal_tag=params.refusal_tag or None,
+        gate_specs=tuple(str(parse_gate_spec(text)) for text in params.gate),
     )
 
 
@@ -176,4 +208,6 @@ STUDY = Study(
     figures=("floor_sweep.png", "leak_vs_recall.png"),
     tables=("floor_sweep.md",),
     stage=10,
+    params=PARAMS,
+    notebook="floor_sweep",
 )

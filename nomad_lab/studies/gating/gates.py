@@ -23,7 +23,6 @@ import numpy as np
 from nomad_lab.backends.spec import DEFAULT_SPEC
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
-from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 from nomad_lab.gate import crossval, gates
 from nomad_lab.gate.apply import spec_mask
@@ -49,7 +48,8 @@ from nomad_lab.studies.gating.gate_fit import (
     fit_gate,
 )
 from nomad_lab.studies.gating.gate_report import markdown, write
-from nomad_lab.studies.shape import Param, Params, Study, resolve_params
+from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, STORE
+from nomad_lab.studies.shape import Output, Param, Params, Study, argv, resolve_params
 
 SEED = 1341
 LEARNED = (  # (row name, feature kinds, with the bank)
@@ -66,11 +66,11 @@ def _positive(value: int) -> str | None:
 
 PARAMS = (
     Param("run", str, None, "stored retrieval run id (default: retrieve --suite at floor 0 now)"),
-    Param("store", Path, DEFAULT_STORE_PATH, "workspace DuckDB store"),
-    Param("corpus", Path, DEFAULT_CORPUS_DIR, "corpus directory, when retrieving"),
-    Param("goldens", Path, DEFAULT_GOLDENS_DIR, "goldens directory, when retrieving"),
+    STORE,
+    CORPUS,
+    GOLDENS,
     Param("suite", str, "core,off_topic", "suites to retrieve when no --run is given"),
-    Param("embedder", str, None, "embedder spec, when retrieving (default: MiniLM)"),
+    EMBEDDER,
     Param(
         "bank",
         Path,
@@ -314,7 +314,7 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
         "gateName": best_name,
         "coefficients": coefficient_rows(best),
         "seconds": time.perf_counter() - started,
-        "params": {k: str(v) if isinstance(v, Path) else v for k, v in p.as_dict().items()},
+        "params": {k: str(v) if isinstance(v, Path) else v for k, v in p.as_dict().items() if k != "out"},
     }
 
 
@@ -345,4 +345,18 @@ STUDY = Study(
     stage=12,
     budget_s=300.0,  # measured here: 114-166 s over a stored run, plus about 100 s to retrieve it
     params=PARAMS,
+    also=(
+        Output(
+            "Gate leaderboard on a second corpus (pydocs: Python tutorial and MDN), with a gate fitted on "
+            "the default corpus as its transfer row",
+            argv(
+                "study gates --corpus datasets/corpora/pydocs/corpus --goldens datasets/corpora/pydocs/goldens "
+                "--store runs/gates.duckdb --reranker nanoranker --transfer-run 20261203T195206Z-a750a9f0 "
+                "--out results/gates/pydocs"
+            ),
+            "results/gates/pydocs",
+            ("gates.png",),
+            ("gates.md",),
+        ),
+    ),
 )

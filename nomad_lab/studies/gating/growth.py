@@ -16,21 +16,31 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
-from nomad_lab.core.workspace import DATASETS_DIR, DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, PROJECT_ROOT
+from nomad_lab.core.workspace import DATASETS_DIR, PROJECT_ROOT
 from nomad_lab.data.corpus import DISTRACTOR_PREFIX, DOC_SUFFIX
-from nomad_lab.studies.shape import Study
+from nomad_lab.studies.params import (
+    EMBEDDER,
+    WORKSPACE,
+    alpha_param,
+    each_in_unit_interval,
+    each_positive,
+    floor_param,
+)
+from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
 GROWTH_DIR = DATASETS_DIR / "library_growth"
 WORK_DIR = PROJECT_ROOT / "runs" / "library_growth"
 REFUSAL_TAG = "off-topic"
 DEFAULT_ALPHA = 0.05  # leak target of the calibrated floor reported at each size
+FLOORS = (0.0, 0.55, RAG_MIN_FINAL_SCORE)  # the floors reported at each size
+BOOKS = (3, 6, 9, 15)  # library-growth books added, per size
 
 
 @dataclass(frozen=True)
@@ -203,53 +213,6 @@ def measure_size(
     )
 
 
-def run_growth_study(
-    books: Sequence[int] = (3, 6, 9, 15),
-    *,
-    floors: Sequence[float] = (0.0, 0.55, RAG_MIN_FINAL_SCORE),
-    judge_model: str | None = "embedded:gemma3-270m",
-    judge_floor: float = RAG_MIN_FINAL_SCORE,
-    corpus_dir: Path = DEFAULT_CORPUS_DIR,
-    goldens_dir: Path = DEFAULT_GOLDENS_DIR,
-    growth_dir: Path = GROWTH_DIR,
-    work_dir: Path = WORK_DIR,
-    store_path: Path | None = None,
-    embedder: str | None = None,
-    alpha: float = DEFAULT_ALPHA,
-    progress: bool = True,
-) -> list[GrowthRow]:
-    """Every size from :func:`library_sizes`, smallest first, measured by :func:`measure_size`.
-
-    ``growth_dir`` is the folder the added documents come from (the library-growth books, or a library
-    built by ``nomad-lab library build``); each such folder gets its own work folder under ``work_dir``.
-    ``embedder`` is an embedder spec (default MiniLM).
-    """
-    from nomad_lab.core.workspace import DEFAULT_STORE_PATH
-    from nomad_lab.retrieval.embedding import load_embedder
-
-    model = load_embedder(embedder)
-    work = Path(work_dir) if Path(growth_dir) == GROWTH_DIR else Path(work_dir) / Path(growth_dir).name
-    rows = []
-    for size in library_sizes(books, growth_dir):
-        folder = materialize(size, Path(corpus_dir), Path(growth_dir), work)
-        rows.append(
-            measure_size(
-                folder,
-                label=size.label,
-                include_distractors=size.distractors,
-                floors=floors,
-                judge_model=judge_model,
-                judge_floor=judge_floor,
-                store_path=Path(store_path) if store_path else DEFAULT_STORE_PATH,
-                goldens_dir=Path(goldens_dir),
-                embedder=model,
-                alpha=alpha,
-                progress=progress,
-            )
-        )
-    return rows
-
-
 def _ci(value: Interval | None) -> str:
     return "n/a" if value is None else f"{value[0]:.3f} [{value[1]:.3f}, {value[2]:.3f}]"
 
@@ -343,43 +306,63 @@ def write(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "growth.json", "md": out / "growth.md"}
-    paths["json"].write_text(
-        json.dumps(
-            {
-                "judge_model": judge_model,
-                "embedder": embedder,
-                "rows": [asdict(r) | {"chunks_per_s": r.chunks_per_s} for r in rows],
-            },
-            indent=2,
-        )
-        + "\n"
-    )
+    rows_json = [asdict(r) | {"chunks_per_s": r.chunks_per_s} for r in rows]
+    data = {"judge_model": judge_model, "embedder": embedder, "rows": rows_json}
+    paths["json"].write_text(json.dumps(data, indent=2) + "\n")
     paths["md"].write_text(markdown(rows, judge_model, embedder))
     paths["png"] = save(plot(rows, judge_model), out / "leak_vs_library_size.png")
     return paths
 
 
-def compute(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The study from keyword parameters: ``books`` per size, ``floor`` (floors to report),
-    ``judge_model`` (None or ``no_judge``: floors only) and ``judge_floor``."""
-    judge = None if params.get("no_judge") else params.get("judge_model", "embedded:gemma3-270m")
-    given = {
-        "store_path": params.get("store"),
-        "corpus_dir": params.get("corpus"),
-        "goldens_dir": params.get("goldens"),
-        "growth_dir": params.get("library"),
-        "embedder": params.get("embedder"),
-        "alpha": params.get("alpha"),
-    }
-    rows = run_growth_study(
-        params.get("books", (3, 6, 9, 15)),
-        floors=params.get("floor", (0.0, 0.55, RAG_MIN_FINAL_SCORE)),
-        judge_model=judge,
-        judge_floor=params.get("judge_floor", RAG_MIN_FINAL_SCORE),
-        progress=not params.get("no_progress", False),
-        **{name: value for name, value in given.items() if value is not None},
-    )
-    return {"rows": rows, "judge_model": judge, "embedder": params.get("embedder")}
+PARAMS = (
+    Param("books", int, BOOKS, "library-growth books added, per size", check=each_positive, many=True),
+    Param("floor", float, FLOORS, "floors to report", check=each_in_unit_interval, many=True),
+    Param("judge_model", str, "embedded:gemma3-270m", "judge backend spec", metavar="SPEC"),
+    floor_param(RAG_MIN_FINAL_SCORE, name="judge_floor"),
+    Param("no_judge", bool, False, "floors only", flag=True),
+    Param(
+        "library",
+        Path,
+        GROWTH_DIR,
+        "folder the added documents come from (a large one: `nomad-lab library build`); --books counts "
+        "its documents, sorted by name",
+    ),
+    alpha_param(DEFAULT_ALPHA, "leak target of the floor calibrated at each size"),
+    EMBEDDER,
+    *WORKSPACE,
+)
+
+
+def compute(params: Params) -> dict[str, Any]:
+    """Every size from :func:`library_sizes`, smallest first, measured by :func:`measure_size`.
+
+    ``library`` is the folder the added documents come from (the library-growth books, or a library
+    built by ``nomad-lab library build``); each such folder gets its own work folder under
+    ``WORK_DIR``. ``no_judge``: floors only.
+    """
+    from nomad_lab.retrieval.embedding import load_embedder
+
+    judge = None if params.no_judge else params.judge_model
+    model = load_embedder(params.embedder)
+    library = Path(params.library)
+    work = WORK_DIR if library == GROWTH_DIR else WORK_DIR / library.name
+    rows = [
+        measure_size(
+            materialize(size, Path(params.corpus), library, work),
+            label=size.label,
+            include_distractors=size.distractors,
+            floors=params.floor,
+            judge_model=judge,
+            judge_floor=params.judge_floor,
+            store_path=Path(params.store),
+            goldens_dir=Path(params.goldens),
+            embedder=model,
+            alpha=params.alpha,
+            progress=not params.no_progress,
+        )
+        for size in library_sizes(params.books, library)
+    ]
+    return {"rows": rows, "judge_model": judge, "embedder": params.embedder}
 
 
 STUDY = Study(
@@ -394,4 +377,19 @@ STUDY = Study(
     figures=("leak_vs_library_size.png",),
     tables=("growth.md",),
     stage=50,
+    params=PARAMS,
+    also=(
+        Output(
+            "Library scale: leak and the calibrated floor up to 51 MB of Debian documentation (WordLlama)",
+            argv(
+                "study growth --library runs/library --books 250 1000 2500 5144 --embedder wordllama:256 "
+                "--no-judge --floor 0 0.32 0.51 --alpha 0.1 --store runs/library.duckdb "
+                "--out results/library_scale"
+            ),
+            "results/library_scale",
+            ("leak_vs_library_size.png",),
+            ("growth.md",),
+            prefix="nomad-lab library build &&",
+        ),
+    ),
 )

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 from nomad_lab.core.judge import JUDGE_EXCERPT_CHARS, build_judge_input, excerpt_for
 from nomad_lab.eval.retrieval_metrics import Interval, wilson_interval
 from nomad_lab.gate.rerank import Candidate
-from nomad_lab.studies.shape import Study
+from nomad_lab.studies.params import WORKSPACE, floor_param, positive, suite_param
+from nomad_lab.studies.shape import Param, Params, Study, argv
 
 if TYPE_CHECKING:
     from nomad_lab.backends import Backend
@@ -207,18 +208,33 @@ def markdown(study: InjectionStudy) -> str:
     return "\n".join(lines)
 
 
-def compute(params: Mapping[str, Any]) -> InjectionStudy:
-    """The study from the CLI's keyword parameters (``judge_model``, ``suite``, ``limit``, ``floor``,
-    ``corpus``, ``goldens``, ``store``, ``no_progress``)."""
+PARAMS = (
+    Param(
+        "judge_model",
+        str,
+        None,
+        "judge backend spec, e.g. embedded:gemma3-270m",
+        required=True,
+        metavar="SPEC",
+    ),
+    suite_param("off_topic", "suite(s) whose refusal questions are judged"),
+    Param("limit", int, 30, "judge the first N questions", check=positive, metavar="N"),
+    floor_param(0.0),
+    *WORKSPACE,
+)
+
+
+def compute(params: Params) -> InjectionStudy:
+    """The study from its declared parameters."""
     return run_injection_study(
-        params["judge_model"],
-        suite=params.get("suite", "off_topic"),
-        limit=params.get("limit", 30),
-        floor=params.get("floor", 0.0),
-        store_path=params.get("store"),
-        corpus_dir=params.get("corpus"),
-        goldens_dir=params.get("goldens"),
-        progress=not params.get("no_progress", False),
+        params.judge_model,
+        suite=params.suite,
+        limit=params.limit,
+        floor=params.floor,
+        store_path=params.store,
+        corpus_dir=params.corpus,
+        goldens_dir=params.goldens,
+        progress=not params.no_progress,
     )
 
 
@@ -244,17 +260,9 @@ STUDY = Study(
     markdown=report,
     write=write,
     out_dir="results/injection",
-    command=(
-        "study",
-        "injection",
-        "--judge-model",
-        "embedded:gemma3-270m",
-        "--suite",
-        "off_topic",
-        "--limit",
-        "30",
-    ),
+    command=argv("study injection --judge-model embedded:gemma3-270m --suite off_topic --limit 30"),
     tables=("injection.md",),
     published=False,  # 90 judge calls, about 41 min on 2 cores: its own command
     stage=60,
+    params=PARAMS,
 )

