@@ -351,7 +351,8 @@ STUDY = Study(
             "the default corpus as its transfer row",
             argv(
                 "study gates --corpus datasets/corpora/pydocs/corpus "
-                "--goldens datasets/corpora/pydocs/goldens --store runs/gates.duckdb --reranker nanoranker --transfer-run 20261203T195206Z-a750a9f0 "
+                "--goldens datasets/corpora/pydocs/goldens --store runs/gates.duckdb --reranker nanoranker "
+                "--transfer-run 20261203T195206Z-a750a9f0 "
                 "--out results/gates/pydocs"
             ),
             "results/gates/pydocs",
