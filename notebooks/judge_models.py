@@ -26,7 +26,7 @@
 # Relative paths below are read from the repository root, wherever the kernel runs.
 
 # %% tags=["parameters"]
-judge_model = ["embedded:gemma3-270m", "embedded:smollm2-135m"]
+judge_model = ["embedded:gemma3-270m"]
 suite = "off_topic"
 floor = 0.0  # the floor the judge runs after
 limit = None  # judge only the first N questions (None: all)

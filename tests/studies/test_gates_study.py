@@ -93,3 +93,24 @@ def test_study_gates_retrieves_another_corpus_when_no_run_is_given(tmp_path: Pat
     command = (out / "gates.md").read_text().splitlines()[0]  # the line that reruns it on this corpus
     assert f"--corpus {CORPUS.relative_to(ROOT)} --goldens {GOLDENS.relative_to(ROOT)}" in command
     assert f"--store {store}" in command and command.endswith(f"--out {out}`")
+
+
+def test_the_transfer_row_can_retrieve_its_own_source_corpus(
+    run: tuple[Path, str], tmp_path: Path, capsys
+) -> None:
+    """``--transfer-corpus/--transfer-goldens`` retrieve the other corpus into the same store and fit the
+    transfer gate there, so a published command needs no run id; they go together."""
+    store, run_id = run
+    other = tmp_path / "other-goldens"
+    other.mkdir()
+    for suite in ("core", "off_topic"):  # the same questions under other ids: none of them seen by --run
+        lines = (GOLDENS / f"{suite}.jsonl").read_text().splitlines()
+        other.joinpath(f"{suite}.jsonl").write_text(
+            "\n".join(line.replace('"id": "', '"id": "t-', 1) for line in lines) + "\n"
+        )
+    argv = ["study", "gates", "--run", run_id, "--store", str(store), "--no-bank", "--folds", "2"]
+    argv += ["--repeats", "1", "--out", str(tmp_path / "out"), "--transfer-corpus", str(CORPUS)]
+    assert main([*argv, "--transfer-goldens", str(other)]) == 0
+    assert f"| transfer: gate from corpus {CORPUS} |" in capsys.readouterr().out
+    assert main(argv) == 1
+    assert "--transfer-corpus and --transfer-goldens go together" in capsys.readouterr().err

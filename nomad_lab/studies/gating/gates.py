@@ -90,6 +90,13 @@ PARAMS = (
         "reranker", str, None, "trained reranker spec (nanoranker): a row for its best score over the top 5"
     ),
     Param("transfer_run", str, None, "fit the pool + query gate on this run, apply it to --run"),
+    Param(
+        "transfer_corpus",
+        Path,
+        None,
+        "retrieve --suite over this other corpus (with --transfer-goldens) and fit the transfer gate on it",
+    ),
+    Param("transfer_goldens", Path, None, "the golden suites of --transfer-corpus"),
     Param("transfer_gate", Path, None, "apply this saved gate file to --run as the transfer row"),
     Param("folds", int, crossval.FOLDS, "outer folds", check=_positive),
     Param("repeats", int, crossval.REPEATS, "repeated fold draws", check=_positive),
@@ -106,10 +113,11 @@ class Row:
     curve: OperatingCurve | None = field(default=None, repr=False)
 
 
-def _retrieve(p: Params) -> str:
+def _retrieve(p: Params, corpus: Path | None = None, goldens: Path | None = None) -> str:
+    """``--suite`` of the study's corpus (or of ``corpus``/``goldens``) at floor 0, stored; its run id."""
     config = RetrievalRequest(
-        corpus_dir=Path(p.corpus),
-        goldens_dir=Path(p.goldens),
+        corpus_dir=Path(corpus or p.corpus),
+        goldens_dir=Path(goldens or p.goldens),
         suite=p.suite,
         floor=0.0,
         store_path=Path(p.store),
@@ -218,17 +226,22 @@ def _reranker_row(p: Params, data: RunData, splits: list) -> Row:
 def _transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunData | None) -> Row | None:
     """A gate fitted elsewhere, applied unchanged (its own thresholds), scored only on questions it was
     not fitted on."""
-    if not (p.transfer_run or p.transfer_gate):
+    if not (p.transfer_run or p.transfer_gate or p.transfer_corpus):
         return None
+    if bool(p.transfer_corpus) != bool(p.transfer_goldens):
+        raise NomadLabError("study gates: --transfer-corpus and --transfer-goldens go together")
+    if sum(bool(x) for x in (p.transfer_run, p.transfer_gate, p.transfer_corpus)) > 1:
+        raise NomadLabError("study gates: give one of --transfer-run, --transfer-gate, --transfer-corpus")
     if p.transfer_gate:
         gate, source = LearnedGate.load(p.transfer_gate), str(p.transfer_gate)
     else:
-        source_run = load_run(p.store, p.transfer_run)
+        transfer_run = p.transfer_run or _retrieve(p, p.transfer_corpus, p.transfer_goldens)
+        source_run = load_run(p.store, transfer_run)
         same_index = bank is not None and bank.pools.fingerprint == source_run.pools.fingerprint
         if bank_path and not (same_index and same_embedder(bank.embedder, source_run.embedder)):
             bank = bank_run(p.store, source_run, bank_path)  # the bank retrieved in the source's corpus
         gate = fit_gate(source_run, DEFAULT_KINDS, bank, folds=p.folds, repeats=p.repeats, seed=SEED).gate
-        source = f"run {p.transfer_run}"
+        source = f"corpus {p.transfer_corpus}" if p.transfer_corpus else f"run {transfer_run}"
     seen = set(gate.training.get("questionIds", []))
     unseen = np.array([i not in seen for i in data.pools.ids], dtype=bool)
     name = f"transfer: gate from {source}"
@@ -339,7 +352,10 @@ STUDY = Study(
     markdown=markdown,
     write=lambda result, out: write(result, out, rows_json(result)),
     out_dir="results/gates",
-    command=("study", "gates", "--out", "results/gates"),
+    command=argv(
+        "study gates --reranker nanoranker --transfer-corpus datasets/corpora/pydocs/corpus "
+        "--transfer-goldens datasets/corpora/pydocs/goldens --out results/gates"
+    ),
     figures=("gates.png",),
     tables=("gates.md",),
     stage=12,
@@ -351,8 +367,8 @@ STUDY = Study(
             "the default corpus as its transfer row",
             argv(
                 "study gates --corpus datasets/corpora/pydocs/corpus "
-                "--goldens datasets/corpora/pydocs/goldens --store runs/gates.duckdb --reranker nanoranker "
-                "--transfer-run 20261203T195206Z-a750a9f0 "
+                "--goldens datasets/corpora/pydocs/goldens --reranker nanoranker "
+                "--transfer-corpus datasets/corpus --transfer-goldens datasets/goldens "
                 "--out results/gates/pydocs"
             ),
             "results/gates/pydocs",

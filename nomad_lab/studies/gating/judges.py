@@ -286,8 +286,9 @@ PARAMS = (
     Param(
         "judge_model",
         str,
-        ("embedded:gemma3-270m", "embedded:smollm2-135m"),
-        "judge backend spec, e.g. embedded:gemma3-270m (repeatable: one row per model)",
+        ("embedded:gemma3-270m",),
+        "judge backend spec, e.g. embedded:gemma3-270m (repeatable: one row per model; SmolLM2-135M and "
+        "the Qwen models are on the opt-in `study ladder`)",
         many=True,
         metavar="SPEC",
     ),
@@ -364,7 +365,7 @@ def write(result: JudgesResult, out_dir: Path) -> dict[str, Path]:
 
 STUDY = Study(
     name="judges",
-    title="Relevance judge models against the floor alone (both embedded models)",
+    title="Relevance judge models against the floor alone (Gemma 3 270M)",
     run=compute,
     rows=lambda result: [asdict(r) for r in result.rows],
     markdown=report,
