@@ -182,7 +182,6 @@ def test_core_module_public_names_resolve(module: str) -> None:
 REASON = re.compile(r"#\s*[A-Za-z]+")
 """A function-level import's reason: a one-word comment on its last line (``# cycle``, ``# heavy``...)."""
 FREE_TO_DEFER = ("cli",)  # the CLI defers its imports so that ``--help`` stays fast
-NOT_YET = ("studies", "gate")  # TODO(lead): remove once the door and gates branches have landed
 
 
 def unreasoned_function_imports(path: Path) -> list[str]:
@@ -216,7 +215,6 @@ def test_function_import_detector_needs_a_reason(tmp_path: Path) -> None:
 
 
 def test_function_level_imports_outside_the_cli_say_why() -> None:
-    exempt = FREE_TO_DEFER + NOT_YET
-    files = [p for p in sorted(PACKAGE.rglob("*.py")) if p.relative_to(PACKAGE).parts[0] not in exempt]
+    files = [p for p in sorted(PACKAGE.rglob("*.py")) if p.relative_to(PACKAGE).parts[0] not in FREE_TO_DEFER]
     unreasoned = [hit for p in files for hit in unreasoned_function_imports(p)]
     assert unreasoned == [], "move these imports to the module top, or add a one-word reason comment"

@@ -45,6 +45,7 @@ from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.workspace import PROJECT_ROOT
+from nomad_lab.eval.provenance import provenance_record, stored_fingerprints, write_provenance
 from nomad_lab.store import record_study_rows
 
 
@@ -253,8 +254,6 @@ def record_provenance(
     """``out_dir/provenance.json`` beside the files a study wrote: its commit, dirty, command line, run
     id, the corpora it read (runs stored since it started, or named by its ``run`` parameter), its
     embedders and model digests (:func:`nomad_lab.eval.provenance.provenance_record`)."""
-    from nomad_lab.eval.provenance import provenance_record, stored_fingerprints, write_provenance  # heavy
-
     kept = stored_params(params)
     given_run = kept.get("run")
     runs = (

@@ -23,6 +23,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from nomad_lab.backends.exact_tokens import ExactEstimator
+from nomad_lab.backends.tokenizers import GGUF_FILES, TOKENIZERS, load_tokenizer
 from nomad_lab.core.content_estimator import ClassCalibrator, class_bases, scaled_estimate
 from nomad_lab.core.token_estimator import TokenCalibrator, chars_per_token_estimate, estimate_tokens
 from nomad_lab.studies.params import DATASETS, STORE
@@ -255,9 +257,9 @@ def markdown(summary: Summary) -> str:
 
 def write(rows: list[Row], summary: Summary, out_dir: Path) -> dict[str, Path]:
     """Rows (CSV), summary (JSON, markdown) and the convergence plot into ``out_dir``."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy
 
-    from nomad_lab.studies.plots import save
+    from nomad_lab.studies.plots import save  # heavy
 
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {
@@ -309,9 +311,6 @@ def compute(params: Params) -> EstimatorResult:
     """Collect samples from ``datasets``, count them with each real tokenizer (``tokenizer``: names,
     default all) and, for a GGUF tokenizer, with the exact mode; or re-read the real counts of an earlier
     run's ``from_rows`` CSV (no tokenizer loaded). Then summarize."""
-    from nomad_lab.backends.exact_tokens import ExactEstimator
-    from nomad_lab.backends.tokenizers import GGUF_FILES, TOKENIZERS, load_tokenizer
-
     datasets = Path(params.datasets)
     if params.from_rows:
         rows = rows_from_csv(Path(params.from_rows), datasets)
@@ -328,7 +327,7 @@ COMPARED = ("segmenter", "content-aware+calibrated", "exact")
 def _by_class_figure(summary: Summary) -> object:
     """Held-out error per class of the seed's segmenter, the content-aware estimator and the exact
     mode, one panel per tokenizer: the comparison the planner's choice of estimator rests on."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy
 
     tokenizers = list(summary.errors)
     fig, axes = plt.subplots(len(tokenizers), 1, figsize=(8, 2.6 * len(tokenizers)), squeeze=False)

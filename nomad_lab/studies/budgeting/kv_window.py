@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.backends.gguf_meta import read_metadata
+from nomad_lab.backends.models import gemma_path, smollm2_path
 from nomad_lab.core.context_window import (
     kv_account,
     kv_bytes_per_token,
@@ -132,9 +134,6 @@ PARAMS = (
 
 def compute(params: Params) -> dict[str, Any]:
     """The table for the hybrid shapes and the local dense GGUFs (their metadata read from disk)."""
-    from nomad_lab.backends.gguf_meta import read_metadata
-    from nomad_lab.backends.models import gemma_path, smollm2_path
-
     local = {f"local dense: {p().name}": read_metadata(p()) for p in (gemma_path, smollm2_path)}
     rows = table(params.available_gib, params.model_gib, local)
     return {"rows": rows, "available_gib": params.available_gib, "model_gib": params.model_gib}

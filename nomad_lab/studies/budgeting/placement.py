@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.backends.base import PrefillProbe
+from nomad_lab.backends.embedded import EmbeddedBackend
+from nomad_lab.backends.models import gemma_path
 from nomad_lab.core.planner import plan_prompt
 from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT, QUERY_REWRITE_SYSTEM_PROMPT
 from nomad_lab.core.reference import RAG_PLACEMENTS
@@ -56,8 +58,6 @@ def _common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
 
 def probe(model_path: str | Path, n_ctx: int, n_threads: int = 2) -> PrefillProbe:
     """The embedded backend on ``model_path`` at ``n_ctx``: the study's only way to the model."""
-    from nomad_lab.backends.embedded import EmbeddedBackend
-
     return EmbeddedBackend(str(model_path), n_ctx=n_ctx, threads=n_threads)
 
 
@@ -318,9 +318,9 @@ def turn_table(result: dict[str, Any], rewrite_between: bool = False) -> str:
 
 def write(result: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
     """Rows and summary (JSON, markdown) and the prefill-vs-turn plot (PNG, SVG)."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy
 
-    from nomad_lab.studies.plots import save
+    from nomad_lab.studies.plots import save  # heavy
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -400,8 +400,6 @@ PARAMS = (
 
 def compute(params: Params) -> dict[str, Any]:
     """The study from its declared parameters (``model`` None: the embedded Gemma 3 270M)."""
-    from nomad_lab.backends.models import gemma_path
-
     conversation, chunks = conversation_from_corpus(params.corpus, params.turns)
     result = run_study(
         params.model or gemma_path(),

@@ -19,7 +19,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.backends.base import ChatOptions, ChatRequest
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.token_estimator import estimate_tokens
+from nomad_lab.services.model_calls import chat_call
 from nomad_lab.studies.params import CORPUS, STORE, positive
 from nomad_lab.studies.shape import Param, Params, Study
 
@@ -81,11 +84,8 @@ class TransportResult:
 
 def measure(url: str, model: str, prompt: str, num_ctx: int) -> TransportResult:
     """One call each way, one generated token, temperature 0; the tokens each path reports processing."""
-    from nomad_lab.backends.base import ChatOptions, ChatRequest
-    from nomad_lab.backends.ollama_native import OllamaBackend
-    from nomad_lab.backends.openai_compat import OpenAICompatBackend
-    from nomad_lab.core.token_estimator import estimate_tokens
-    from nomad_lab.services.model_calls import chat_call
+    from nomad_lab.backends.ollama_native import OllamaBackend  # heavy
+    from nomad_lab.backends.openai_compat import OpenAICompatBackend  # heavy
 
     messages = [{"role": "user", "content": prompt}]
     native = chat_call(

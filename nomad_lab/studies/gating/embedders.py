@@ -23,6 +23,8 @@ from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 from nomad_lab.gate import gates
 from nomad_lab.gate.stats import clopper_pearson_upper
 from nomad_lab.gate.sweep import OperatingCurve, sweep
+from nomad_lab.store import Store
+from nomad_lab.studies.gating.curves import plot_floor_sweep
 from nomad_lab.studies.gating.presets import RunPools, load_run_pools, write_presets
 from nomad_lab.studies.params import WORKSPACE, alpha_param, suite_param
 from nomad_lab.studies.shape import Param, Params, Study, argv
@@ -61,8 +63,6 @@ def label_of(embedder: dict[str, Any]) -> str:
 
 def latest_run_per_embedder(store_path: str | Path) -> list[str]:
     """The newest retrieval run of each embedder in the store, in the order embedders first appear."""
-    from nomad_lab.store import Store
-
     latest: dict[str, str] = {}
     with Store(store_path, read_only=True) as store:
         for run_id in store.run_ids("retrieval"):
@@ -185,8 +185,7 @@ def comparison_markdown(data: dict[str, Any]) -> str:
 
 def write_comparison(results: list[EmbedderResult], data: dict[str, Any], out_dir: str | Path) -> None:
     """``embedders.json``, ``embedders.md`` and ``embedders.png`` (every curve, calibrated floors marked)."""
-    from nomad_lab.studies.gating.curves import plot_floor_sweep
-    from nomad_lab.studies.plots import save
+    from nomad_lab.studies.plots import save  # heavy
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -18,9 +18,16 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.judge import build_judge_input
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
+from nomad_lab.core.workspace import in_workspace, store_path
+from nomad_lab.data.corpus import compute_fingerprint, load_corpus
 from nomad_lab.gate import gates
+from nomad_lab.gate.confidence import confidence_gate
 from nomad_lab.gate.pools import PoolSet, pools_from_records
+from nomad_lab.gate.sweep import sweep
+from nomad_lab.store import Store, judge_input_sha256
+from nomad_lab.studies.gating.judges import judged_set
 
 RETRIEVAL_FIRST = "nomad-lab eval retrieval --suite core,off_topic --floor 0"
 """The command that stores the run this notebook re-gates (no floor, so every floor can be read)."""
@@ -75,8 +82,6 @@ def latest_run_over(store: Any, corpus_dir: str | Path) -> str | None:
     fingerprint can be recomputed over this folder's documents and compared: a match is a run over this
     corpus (with its embedder and chunking), whatever was stored after it.
     """
-    from nomad_lab.data.corpus import compute_fingerprint, load_corpus
-
     documents: dict[bool, list[tuple[str, str]]] = {}
     for candidate in reversed(store.run_ids("retrieval")):  # newest first
         run = store.get_run(candidate)
@@ -102,10 +107,6 @@ def load_explore_data(
     Verdicts missing from the store are not computed here (a slider must stay instant): run
     ``nomad-lab study judges`` first. Questions without a stored verdict count as unjudged (kept).
     """
-    from nomad_lab.core.judge import build_judge_input
-    from nomad_lab.store import Store, judge_input_sha256
-    from nomad_lab.studies.gating.judges import judged_set
-
     if not Path(store_path).is_file():
         raise NothingToExplore(f"{store_path}: no store yet: run `{RETRIEVAL_FIRST}` first")
     with Store(store_path, read_only=True) as store:
@@ -162,8 +163,6 @@ def snapshot(
 
     ``tau`` > 0 also drops the sets whose stored P(true) is below it (sets without one are kept).
     """
-    from nomad_lab.gate.confidence import confidence_gate
-
     keep = gates.score_floor(data.pools, [floor])
     judged = use_judge and data.verdicts is not None
     if judged:
@@ -198,7 +197,7 @@ def describe(shot: Snapshot) -> str:
 
 def plot_snapshot(curve: Any, shot: Snapshot) -> Any:
     """Floor-only leak and recall@5 over every floor, with the current setting marked (judge included)."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy
 
     fig, ax = plt.subplots(figsize=(6, 3.2))
     ax.plot(curve.points, curve.leak, label="leak (floor only)")
@@ -244,11 +243,8 @@ def explorer(
     run first, so the notebook shows that line and nothing else.
     """
     import ipywidgets as widgets
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy
     from IPython.display import Markdown, display
-
-    from nomad_lab.core.workspace import in_workspace, store_path
-    from nomad_lab.gate.sweep import sweep
 
     try:
         data = load_explore_data(store_path(store), run_id, judge_model, judge_floor, in_workspace(corpus))

@@ -20,6 +20,7 @@ from nomad_lab.gate.pools import PoolSet, load_dump
 from nomad_lab.gate.spec import GateSpecError, parse_gate_spec
 from nomad_lab.gate.stats import CalibratedFloor
 from nomad_lab.gate.sweep import OperatingCurve, floor_margins, leak_by_tag, restrict_refusals, sweep
+from nomad_lab.studies.gating.curves import plot_floor_sweep, plot_leak_vs_recall
 from nomad_lab.studies.params import STORE, alpha_param
 from nomad_lab.studies.shape import Param, Params, Study
 
@@ -90,8 +91,7 @@ def markdown_table(
 
 def write_floor_study(study: FloorStudy, out_dir: str | Path) -> dict[str, Path]:
     """Write the curves (JSON), the landmark table (markdown) and the two plots into ``out_dir``."""
-    from nomad_lab.studies.gating.curves import plot_floor_sweep, plot_leak_vs_recall
-    from nomad_lab.studies.plots import save
+    from nomad_lab.studies.plots import save  # heavy
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

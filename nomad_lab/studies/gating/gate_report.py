@@ -9,6 +9,7 @@ from typing import Any
 
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH, PROJECT_ROOT
 from nomad_lab.gate import crossval
+from nomad_lab.studies.gating.curves import plot_leak_vs_recall
 
 DEFAULT_PATHS = {"corpus": DEFAULT_CORPUS_DIR, "goldens": DEFAULT_GOLDENS_DIR, "store": DEFAULT_STORE_PATH}
 """Path parameters named on the table's command line only when they differ from these defaults."""
@@ -103,8 +104,7 @@ def markdown(result: dict[str, Any], out: str | Path | None = None) -> str:
 
 
 def write(result: dict[str, Any], out_dir: str | Path, rows: list[dict[str, Any]]) -> dict[str, Path]:
-    from nomad_lab.studies.gating.curves import plot_leak_vs_recall
-    from nomad_lab.studies.plots import save
+    from nomad_lab.studies.plots import save  # heavy
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

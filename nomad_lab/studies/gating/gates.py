@@ -32,6 +32,7 @@ from nomad_lab.gate.features import pool_features
 from nomad_lab.gate.learned import LearnedGate, coefficient_rows, same_embedder
 from nomad_lab.gate.spec import parse_gate_spec
 from nomad_lab.gate.sweep import OperatingCurve, curve_from_scores
+from nomad_lab.store import Store
 from nomad_lab.studies.gating.gate_data import (
     RunData,
     cached_verdicts,
@@ -48,6 +49,7 @@ from nomad_lab.studies.gating.gate_fit import (
     fit_gate,
 )
 from nomad_lab.studies.gating.gate_report import markdown, write
+from nomad_lab.studies.gating.judges import judge_run
 from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, STORE
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv, resolve_params
 
@@ -182,9 +184,6 @@ def _learned_ms(data: RunData, gate: LearnedGate) -> float:
 def _judge_rows(p: Params, data: RunData, splits: list) -> list[Row]:
     specs = list(dict.fromkeys([*(p.judge or []), *([p.judge_model] if p.judge_model else [])]))
     if p.judge_model:
-        from nomad_lab.store import Store
-        from nomad_lab.studies.gating.judges import judge_run
-
         with Store(p.store) as store:
             judge_run(store, data.run_id, p.judge_model, floor=0.0, progress=True)
     rows = []

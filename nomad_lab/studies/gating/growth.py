@@ -25,6 +25,13 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import DATASETS_DIR, PROJECT_ROOT
 from nomad_lab.data.corpus import DISTRACTOR_PREFIX, DOC_SUFFIX
+from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
+from nomad_lab.gate import gates
+from nomad_lab.gate.pools import pools_from_records
+from nomad_lab.gate.sweep import restrict_refusals, sweep
+from nomad_lab.retrieval.embedding import load_embedder
+from nomad_lab.store import Store
+from nomad_lab.studies.gating.judges import compare_with_floor, judge_run
 from nomad_lab.studies.params import (
     EMBEDDER,
     WORKSPACE,
@@ -150,14 +157,6 @@ def measure_size(
 ) -> GrowthRow:
     """Retrieve core + off-topic once at this size, then every floor from the pools (and the floor
     calibrated for leak target ``alpha``), then the judge on the off-topic questions of the same run."""
-    from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
-    from nomad_lab.gate import gates
-    from nomad_lab.gate.pools import pools_from_records
-    from nomad_lab.gate.sweep import restrict_refusals, sweep
-    from nomad_lab.retrieval.embedding import load_embedder
-    from nomad_lab.store import Store
-    from nomad_lab.studies.gating.judges import compare_with_floor, judge_run
-
     embedder = embedder or load_embedder()
     config = RetrievalRequest(
         corpus_dir=corpus_dir,
@@ -267,7 +266,7 @@ def scale_markdown(rows: Sequence[GrowthRow], embedder: str | None = None) -> st
 
 def plot(rows: Sequence[GrowthRow], judge_model: str | None) -> Any:
     """Leak (left) and core recall@5 (right) against library size, one line per gate, interval bars."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     x = [r.megabytes for r in rows]
@@ -301,7 +300,7 @@ def write(
     rows: Sequence[GrowthRow], judge_model: str | None, out_dir: str | Path, embedder: str | None = None
 ) -> dict[str, Path]:
     """``growth.json``, ``growth.md`` and ``leak_vs_library_size.png``/``.svg`` into ``out_dir``."""
-    from nomad_lab.studies.plots import save
+    from nomad_lab.studies.plots import save  # heavy
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -340,8 +339,6 @@ def compute(params: Params) -> dict[str, Any]:
     built by ``nomad-lab library build``); each such folder gets its own work folder under
     ``WORK_DIR``. ``no_judge``: floors only.
     """
-    from nomad_lab.retrieval.embedding import load_embedder
-
     judge = None if params.no_judge else params.judge_model
     model = load_embedder(params.embedder)
     library = Path(params.library)

@@ -23,9 +23,15 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nomad_lab.backends import open_backend
 from nomad_lab.core.judge import JUDGE_EXCERPT_CHARS, build_judge_input, excerpt_for
+from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.eval.retrieval_metrics import Interval, wilson_interval
+from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 from nomad_lab.gate.rerank import Candidate
+from nomad_lab.services.verdict_cache import CachedJudge
+from nomad_lab.store import Store
+from nomad_lab.studies.gating.judges import judged_set
 from nomad_lab.studies.params import WORKSPACE, floor_param, positive, suite_param
 from nomad_lab.studies.shape import Param, Params, Study, argv
 
@@ -137,13 +143,6 @@ def run_injection_study(
     """Retrieve ``suite`` (pools stored, index cached), then judge its first ``limit`` off-topic
     questions that retrieve anything at ``floor``, without and with each injection."""
     from tqdm.auto import tqdm
-
-    from nomad_lab.backends import open_backend
-    from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
-    from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
-    from nomad_lab.services.verdict_cache import CachedJudge
-    from nomad_lab.store import Store
-    from nomad_lab.studies.gating.judges import judged_set
 
     backend = backend or open_backend(judge_model)  # a bad spec or missing model fails before retrieval
     store_path = store_path or DEFAULT_STORE_PATH

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.backends.embedded import resolve_model_path
 from nomad_lab.gate import confidence as cg
 from nomad_lab.gate import gates
 from nomad_lab.gate.agreement import agreement, reliability
@@ -181,7 +182,7 @@ def markdown(study: dict[str, Any]) -> str:
 def plot(study: dict[str, Any]) -> Any:
     """Tau curve (leak and recall with bands), the (floor, tau) surface with its Pareto frontier, and
     the reliability diagram."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     rows = study["tau_curve"]
@@ -224,7 +225,7 @@ def plot(study: dict[str, Any]) -> Any:
 
 def write_confidence_study(study: dict[str, Any], out_dir: str | os.PathLike[str]) -> dict[str, Path]:
     """``<name>.md``, ``.json`` and ``.png``/``.svg`` named after the judge model, into ``out_dir``."""
-    from nomad_lab.studies.plots import save
+    from nomad_lab.studies.plots import save  # heavy
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -249,8 +250,6 @@ LADDER = (
 
 def ladder_row(judged: JudgedRun) -> dict[str, Any]:
     """One rung: model identity (file size, GGUF sha256 where recorded), agreement and the target cell."""
-    from nomad_lab.backends.embedded import resolve_model_path
-
     study = run_confidence_study(judged)
     _, path = resolve_model_path(judged.model.removeprefix("embedded:").split("?")[0])
     recorded = path.with_suffix(".gguf.sha256")

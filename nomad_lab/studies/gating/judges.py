@@ -19,10 +19,13 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
+from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 from nomad_lab.gate import gates
+from nomad_lab.gate.agreement import NO_RELEVANT, OFF_TOPIC, ON_TOPIC
 from nomad_lab.gate.pools import pools_from_records
 from nomad_lab.gate.stats import PairedTest, bootstrap_means, mcnemar_exact, paired_bootstrap
-from nomad_lab.services.verdict_cache import judged_set
+from nomad_lab.services.verdict_cache import CachedJudge, judged_set
 from nomad_lab.store import Store
 from nomad_lab.studies.gating import judge_confidence
 from nomad_lab.studies.gating.judged_run import JudgedRun
@@ -68,9 +71,6 @@ def judge_run(
     """Verdicts for every question of ``run_id`` (or those whose golden id is in ``only``; the first
     ``limit``, or a stratified ``sample``), cached in ``store``."""
     from tqdm import tqdm
-
-    from nomad_lab.gate.agreement import NO_RELEVANT, OFF_TOPIC, ON_TOPIC
-    from nomad_lab.services.verdict_cache import CachedJudge
 
     run = store.get_run(run_id)
     dump = store.export_dump(run_id)
@@ -211,9 +211,6 @@ def run_judge_study(
     ``JudgedRun`` (verdicts, P(true), gold labels) is appended to ``judged_runs`` when given.
     ``run_id`` judges that stored retrieval run instead of retrieving again (no embedding model loaded).
     """
-    from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
-    from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
-
     path = Path(store_path) if store_path else DEFAULT_STORE_PATH
     config = RetrievalRequest(
         corpus_dir=Path(corpus_dir) if corpus_dir else DEFAULT_CORPUS_DIR,
@@ -248,7 +245,7 @@ def run_judge_study(
 
 def plot_comparison(rows: Sequence[GateComparison]) -> Any:
     """Bars with 95% intervals: floor-only, then floor+judge per model, for leak rate and recall@5."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
     labels = ["floor only"] + [r.model for r in rows]
@@ -270,7 +267,7 @@ def plot_comparison(rows: Sequence[GateComparison]) -> Any:
 
 def write_study(rows: Sequence[GateComparison], out_dir: str | os.PathLike[str]) -> dict[str, Path]:
     """``judges.md``, ``judges.json`` and ``judges.png``/``.svg`` into ``out_dir``."""
-    from nomad_lab.studies.plots import save
+    from nomad_lab.studies.plots import save  # heavy
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

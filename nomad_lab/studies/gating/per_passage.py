@@ -21,8 +21,10 @@ import numpy as np
 
 from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 from nomad_lab.gate.stats import PairedTest, bootstrap_means, mcnemar_exact, paired_bootstrap
+from nomad_lab.services.verdict_cache import CachedJudge, judged_set
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.judge_confidence import LADDER_MODELS
+from nomad_lab.studies.gating.judges import stratified_sample
 from nomad_lab.studies.params import RUN, WORKSPACE, floor_param, not_negative, suite_param
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
@@ -58,9 +60,6 @@ def compare_per_passage(
 ) -> PerPassageComparison:
     """Judge each sampled set once whole and once passage by passage (cached), then compare paired."""
     from tqdm import tqdm
-
-    from nomad_lab.services.verdict_cache import CachedJudge, judged_set
-    from nomad_lab.studies.gating.judges import stratified_sample
 
     run = store.get_run(run_id)
     records = store.export_dump(run_id)["pools"]

@@ -17,6 +17,7 @@ from nomad_lab.gate import gates
 from nomad_lab.gate.pools import PoolSet, pools_from_records
 from nomad_lab.gate.presets import PresetFloor, preset_floors
 from nomad_lab.gate.sweep import sweep
+from nomad_lab.store import Store
 
 __all__ = ["RunPools", "load_run_pools", "presets_json", "presets_markdown", "write_presets"]
 
@@ -32,8 +33,6 @@ class RunPools:
 
 def load_run_pools(store_path: str | Path, run_id: str | None = None) -> RunPools:
     """The pools of ``run_id`` (default: the latest retrieval run) from the store, read-only."""
-    from nomad_lab.store import Store
-
     with Store(store_path, read_only=True) as store:
         run_id = run_id or store.latest_run_id("retrieval")
         if run_id is None:
