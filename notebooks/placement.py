@@ -38,7 +38,8 @@ store = None  # workspace store for the rows (None: runs/nomad-lab.duckdb)
 from IPython.display import Image, Markdown, display
 
 from nomad_lab.core.workspace import in_workspace
-from nomad_lab.studies.budgeting.placement import load_or_run, markdown, turn_table, write
+from nomad_lab.studies.budgeting.placement import load_or_run
+from nomad_lab.studies.budgeting.placement_report import markdown, turn_table, write
 
 result = load_or_run(
     recompute=recompute,
