@@ -31,6 +31,13 @@ def register(subparsers: Any) -> None:
         "--bank", type=Path, help="out-of-scope question bank as extra negatives (golden .jsonl)"
     )
     fit.add_argument("--no-bank", action="store_true", help="do not use the default bank even if it exists")
+    fit.add_argument(
+        "--bank-skip",
+        nargs="+",
+        default=[],
+        metavar="CATEGORY",
+        help="bank categories your corpus answers, left out of the negatives (coding for programming docs)",
+    )
     fit.add_argument("--folds", type=int, default=5, help="outer folds (default: %(default)s)")
     fit.add_argument("--repeats", type=int, default=5, help="repeated fold draws (default: %(default)s)")
     add_store_argument(fit)
@@ -56,7 +63,7 @@ def run_fit(args: argparse.Namespace) -> int:
     kinds = [k.strip() for k in args.features.split(",") if k.strip()]
     data = load_run(args.store, args.run)
     bank_path = None if args.no_bank else (args.bank or default_bank())
-    bank = bank_run(args.store, data, bank_path) if bank_path else None
+    bank = bank_run(args.store, data, bank_path, args.bank_skip) if bank_path else None
     result = fit_gate(data, kinds, bank, folds=args.folds, repeats=args.repeats)
     path = result.gate.save(args.out)
     f = result.gate.figures

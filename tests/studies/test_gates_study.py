@@ -114,3 +114,19 @@ def test_the_transfer_row_can_retrieve_its_own_source_corpus(
     assert f"| transfer: gate from corpus {CORPUS} |" in capsys.readouterr().out
     assert main(argv) == 1
     assert "--transfer-corpus and --transfer-goldens go together" in capsys.readouterr().err
+
+
+def test_bank_categories_a_corpus_answers_are_left_out_and_an_unknown_one_is_refused(
+    run: tuple[Path, str], tmp_path: Path, capsys
+) -> None:
+    store, run_id = run
+    fit = ["gate", "fit", "--run", run_id, "--store", str(store), "--bank", str(BANK), "--folds", "2"]
+    fit += ["--repeats", "1", "--out", str(tmp_path / "g.json")]
+    assert main(fit) == 0
+    with_all = capsys.readouterr().out
+    category = json.loads(BANK.read_text().splitlines()[-1])["tags"][1]
+    assert main([*fit, "--bank-skip", category]) == 0
+    kept = capsys.readouterr().out
+    assert "bank 6 extra negatives" in with_all and "bank 6 extra negatives" not in kept
+    assert main([*fit, "--bank-skip", "no-such-category"]) == 1
+    assert "no bank category no-such-category to skip" in capsys.readouterr().err

@@ -18,7 +18,7 @@ import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.workspace import DEFAULT_BANK_PATH
-from nomad_lab.data.bank import drop_near_duplicates, load_bank
+from nomad_lab.data.bank import bank_category, drop_near_duplicates, load_bank
 from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 from nomad_lab.gate import crossval
 from nomad_lab.gate.crossval import Figures
@@ -39,11 +39,12 @@ def default_bank() -> Path | None:
     return DEFAULT_BANK_PATH if DEFAULT_BANK_PATH.is_file() else None
 
 
-def bank_run(store_path: str | Path, data: RunData, bank: str | Path) -> RunData:
+def bank_run(store_path: str | Path, data: RunData, bank: str | Path, skip: Sequence[str] = ()) -> RunData:
     """Retrieve the bank's questions against the run's corpus with the run's embedder; gather them.
 
     Bank questions that equal or nearly repeat one of the run's questions are dropped first
-    (``data.bank.drop_near_duplicates``), so no question is a negative and a scored positive at once.
+    (``data.bank.drop_near_duplicates``), so no question is a negative and a scored positive at once;
+    so are the ``skip`` categories, the ones the corpus answers (``coding`` for programming manuals).
     """
     path = Path(bank)
     if not path.is_file():
@@ -65,6 +66,10 @@ def bank_run(store_path: str | Path, data: RunData, bank: str | Path) -> RunData
         embedder=data.embedder.get("spec"),
     )
     questions = load_bank(path)  # checks every line is a tagged refusal, naming <file>:<line>
+    unknown = sorted(set(skip) - {bank_category(g) for g in questions})
+    if unknown:
+        raise NomadLabError(f"{path}: no bank category {', '.join(unknown)} to skip")
+    questions = [g for g in questions if bank_category(g) not in set(skip)]
     if not questions:
         raise NomadLabError(f"{path}: the question bank holds no questions")
     as_goldens = [replace(questions[0], id=f"run:{i}", query=q) for i, q in enumerate(data.queries)]

@@ -81,6 +81,14 @@ PARAMS = (
     ),
     Param("no_bank", bool, False, "leave the bank rows out", flag=True),
     Param(
+        "bank_skip",
+        str,
+        (),
+        "bank categories this corpus answers, left out of the negatives (e.g. coding for programming docs)",
+        many=True,
+        metavar="CATEGORY",
+    ),
+    Param(
         "judge",
         str,
         [DEFAULT_SPEC],
@@ -99,6 +107,14 @@ PARAMS = (
         "retrieve --suite over this other corpus (with --transfer-goldens) and fit the transfer gate on it",
     ),
     Param("transfer_goldens", Path, None, "the golden suites of --transfer-corpus"),
+    Param(
+        "transfer_bank_skip",
+        str,
+        (),
+        "bank categories the transfer source answers, left out of its negatives",
+        many=True,
+        metavar="CATEGORY",
+    ),
     Param("transfer_gate", Path, None, "apply this saved gate file to --run as the transfer row"),
     Param("folds", int, crossval.FOLDS, "outer folds", check=_positive),
     Param("repeats", int, crossval.REPEATS, "repeated fold draws", check=_positive),
@@ -238,7 +254,7 @@ def _transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunDat
         source_run = load_run(p.store, transfer_run)
         same_index = bank is not None and bank.pools.fingerprint == source_run.pools.fingerprint
         if bank_path and not (same_index and same_embedder(bank.embedder, source_run.embedder)):
-            bank = bank_run(p.store, source_run, bank_path)  # the bank retrieved in the source's corpus
+            bank = bank_run(p.store, source_run, bank_path, p.transfer_bank_skip)  # the source's corpus
         gate = fit_gate(source_run, DEFAULT_KINDS, bank, folds=p.folds, repeats=p.repeats, seed=SEED).gate
         source = f"corpus {p.transfer_corpus}" if p.transfer_corpus else f"run {transfer_run}"
     seen = set(gate.training.get("questionIds", []))
@@ -295,7 +311,7 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
     if p.reranker:
         rows.append(_reranker_row(p, data, splits))
     bank_path = None if p.no_bank else (p.bank or default_bank())
-    bank = bank_run(p.store, data, bank_path) if bank_path else None
+    bank = bank_run(p.store, data, bank_path, p.bank_skip) if bank_path else None
     fitted: dict[str, LearnedGate] = {}
     for name, kinds, with_bank in LEARNED:
         if with_bank and bank is None:
@@ -353,7 +369,7 @@ STUDY = Study(
     out_dir="results/gates",
     command=argv(
         "study gates --reranker nanoranker --transfer-corpus datasets/corpora/pydocs/corpus "
-        "--transfer-goldens datasets/corpora/pydocs/goldens --out results/gates"
+        "--transfer-goldens datasets/corpora/pydocs/goldens --transfer-bank-skip coding --out results/gates"
     ),
     figures=("gates.png",),
     tables=("gates.md",),
@@ -366,7 +382,7 @@ STUDY = Study(
             "the default corpus as its transfer row",
             argv(
                 "study gates --corpus datasets/corpora/pydocs/corpus "
-                "--goldens datasets/corpora/pydocs/goldens --reranker nanoranker "
+                "--goldens datasets/corpora/pydocs/goldens --reranker nanoranker --bank-skip coding "
                 "--transfer-corpus datasets/corpus --transfer-goldens datasets/goldens "
                 "--out results/gates/pydocs"
             ),
