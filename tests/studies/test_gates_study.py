@@ -111,7 +111,10 @@ def test_the_transfer_row_can_retrieve_its_own_source_corpus(
     argv = ["study", "gates", "--run", run_id, "--store", str(store), "--no-bank", "--folds", "2"]
     argv += ["--repeats", "1", "--out", str(tmp_path / "out"), "--transfer-corpus", str(CORPUS)]
     assert main([*argv, "--transfer-goldens", str(other)]) == 0
-    assert f"| transfer: gate from corpus {CORPUS} |" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert f"| transfer: gate from corpus {CORPUS} |" in printed
+    command = printed.splitlines()[0]  # the table's command names what was set, nothing empty
+    assert "--transfer-corpus" in command and "--bank-skip" not in command and "()" not in command
     assert main(argv) == 1
     assert "--transfer-corpus and --transfer-goldens go together" in capsys.readouterr().err
 

@@ -65,14 +65,13 @@ def command_line(result: dict[str, Any], out: str | Path | None = None) -> str:
     command = ["nomad-lab", "study", "gates"]
     for name, value in result["params"].items():
         default = DEFAULT_PATHS.get(name)
-        if value in (None, False, []) or (default is not None and Path(value).resolve() == default.resolve()):
+        empty = value in (None, False) or (isinstance(value, list | tuple) and not value)
+        if empty or (default is not None and Path(value).resolve() == default.resolve()):
             continue
         if default is not None:
             value = _shown(value)
-        option = "--" + name.replace("_", "-")
-        command += (
-            [option] if value is True else [option, *map(str, value if isinstance(value, list) else [value])]
-        )
+        values = list(value) if isinstance(value, list | tuple) else [value]
+        command += ["--" + name.replace("_", "-"), *([] if value is True else map(str, values))]
     return " ".join(command + (["--out", _shown(out)] if out is not None else []))
 
 
