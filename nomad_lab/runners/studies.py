@@ -29,7 +29,12 @@ def _fill_missing(client: Any, params: Params) -> Any:
         return None
     endpoints = endpoints_by_spec(params.endpoint, params.judge_model)
     return verdict_filler(
-        client, params.judge_model, floor=params.floor, limit=params.limit, endpoints=endpoints
+        client,
+        params.judge_model,
+        floor=params.floor,
+        limit=params.limit,
+        endpoints=endpoints,
+        reask_confidence=params.reask_confidence,  # the cluster reuses a verdict as CachedJudge would
     )
 
 

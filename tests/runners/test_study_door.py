@@ -33,6 +33,7 @@ def _study(seen: list) -> Study:
             Param("floor", float, 0.0, "floor"),
             Param("limit", int, None, "limit"),
             Param("sample", int, None, "sample"),
+            Param("reask_confidence", bool, False, "re-ask old verdicts", flag=True),
             ENDPOINT,
             *CLUSTER,
             STORE,
@@ -52,8 +53,16 @@ def grid(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[list, list]:
         clients.append((scheduler, workers))
         yield None if not scheduler and not workers else f"client({scheduler or workers})"
 
-    def filler(client: object, specs: list, *, floor: float, limit: int | None, endpoints: dict) -> tuple:
-        return (client, tuple(specs), floor, limit, endpoints)
+    def filler(
+        client: object,
+        specs: list,
+        *,
+        floor: float,
+        limit: int | None,
+        endpoints: dict,
+        reask_confidence: bool,
+    ) -> tuple:
+        return (client, tuple(specs), floor, limit, endpoints, reask_confidence)
 
     monkeypatch.setattr(door, "get", lambda name: _study(seen))
     monkeypatch.setattr(door, "dask_client", client)
@@ -67,7 +76,9 @@ def test_the_verdict_filler_is_built_on_the_cluster_the_parameters_name(grid, tm
     store = tmp_path / "s.duckdb"
     door.run_study("grid", workers=2, endpoint=["a=ollama://h:1/m"], store=store, out=tmp_path)
     assert clients == [(None, 2)]
-    assert seen == [("client(2)", ("a", "b"), 0.0, None, {"a": ["a", "ollama://h:1/m"]})]
+    assert seen == [("client(2)", ("a", "b"), 0.0, None, {"a": ["a", "ollama://h:1/m"]}, False)]
+    door.run_study("grid", workers=2, reask_confidence=True, store=store, out=tmp_path)
+    assert seen.pop()[-1] is True  # the cluster re-asks exactly what CachedJudge would
     door.run_study("grid", store=store, out=tmp_path)  # no cluster: judged in-process
     door.run_study("grid", workers=2, sample=10, store=store, out=tmp_path)  # a sample: in-process too
     assert seen[1:] == [None, None]
