@@ -17,9 +17,11 @@ class StudyRows(TableGroup):
     """Methods of :class:`nomad_lab.store.Store` over ``study_rows``."""
 
     def put_study_rows(self, study: str, params: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
-        """One study run's rows, all or none; returns its run id."""
+        """One study run's rows, all or none; returns its run id (a run with no rows stores nothing)."""
         run_id = new_run_id()
         now = datetime.now(UTC)
+        if not rows:  # DuckDB's executemany refuses an empty list
+            return run_id
         with self.transaction():
             self.con.executemany(
                 "INSERT INTO study_rows VALUES (?, ?, ?, ?, ?, ?)",

@@ -192,3 +192,11 @@ def test_verdict_cache(tmp_path: Path) -> None:
         assert store.get_verdict("embedded:gemma3-270m", "other").on_topic is True
     with Store(tmp_path / "s.duckdb") as store:  # persisted
         assert store.get_verdict("embedded:gemma3-270m", key).prompt_tokens == 410
+
+
+def test_a_study_run_without_rows_is_stored_as_nothing(tmp_path: Path) -> None:
+    """A study may find nothing to report; storing that must not fail after the work is done."""
+    with Store(tmp_path / "s.duckdb") as store:
+        empty = store.put_study_rows("example", {"k": 1}, [])
+        kept = store.put_study_rows("example", {"k": 2}, [{"x": 1}])
+        assert store.study_rows("example", empty) == [] and store.study_rows("example", kept) == [{"x": 1}]
