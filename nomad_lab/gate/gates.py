@@ -23,7 +23,9 @@ from nomad_lab.core.reference import DIVERSITY_PENALTY
 from nomad_lab.core.reference import RAG_DEFAULT_TOP_K as DEFAULT_K
 from nomad_lab.gate.pools import PoolSet
 
-FLOOR_GRID = np.round(np.linspace(0.0, 1.0, 101), 2)
+UNIT_GRID = np.round(np.linspace(0.0, 1.0, 101), 2)
+"""0.00 ... 1.00 by 0.01: the operating points of every gate whose number lies in [0, 1]."""
+FLOOR_GRID = UNIT_GRID
 
 
 def score_floor(pools: PoolSet, floors: Sequence[float] | np.ndarray) -> np.ndarray:

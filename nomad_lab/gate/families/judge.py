@@ -44,5 +44,5 @@ FAMILY = Family(
     omitted=OMIT_VERDICT,
     keep=keep,
     score=score,
-    grid=lambda: np.round(np.linspace(0.0, 1.0, 101), 2),
+    grid=lambda: gates.UNIT_GRID,
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.gate import gates
 from nomad_lab.gate.families import OMIT_SAVED, Family, GateInputs, all_or_nothing
 from nomad_lab.gate.learned import LearnedGate, feature_columns
 from nomad_lab.gate.pools import PoolSet
@@ -45,6 +46,6 @@ FAMILY = Family(
     omitted=OMIT_SAVED,
     keep=keep,
     score=score,
-    grid=lambda: np.round(np.linspace(0.0, 1.0, 101), 2),
+    grid=lambda: gates.UNIT_GRID,
     saved=threshold,
 )
