@@ -194,7 +194,7 @@ SHARE = re.compile(r"(\d+)/(\d+) = (\d+)% \[\d+, \d+\]")
 @pytest.mark.parametrize(
     "stored",
     [p for p in sorted((ROOT / "results").rglob("*.json")) if p.with_suffix(".md").is_file()],
-    ids=str,
+    ids=lambda p: str(p.relative_to(ROOT)),
 )
 def test_each_results_table_agrees_with_the_json_beside_it(stored: Path) -> None:
     numbers = _json_numbers(json.loads(stored.read_text(encoding="utf-8")), [])

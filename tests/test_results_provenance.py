@@ -22,13 +22,13 @@ MACHINE_PATH = re.compile(
 TEXT = {".json", ".md", ".csv", ".txt", ".ipynb", ".html", ".jsonl"}
 
 
-def folders() -> list[Path]:
-    """Each top-level results folder, or its subfolders when it groups several commands' results
-    (retrieval reports, generation reports, notebook cells)."""
+def folders(root: Path = RESULTS) -> list[Path]:
+    """Each folder of results: the first folder down each branch of ``results/`` that holds files (a
+    folder grouping several commands' results, such as ``retrieval/`` or ``notebooks/estimator/``,
+    holds only folders)."""
     found: list[Path] = []
-    for top in sorted(p for p in RESULTS.iterdir() if p.is_dir()):
-        files = [p for p in top.iterdir() if p.is_file()]
-        found += [top] if files else sorted(p for p in top.iterdir() if p.is_dir())
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        found += [folder] if any(p.is_file() for p in folder.iterdir()) else folders(folder)
     return found
 
 
@@ -36,12 +36,15 @@ def folders() -> list[Path]:
 def test_every_results_folder_names_its_own_command(folder: Path) -> None:
     path = folder / "provenance.json"
     assert path.is_file(), f"{path.relative_to(ROOT)}: missing"
-    record = json.loads(path.read_text(encoding="utf-8"))
-    argv = record["argv"]
-    assert argv and "reproduce" not in argv[:2] and not any("ipykernel" in a for a in argv), argv
-    assert record.get("commit") and "dirty" in record, f"{path.relative_to(ROOT)}: no commit or dirty state"
-    if record.get("rerun") is False:
-        assert record.get("why"), f"{path.relative_to(ROOT)}: not rerun here, and does not say why"
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    records = ([stored] if "argv" in stored else []) + list(stored.get("files", {}).values())
+    assert records, f"{path.relative_to(ROOT)}: names no command"
+    for record in records:  # the folder's own command, and each command that added one file to it
+        argv = record["argv"]
+        assert argv and "reproduce" not in argv[:2] and not any("ipykernel" in a for a in argv), argv
+        assert record.get("commit") and "dirty" in record, f"{path.relative_to(ROOT)}: no commit or dirty"
+        if record.get("rerun") is False:
+            assert record.get("why"), f"{path.relative_to(ROOT)}: not rerun here, and does not say why"
 
 
 def test_no_stored_result_names_a_machine_path_or_holds_a_nan() -> None:

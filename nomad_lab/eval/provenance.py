@@ -276,19 +276,19 @@ def _digest(path: Path) -> str:
 
 
 def older_record(folder: str | os.PathLike[str], argv: list[str], why: str) -> dict[str, Any]:
-    """The record of a folder made before records were written and not rerun at this commit: its
-    command, the commit that last stored it and whether that tree was dirty (from its reports' own
-    ``meta`` when they say, else unknown), and why it was not rerun here."""
+    """The record of a folder (or one file) made before records were written and not rerun at this
+    commit: its command, the commit that last stored it and whether that tree was dirty (from its
+    reports' own ``meta`` when they say, else unknown), and why it was not rerun here."""
     rel = str(Path(folder).resolve().relative_to(PROJECT_ROOT))
     commit = run_git("log", "-1", "--format=%H", "--", rel) or None
-    dirty = {
-        meta.get("gitDirty")
-        for report in sorted(Path(folder).rglob("*.json"))
-        if isinstance(meta := _json_or_none(report).get("meta"), dict) and "gitDirty" in meta
-    }
+    reports = [Path(folder)] if Path(folder).is_file() else sorted(Path(folder).rglob("*.json"))
+    metas = [m for r in reports if isinstance(m := _json_or_none(r).get("meta"), dict) and "gitSha" in m]
+    shas, dirty = {m["gitSha"] for m in metas}, {m.get("gitDirty") for m in metas}
+    own = shas.pop() if len(shas) == 1 else None
     return {
         "createdAt": iso_now(),
-        "commit": commit,
+        "commit": own or commit,
+        "commitIs": "the reports' own" if own else "the last commit that stored these files",
         "dirty": dirty.pop() if len(dirty) == 1 else None,
         "argv": list(argv),
         "rerun": False,
@@ -375,9 +375,19 @@ def stored_fingerprints(
     return list(dict.fromkeys(found))
 
 
-def write_provenance(folder: str | os.PathLike[str], record: Mapping[str, Any]) -> Path:
-    """``folder/provenance.json``: the record of the command that wrote the folder's files."""
-    return write_json(Path(folder) / PROVENANCE_FILE, record)
+def write_provenance(
+    folder: str | os.PathLike[str], record: Mapping[str, Any], file: str | None = None
+) -> Path:
+    """``folder/provenance.json``: the record of the command that wrote the folder's files; with
+    ``file``, of the command that wrote that one file, kept under ``files`` beside the folder's own
+    record (a benchmark adds a table to a study's folder; each keeps its command)."""
+    path = Path(folder) / PROVENANCE_FILE
+    old = read_provenance(folder) or {}
+    if file is None:
+        merged = {**record, **({"files": old["files"]} if "files" in old else {})}
+    else:
+        merged = {**old, "files": {**old.get("files", {}), file: dict(record)}}
+    return write_json(path, merged)
 
 
 def read_provenance(folder: str | os.PathLike[str]) -> dict[str, Any] | None:

@@ -184,8 +184,22 @@ def test_stored_json_names_no_machine_path_and_no_nan(tmp_path: Path) -> None:
 
 def test_a_result_not_rerun_here_says_so_with_its_commit_and_dirty_state(repo: Path) -> None:
     folder = repo / "results"
-    (folder / "report.json").write_text('{"meta": {"gitDirty": true}}')
-    record = provenance.older_record(folder, ["nomad-lab", "eval", "generation"], "made before records")
-    assert record["rerun"] is False and record["why"] == "made before records"
+    record = provenance.older_record(folder, ["python", "benchmarks/b.py"], "a timed benchmark")
+    assert record["rerun"] is False and record["why"] == "a timed benchmark" and record["dirty"] is None
     assert record["commit"] == provenance.run_git("log", "-1", "--format=%H", "--", "results")
-    assert record["dirty"] is True and record["argv"] == ["nomad-lab", "eval", "generation"]
+    (folder / "report.json").write_text('{"meta": {"gitSha": "abc123", "gitDirty": true}}')
+    record = provenance.older_record(folder, ["nomad-lab", "eval", "generation"], "made before records")
+    assert record["commit"] == "abc123" and record["dirty"] is True  # what the report says it was made at
+    assert record["argv"] == ["nomad-lab", "eval", "generation"]
+
+
+def test_a_command_that_adds_one_file_to_a_folder_keeps_its_own_record_beside_the_folder_s(
+    tmp_path: Path,
+) -> None:
+    provenance.write_provenance(tmp_path, {"argv": ["nomad-lab", "study", "judges"]})
+    provenance.write_provenance(tmp_path, {"argv": ["python", "benchmarks/cost.py"]}, file="cost.md")
+    provenance.write_provenance(tmp_path, {"argv": ["nomad-lab", "study", "judges", "--sample", "9"]})
+    assert provenance.read_provenance(tmp_path) == {
+        "argv": ["nomad-lab", "study", "judges", "--sample", "9"],
+        "files": {"cost.md": {"argv": ["python", "benchmarks/cost.py"]}},
+    }
