@@ -28,12 +28,21 @@ from tests.support.paths import ROOT
 PAGES = docs.pages(ROOT)
 
 
+def _changed(old: str, new: str) -> str:
+    """The part of a line that differs from its render, with a little context."""
+    start = next(
+        (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new))
+    )
+    end = next((i for i in range(1, min(len(old), len(new)) - start) if old[-i] != new[-i]), 1) - 1
+    return f"...{old[max(0, start - 30) : len(old) - end]!r} should read {new[start : len(new) - end]!r}"
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_page_equals_its_render_from_the_stored_results(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     rendered = docs.render_text(text, page.name, ROOT)
     stale = [
-        f"{page.name}:{n}: {old!r} -> {new!r}"
+        f"{page.relative_to(ROOT)}:{n}: {_changed(old, new)}"
         for n, (old, new) in enumerate(zip(text.splitlines(), rendered.splitlines(), strict=False), 1)
         if old != new
     ]
@@ -45,7 +54,11 @@ def test_every_page_equals_its_render_from_the_stored_results(page: Path) -> Non
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_measurement_stands_outside_a_marker_and_every_citation_holds(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
-    assert docs.prose_problems(text, page.name, ROOT) == []
+    problems = [
+        f"{page.relative_to(ROOT)}:{line}: {problem}"
+        for line, problem in docs.prose_problems(text, page.name, ROOT)
+    ]
+    assert problems == [], "\n".join(problems)
 
 
 def test_a_retyped_figure_differs_from_its_render(tmp_path: Path) -> None:
@@ -205,12 +218,13 @@ def test_each_results_table_agrees_with_the_json_beside_it(stored: Path) -> None
                 if round(100 * int(k) / int(n)) != int(pct):
                     differing.append(f"{k}/{n} = {pct}%")
             differing += [t for t in CELL_NUMBER.findall(SHARE.sub("", line)) if not _agrees(t, numbers)]
-    assert differing == [], f"{stored.with_suffix('.md').name}: not in {stored.name}"
+    assert differing == [], f"{stored.with_suffix('.md').name}: {differing[:5]} not in {stored.name}"
 
 
 def test_the_gallery_s_own_prose_types_no_measurement() -> None:
     titles = [s.title for s in studies().values()] + [e.title for e in entries([], ROOT / "results")]
-    assert [t for t in titles if list(docs_prose.unmarked(t))] == []
+    typed = [f"{t!r}: {n}" for t in titles for _, n in docs_prose.unmarked(t)]
+    assert typed == [], "a gallery title types a measurement: " + "; ".join(typed)
 
 
 def test_the_front_door_is_short_and_every_study_page_is_reachable_from_it_and_the_gallery() -> None:
