@@ -34,7 +34,8 @@ def _changed(old: str, new: str) -> str:
         (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new))
     )
     end = next((i for i in range(1, min(len(old), len(new)) - start) if old[-i] != new[-i]), 1) - 1
-    return f"...{old[max(0, start - 30) : len(old) - end]!r} should read {new[start : len(new) - end]!r}"
+    left = max(0, old.rfind(">", 0, start) + 1)  # from the start of the marker's text
+    return f"{old[left : len(old) - end]!r} should read {new[left : len(new) - end]!r}"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
