@@ -46,7 +46,6 @@ from typing import Any
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.workspace import PROJECT_ROOT
 from nomad_lab.eval.provenance import (
-    portable,
     provenance_record,
     stored_fingerprints,
     write_json,
@@ -227,7 +226,7 @@ def stored_params(params: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON-able parameters a study ran with, as stored beside its rows (``out`` left out: where
     the files went is not what was measured)."""
     kept = {k: v for k, v in params.items() if k != "out" and not callable(v)}
-    return portable(json.loads(json.dumps(kept, default=str)))
+    return json.loads(json.dumps(kept, default=str))
 
 
 def execute(study: Study, params: Params | Mapping[str, Any], **hooks: Any) -> tuple[Any, dict[str, Path]]:

@@ -19,6 +19,14 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
 
+@pytest.fixture(autouse=True)
+def no_uses_yet() -> None:
+    """Each test starts as a fresh command: what earlier tests in this process opened is not its own."""
+    from nomad_lab.backends.work_log import forget_uses
+
+    forget_uses()
+
+
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A git repository with code, notebooks and results, all committed."""
