@@ -29,13 +29,17 @@ PAGES = docs.pages(ROOT)
 
 
 def _changed(old: str, new: str) -> str:
-    """The part of a line that differs from its render, with a little context."""
+    """The marker text of a line that differs from its render (from the marker's ``>`` to its ``<``)."""
     start = next(
         (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new))
     )
-    end = next((i for i in range(1, min(len(old), len(new)) - start) if old[-i] != new[-i]), 1) - 1
-    left = max(0, old.rfind(">", 0, start) + 1)  # from the start of the marker's text
-    return f"{old[left : len(old) - end]!r} should read {new[left : len(new) - end]!r}"
+    left = old.rfind(">", 0, start) + 1
+
+    def upto(text: str) -> str:
+        end = text.find("<", start)
+        return text[left : end if end >= 0 else len(text)]
+
+    return f"{upto(old)!r} should read {upto(new)!r}"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
