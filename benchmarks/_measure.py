@@ -14,7 +14,7 @@ from contextlib import contextmanager, redirect_stdout
 from datetime import UTC, datetime
 from pathlib import Path
 
-from nomad_lab.eval.provenance import git_state
+from nomad_lab.eval.provenance import git_state, provenance_record, write_provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "benchmarks"
@@ -86,4 +86,12 @@ def published(script: str) -> Iterator[None]:
     command = shlex.join(["python", f"benchmarks/{name}.py", *sys.argv[1:]])
     path = RESULTS / f"{name}.md"
     path.write_text(f"command: `{command}`\n\n{machine_line()}\n\n{captured.getvalue()}", encoding="utf-8")
+    record(path)
     print(f"wrote {path.relative_to(ROOT)}")
+
+
+def record(path: Path) -> None:
+    """The provenance of one benchmark table: this script's own command line, commit, dirty state and
+    the models it opened (``provenance.json`` beside it, under ``files``)."""
+    argv = ["python", f"benchmarks/{Path(sys.argv[0]).name}", *sys.argv[1:]]
+    write_provenance(path.parent, provenance_record(argv=argv), file=path.name)

@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from _measure import record  # noqa: E402
 from judge_latency import QUESTIONS, load_passages  # noqa: E402
 
 from nomad_lab.backends import ChatOptions, ChatRequest, ChatResult, Usage, open_backend  # noqa: E402
@@ -124,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")
+        record(args.out)
     return 0
 
 

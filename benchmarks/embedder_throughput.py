@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from _measure import record
+
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR
 from nomad_lab.data.corpus import load_corpus
 from nomad_lab.eval.provenance import platform_info
@@ -79,6 +81,7 @@ def main() -> None:
         command = shlex.join(["python", "benchmarks/embedder_throughput.py", *sys.argv[1:]])
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(f"command: `{command}`\n\n{table}\n")
+        record(args.out)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import platform
 from collections.abc import Callable
 from pathlib import Path
 
-from _measure import best_of
+from _measure import best_of, record
 
 from nomad_lab.backends.exact_tokens import ExactEstimator
 from nomad_lab.backends.tokenizers import GGUF_FILES
@@ -67,6 +67,7 @@ def main() -> None:
     table = "\n".join(lines) + "\n"
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(table, encoding="utf-8")
+    record(args.out)
     print(table)
     print(f"wrote {args.out}")
 

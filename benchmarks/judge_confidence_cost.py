@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from _measure import record  # noqa: E402
 from judge_latency import QUESTIONS, load_passages  # noqa: E402
 
 from nomad_lab.backends import ChatRequest, open_backend  # noqa: E402
@@ -111,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "cost.md").write_text(text)
+    record(args.out / "cost.md")
     print(f"wrote {args.out / 'cost.md'}")
     return 0
 

@@ -1,20 +1,26 @@
-"""Every figure README.md and docs/*.md quote from results/ is rendered from the file it names.
+"""Every figure README.md, docs/*.md and the datasets' READMEs quote from results/ is rendered from the
+file it names, and so is every comparison they state.
 
 The committed pages must equal their render (``python -m nomad_lab.studies.docs`` rewrites them), so a
-figure retyped by hand, or left behind when its study is rerun, fails here; and a results-like number
-(three decimals, a decimal percentage or ratio) outside a marker fails too.
+figure or a claim ("not met", "larger") retyped by hand, or left behind when its study is rerun, fails
+here; a measurement-shaped number outside a marker (``0.47``, ``34%``, ``18.5 %``, ``2.3x``, ``2.34 ×``,
+``1,742 tokens``, ``16 s``, ``n = 19``, any number in a heading) fails too, and so does a citation its
+source does not bear out. Each results JSON agrees with the markdown table written beside it.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.studies import docs
+from nomad_lab.studies import docs, docs_prose
 from nomad_lab.studies.gallery import doc_page, entries
 from nomad_lab.studies.registry import studies
 from tests.support.paths import ROOT
@@ -22,12 +28,26 @@ from tests.support.paths import ROOT
 PAGES = docs.pages(ROOT)
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def _changed(old: str, new: str) -> str:
+    """The marker text of a line that differs from its render (from the marker's ``>`` to its ``<``)."""
+    start = next(
+        (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new))
+    )
+    left = old.rfind(">", 0, start) + 1
+
+    def upto(text: str) -> str:
+        end = text.find("<", start)
+        return text[left : end if end >= 0 else len(text)]
+
+    return f"{upto(old)!r} should read {upto(new)!r}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_page_equals_its_render_from_the_stored_results(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     rendered = docs.render_text(text, page.name, ROOT)
     stale = [
-        f"{page.name}:{n}: {old!r} -> {new!r}"
+        f"{page.relative_to(ROOT)}:{n}: {_changed(old, new)}"
         for n, (old, new) in enumerate(zip(text.splitlines(), rendered.splitlines(), strict=False), 1)
         if old != new
     ]
@@ -36,12 +56,14 @@ def test_every_page_equals_its_render_from_the_stored_results(page: Path) -> Non
     )
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
-def test_no_results_like_number_stands_outside_a_marker(page: Path) -> None:
-    found = [
-        f"{page.name}:{line}: {number}" for line, number in docs.unmarked(page.read_text(encoding="utf-8"))
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_measurement_stands_outside_a_marker_and_every_citation_holds(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    problems = [
+        f"{page.relative_to(ROOT)}:{line}: {problem}"
+        for line, problem in docs.prose_problems(text, page.name, ROOT)
     ]
-    assert found == []
+    assert problems == [], "\n".join(problems)
 
 
 def test_a_retyped_figure_differs_from_its_render(tmp_path: Path) -> None:
@@ -62,15 +84,15 @@ def test_tables_and_selectors_read_markdown_csv_and_the_newest_report(tmp_path: 
     for stamp in ("2026-01-01", "2026-02-01"):
         (tmp_path / f"report-{stamp}.json").write_text(f'{{"meta": {{"createdAt": "{stamp}"}}}}')
     text = (
-        "<!-- table t.md#0 rows=1 cols=0,2 -->\nold\n<!-- /table -->\n"
+        "<!-- table t.md#0 rows=y cols=0,2 -->\nold\n<!-- /table -->\n"
         '<!-- fig t.md#tables[0][a=x]["b (2)"] -->?<!-- /fig --> '
-        "<!-- fig rows.csv#[0].value fmt=.0% -->?<!-- /fig --> "
+        "<!-- fig rows.csv#[name=alpha].value fmt=.0% -->?<!-- /fig --> "
         "<!-- fig report-*.json#meta.createdAt -->?<!-- /fig -->"
     )
     assert docs.render_text(text, "p.md", tmp_path) == (
-        "<!-- table t.md#0 rows=1 cols=0,2 -->\n| a | b |\n| --- | ---: |\n| y | 4 |\n<!-- /table -->\n"
+        "<!-- table t.md#0 rows=y cols=0,2 -->\n| a | b |\n| --- | ---: |\n| y | 4 |\n<!-- /table -->\n"
         '<!-- fig t.md#tables[0][a=x]["b (2)"] -->2<!-- /fig --> '
-        "<!-- fig rows.csv#[0].value fmt=.0% -->50%<!-- /fig --> "
+        "<!-- fig rows.csv#[name=alpha].value fmt=.0% -->50%<!-- /fig --> "
         "<!-- fig report-*.json#meta.createdAt -->2026-02-01<!-- /fig -->"
     )
 
@@ -83,12 +105,131 @@ def test_a_marker_that_does_not_resolve_is_one_error_naming_page_and_line(tmp_pa
         docs.render_text("<!-- fig r.json#a.c -->1<!-- /fig -->", "p.md", tmp_path)
 
 
-def test_numbers_in_markers_code_and_citations_are_not_flagged() -> None:
+@pytest.mark.parametrize(
+    "typed",
+    ["0.47", "34%", "18.5 %", "2.3x", "2.34 x", "2.34×", "1,742 tokens", "16 s", "n = 19", "-0.158"],
+)
+def test_a_measurement_typed_in_any_spelling_is_flagged(typed: str) -> None:
+    assert list(docs_prose.unmarked(f"the gate leaks {typed} here\n")) == [(1, typed.lstrip("-"))]
+
+
+def test_numbers_in_headings_are_flagged_and_words_markers_code_and_links_are_not() -> None:
     text = (
-        "ok <!-- fig r.json#a -->0.345<!-- /fig --> `0.345` <!-- cited SPEC.md -->4.6%<!-- /cited -->\n"
-        "```\n0.345\n```\nbut 0.345 and 2.15× and 4.7% are\n"
+        "## The 5 gates\n"
+        "ok <!-- fig r.json#a -->0.345<!-- /fig --> `0.345` [p](x-0.62.md) 3 pairs, recall@5, 270M,\n"
+        "Python 3.11\n"
+        "```\n0.345\n```\n"
     )
-    assert list(docs.unmarked(text)) == [(5, "0.345"), (5, "2.15×"), (5, "4.7%")]
+    assert list(docs_prose.unmarked(text)) == [(1, "5")]
+
+
+def test_a_given_setting_may_be_repeated_until_its_definition_changes(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text("FLOOR = 0.62\nTARGET: float = 0.05\n")
+    text = "<!-- given k.py#FLOOR fmt=.2f --><!-- given k.py#TARGET fmt=.0% -->\nat 0.62, within 5% and 5 %\n"
+    assert docs.prose_problems(text, "p.md", tmp_path) == []
+    (tmp_path / "k.py").write_text("FLOOR = 0.65\nTARGET = 0.05\n")
+    assert docs.prose_problems(text, "p.md", tmp_path) == [(2, "0.62 is outside a marker")]
+
+
+def test_a_citation_must_name_a_source_that_holds_what_it_quotes(tmp_path: Path) -> None:
+    (tmp_path / "src.py").write_text("MAX_CHARS = 6_500\n")
+    assert list(docs_prose.cited("<!-- cited src.py -->6,500<!-- /cited -->", tmp_path)) == []
+    assert list(docs_prose.cited("<!-- cited src.py -->6,600<!-- /cited -->", tmp_path)) == [
+        (1, "6,600 is not in its cited source 'src.py'")
+    ]
+    assert [p for _, p in docs_prose.cited("x\n<!-- cited SPEC.md §8 -->4.6%<!-- /cited -->", tmp_path)] == [
+        "cited source 'SPEC.md §8' is not a file of the repository or git:REV:PATH"
+    ]
+    readme = subprocess.run(
+        ["git", "show", "HEAD:README.md"], cwd=ROOT, capture_output=True, text=True
+    ).stdout
+    quoted = re.search(r"\d+\.\d+", readme)
+    assert (
+        quoted
+        and list(docs_prose.cited(f"<!-- cited git:HEAD:README.md -->{quoted.group(0)}<!-- /cited -->", ROOT))
+        == []
+    )
+
+
+def test_rows_are_picked_by_key_and_a_position_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "g.json").write_text(
+        '{"rows": [{"gate": "floor", "leak": [0.31, 0.24, 0.38]},'
+        ' {"gate": "learned", "leak": [0.18, 0.12, 0.25]}]}'
+    )
+    assert docs.render_text(
+        "<!-- fig g.json#rows[gate=learned].leak[0] -->?<!-- /fig -->", "p.md", tmp_path
+    ).endswith("-->0.18<!-- /fig -->")  # a position inside an interval [estimate, low, high] is not a row
+    with pytest.raises(NomadLabError, match=r"p.md:1: .*'\[1\]' picks a row by position; pick it by key"):
+        docs.render_text("<!-- fig g.json#rows[1].leak[0] -->0.18<!-- /fig -->", "p.md", tmp_path)
+    (tmp_path / "t.md").write_text("| gate | leak |\n|---|---|\n| floor | 0.31 |\n")
+    with pytest.raises(NomadLabError, match=r"rows=0: not every key is a first cell"):
+        docs.render_text("<!-- table t.md#0 rows=0 -->\n<!-- /table -->", "p.md", tmp_path)
+
+
+def test_a_claim_is_rendered_from_the_results_and_follows_a_rerun(tmp_path: Path) -> None:
+    (tmp_path / "m.json").write_text('{"placement": 531.6, "judges": 369.6, "p": 0.067}')
+    text = (
+        "<!-- claim m.json#judges gt m.json#placement yes=the_judges no=placement -->the judges"
+        "<!-- /claim --> dominate; <!-- claim m.json#p lt 0.05 yes=significant no=not_significant -->?"
+        "<!-- /claim -->; <!-- claim m.json#judges gt m.json#placement rscale=0.5 yes=yes no=no -->?"
+        "<!-- /claim -->"
+    )
+    words = re.findall(r"-->([^<]*)<!-- /claim", docs.render_text(text, "p.md", tmp_path))
+    assert words == ["placement", "not significant", "yes"]
+    (tmp_path / "m.json").write_text('{"placement": 300, "judges": 369.6, "p": 0.01}')  # the study was rerun
+    words = re.findall(r"-->([^<]*)<!-- /claim", docs.render_text(text, "p.md", tmp_path))
+    assert words == ["the judges", "significant", "yes"]
+    with pytest.raises(NomadLabError, match=r"p.md:1: cannot read claim"):
+        docs.render_text("<!-- claim m.json#p below 0.05 yes=a no=b -->?<!-- /claim -->", "p.md", tmp_path)
+
+
+def _json_numbers(value: object, out: list[float]) -> list[float]:
+    if isinstance(value, bool) or value is None:
+        return out
+    if isinstance(value, int | float) and math.isfinite(value):
+        out.append(float(value))
+    elif isinstance(value, str):
+        out += [float(x) for x in re.findall(r"[-+]?\d+(?:\.\d+)?", value)]
+    elif isinstance(value, dict | list):
+        for item in value.values() if isinstance(value, dict) else value:
+            _json_numbers(item, out)
+    return out
+
+
+def _agrees(token: str, numbers: list[float]) -> bool:
+    """A table cell's number is one of the JSON's, at the cell's precision (a percentage as a share, or
+    as the JSON's own text writes it)."""
+    text = token.rstrip("%×").replace(",", "")
+    places = len(text.partition(".")[2])
+    scales = (100.0, 1.0) if token.endswith("%") else (1.0, 100.0, 0.001, 1000.0)
+    return any(abs(n * s - float(text)) <= 0.5 * 10**-places + 1e-9 for n in numbers for s in scales)
+
+
+CELL_NUMBER = re.compile(r"(?<![\w.-])[-+]?\d+(?:,\d{3})*(?:\.\d+)?[%×]?(?![\w])|(?<=[\s(])-\d+(?:\.\d+)?")
+SHARE = re.compile(r"(\d+)/(\d+) = (\d+)% \[\d+, \d+\]")
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [p for p in sorted((ROOT / "results").rglob("*.json")) if p.with_suffix(".md").is_file()],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_each_results_table_agrees_with_the_json_beside_it(stored: Path) -> None:
+    numbers = _json_numbers(json.loads(stored.read_text(encoding="utf-8")), [])
+    differing: list[str] = []
+    for table in docs.markdown_tables(stored.with_suffix(".md").read_text(encoding="utf-8")):
+        for line in table[2:]:
+            for k, n, pct in SHARE.findall(line):  # a share the table computes: checked as arithmetic
+                if round(100 * int(k) / int(n)) != int(pct):
+                    differing.append(f"{k}/{n} = {pct}%")
+            differing += [t for t in CELL_NUMBER.findall(SHARE.sub("", line)) if not _agrees(t, numbers)]
+    assert differing == [], f"{stored.with_suffix('.md').name}: {differing[:5]} not in {stored.name}"
+
+
+def test_the_gallery_s_own_prose_types_no_measurement() -> None:
+    titles = [s.title for s in studies().values()] + [e.title for e in entries([], ROOT / "results")]
+    typed = [f"{t!r}: {n}" for t in titles for _, n in docs_prose.unmarked(t)]
+    assert typed == [], "a gallery title types a measurement: " + "; ".join(typed)
 
 
 def test_the_front_door_is_short_and_every_study_page_is_reachable_from_it_and_the_gallery() -> None:

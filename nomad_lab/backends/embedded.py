@@ -51,7 +51,7 @@ from nomad_lab.backends.llama_models import (
     show_payload,
 )
 from nomad_lab.backends.logits import ON_TOPIC_PREFIX, LogitsRecorder, word_masses
-from nomad_lab.backends.work_log import note_prefill
+from nomad_lab.backends.work_log import note_prefill, note_use
 
 __all__ = ["DEFAULT_N_CTX", "DEFAULT_THREADS", "EmbeddedBackend", "resolve_model_path", "show_payload"]
 """The loader's names other modules take from here, as they did before the split."""
@@ -87,6 +87,7 @@ class EmbeddedBackend:
         self.threads = threads
         self.chat_format = chat_format
         self.name, self.path = resolve_model_path(model)
+        note_use("models", f"embedded:{self.name}", str(self.path))
         self._formatter: Any = None
 
     # -- model metadata

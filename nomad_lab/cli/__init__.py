@@ -67,13 +67,17 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from nomad_lab.eval.provenance import running  # the step's own command line, for its provenance
+
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
     if func is None:
         return _usage(parser)
     try:
-        return int(func(args) or 0)
+        with running(["nomad-lab", *argv]):
+            return int(func(args) or 0)
     except NomadLabError as exc:
         if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
             raise

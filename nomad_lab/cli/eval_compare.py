@@ -39,6 +39,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from nomad_lab.eval.provenance import provenance_record, write_provenance
     from nomad_lab.eval.reports import baseline_path, compare_reports, load_report, render_comparison_markdown
 
     try:
@@ -53,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         target = baseline_path(args.baselines_dir, current.fingerprint, args.promote)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(args.report, target)
+        write_provenance(target.parent, provenance_record(run_id=current.meta.get("runId")), file=target.name)
         print(f"promoted {args.report} to {target}")
         return 0
     source = args.baseline or baseline_path(

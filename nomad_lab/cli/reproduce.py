@@ -306,8 +306,8 @@ def run(args: argparse.Namespace) -> int:
             "what": what,
             "key": key,
             "seconds": round(seconds, 1),
+            **_provenance(argv, since),  # first: it reads the step's work log for the models used
             **_work(work_log),
-            **_provenance(argv, since),
         }
         _write_manifest(PROJECT_ROOT, manifest)
         bar.write(f"(step {number} took {seconds:.1f} s)")

@@ -9,25 +9,35 @@ results are made from (code, notebooks, data, benchmarks, scripts), never to ``r
 command being recorded is busy writing. Retrieval and generation reports (``git_state``), the main
 job's manifest and the gallery all read it, so they cannot disagree about the same tree. One record
 (:func:`provenance_record`, written as ``provenance.json`` by :func:`write_provenance`) says where a
-folder of results came from: commit, dirty, the exact command line, run id, corpus fingerprints,
-embedders and model digests.
+folder of results came from: commit, dirty, the step's own command line (:func:`running`: ``nomad-lab
+reproduce`` runs its steps in one process, so ``sys.argv`` would name the outer job), run id, corpus
+fingerprints, and the embedders and models it used with their digests (noted where they are opened,
+``nomad_lab.backends.work_log``, not guessed from parameter names).
+
+Stored results are read on other machines: :func:`portable` writes paths inside the project relative
+to it, other absolute paths as their file name, and NaN (not JSON) as null; :func:`write_json` is how
+every results file is written.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import platform
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.backends.work_log import WORK_LOG_ENV, forget_uses, used
 from nomad_lab.core import workspace
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.workspace import PROJECT_ROOT
@@ -41,11 +51,15 @@ __all__ = [
     "is_dirty",
     "iso_now",
     "model_digests",
+    "older_record",
     "package_versions",
     "platform_info",
+    "portable",
     "provenance_record",
     "read_provenance",
+    "running",
     "source_changes",
+    "write_json",
     "write_provenance",
 ]
 
@@ -184,13 +198,42 @@ def model_digests(specs: Iterable[str]) -> dict[str, str]:
     return digests
 
 
+_COMMAND: ContextVar[list[str] | None] = ContextVar("nomad_lab_command", default=None)
+COMMAND_ENV = "NOMAD_LAB_COMMAND"
+"""The running command as JSON, for the processes it starts (notebook kernels, Dask workers), whose
+own ``sys.argv`` is a kernel launcher."""
+
+
+@contextmanager
+def running(argv: list[str]) -> Iterator[None]:
+    """Record ``argv`` as the command whose results are written inside the block (here and in the
+    processes it starts), and start its own list of models and embedders used; the outer command's
+    come back after it."""
+    token, outer = _COMMAND.set(list(argv)), os.environ.get(COMMAND_ENV)
+    os.environ[COMMAND_ENV] = json.dumps(list(argv))
+    forget_uses()
+    try:
+        yield
+    finally:
+        _COMMAND.reset(token)
+        if outer is None:
+            os.environ.pop(COMMAND_ENV, None)
+        else:
+            os.environ[COMMAND_ENV] = outer
+
+
 def command_line() -> list[str]:
-    """``sys.argv`` with the program named as a reader would type it: ``nomad-lab`` for the console
-    script or ``python -m nomad_lab``; a benchmark or notebook keeps its own path."""
+    """The command :func:`running` names (in this process or the one that started it), else
+    ``sys.argv`` with the program named as a reader would type it: ``nomad-lab`` for the console script
+    or ``python -m nomad_lab``; a benchmark keeps its own path (relative to the project)."""
+    if (current := _COMMAND.get()) is not None:
+        return list(current)
+    if inherited := os.environ.get(COMMAND_ENV):
+        return list(json.loads(inherited))
     argv = list(sys.argv)
     if argv and (Path(argv[0]).name == "nomad-lab" or argv[0].endswith("nomad_lab/__main__.py")):
         argv[0] = "nomad-lab"
-    return argv
+    return portable(argv)
 
 
 def provenance_record(
@@ -200,11 +243,17 @@ def provenance_record(
     fingerprints: Iterable[str] | None = (),
     argv: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Where a folder of results came from: commit, dirty (:func:`source_changes`), the exact command
-    line (``sys.argv`` unless given), the stored run id, the corpus fingerprints it read (None: unknown),
-    and, from the parameters, the embedder specs and the digest of every model it called."""
+    """Where a folder of results came from: commit, dirty (:func:`source_changes`), its own command
+    line (:func:`command_line` unless given), the stored run id, the corpus fingerprints it read (None:
+    unknown), and every embedder (with its version or digest) and model (with its GGUF's SHA-256) it
+    opened or its parameters name."""
     params = params or {}
     git = git_state()
+    uses = used(os.environ.get(WORK_LOG_ENV))
+    embedders = dict.fromkeys(_spec_strings(params, "embedder"), "not opened by this command")
+    embedders |= uses["embedders"]
+    models = model_digests(_spec_strings(params, "model", unless="embedd"))
+    models |= {name: _digest(Path(identity)) for name, identity in uses["models"].items()}
     return {
         "createdAt": iso_now(),
         "commit": git["gitSha"],
@@ -213,10 +262,92 @@ def provenance_record(
         "argv": command_line() if argv is None else list(argv),
         "run_id": run_id,
         "fingerprints": None if fingerprints is None else list(dict.fromkeys(fingerprints)),
-        "embedders": _spec_strings(params, "embedder"),
-        "models": model_digests(_spec_strings(params, "model", unless="embedd")),
+        "embedders": embedders,
+        "models": models,
         "nomadVersion": package_versions().get("nomad-lab"),
     }
+
+
+def _digest(path: Path) -> str:
+    try:
+        return file_sha256(path)
+    except OSError as exc:
+        return f"unknown: {exc}"
+
+
+def older_record(folder: str | os.PathLike[str], argv: list[str], why: str) -> dict[str, Any]:
+    """The record of a folder (or one file) made before records were written and not rerun at this
+    commit: its command, the commit that last stored it and whether that tree was dirty (from its
+    reports' own ``meta`` when they say, else unknown), and why it was not rerun here."""
+    rel = str(Path(folder).resolve().relative_to(PROJECT_ROOT))
+    commit = run_git("log", "-1", "--format=%H", "--", rel) or None
+    reports = [Path(folder)] if Path(folder).is_file() else sorted(Path(folder).rglob("*.json"))
+    metas = [m for r in reports if isinstance(m := _json_or_none(r).get("meta"), dict) and "gitSha" in m]
+    shas, dirty = {m["gitSha"] for m in metas}, {m.get("gitDirty") for m in metas}
+    own = shas.pop() if len(shas) == 1 else None
+    return {
+        "createdAt": iso_now(),
+        "commit": own or commit,
+        "commitIs": "the reports' own" if own else "the last commit that stored these files",
+        "dirty": dirty.pop() if len(dirty) == 1 else None,
+        "argv": list(argv),
+        "rerun": False,
+        "why": why,
+        "nomadVersion": package_versions().get("nomad-lab"),
+    }
+
+
+def _json_or_none(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def portable(value: Any) -> Any:
+    """``value`` as it may be stored under ``results/``: a path inside the project relative to it,
+    another absolute path as its file name, NaN and infinities as None; containers walked."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Path | str):
+        return _portable_path(str(value))
+    if isinstance(value, Mapping):
+        return {str(k): portable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [portable(v) for v in value]
+    return value
+
+
+def _portable_path(text: str) -> str:
+    """A machine path (absolute, its top folder exists here: ``/work/...``, not an endpoint such as
+    ``/v1``) made portable; any other text as it is."""
+    path = Path(text)
+    if not path.is_absolute() or len(path.parts) < 3 or not Path(path.parts[0], path.parts[1]).is_dir():
+        return text
+    try:
+        return str(path.resolve().relative_to(PROJECT_ROOT.resolve()))
+    except ValueError:
+        return path.name
+
+
+def write_json(path: str | os.PathLike[str], data: Any, indent: int = 2) -> Path:
+    """``data`` as JSON at ``path`` through :func:`portable` (dataclasses and numpy numbers by their
+    ``float``/``str``): what every results file is written with."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    plain = json.loads(json.dumps(data, default=_plain))
+    target.write_text(json.dumps(portable(plain), indent=indent, allow_nan=False) + "\n", encoding="utf-8")
+    return target
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "item"):  # a numpy number
+        return value.item()
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def stored_fingerprints(
@@ -244,12 +375,19 @@ def stored_fingerprints(
     return list(dict.fromkeys(found))
 
 
-def write_provenance(folder: str | os.PathLike[str], record: Mapping[str, Any]) -> Path:
-    """``folder/provenance.json``: the record of the command that wrote the folder's files."""
+def write_provenance(
+    folder: str | os.PathLike[str], record: Mapping[str, Any], file: str | None = None
+) -> Path:
+    """``folder/provenance.json``: the record of the command that wrote the folder's files; with
+    ``file``, of the command that wrote that one file, kept under ``files`` beside the folder's own
+    record (a benchmark adds a table to a study's folder; each keeps its command)."""
     path = Path(folder) / PROVENANCE_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
-    return path
+    old = read_provenance(folder) or {}
+    if file is None:
+        merged = {**record, **({"files": old["files"]} if "files" in old else {})}
+    else:
+        merged = {**old, "files": {**old.get("files", {}), file: dict(record)}}
+    return write_json(path, merged)
 
 
 def read_provenance(folder: str | os.PathLike[str]) -> dict[str, Any] | None:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.backends.work_log import note_use
 from nomad_lab.retrieval import embedders_local, embedders_remote
 from nomad_lab.retrieval.embedder_base import Embedder, equal_windows, force_offline
 from nomad_lab.retrieval.embedder_spec import (
@@ -133,4 +134,5 @@ def load_embedder(spec: str | EmbedderSpec | None = None, device: str = "cpu") -
     )
     if key not in _SHARED:
         _SHARED[key] = open_embedder(parsed, device=device)
+    note_use("embedders", parsed.text, str(_SHARED[key].model_version))
     return _SHARED[key]

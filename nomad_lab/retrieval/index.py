@@ -112,7 +112,11 @@ def embed_missing(
     return len(todo)
 
 
-def chunk_text(text: str, chunk_chars: int = 3000, overlap_chars: int = 300) -> list[str]:
+CHUNK_CHARS = 3000
+"""The longest chunk, in characters; the docs pages quote it."""
+
+
+def chunk_text(text: str, chunk_chars: int = CHUNK_CHARS, overlap_chars: int = 300) -> list[str]:
     """``chunk_chars``-character windows stepping by ``chunk_chars - overlap_chars``; sanitized."""
     from chonkie import TokenChunker
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.workspace import DEFAULT_STORE_PATH, PROJECT_ROOT, RESULTS_DIR
-from nomad_lab.eval.provenance import git_state, provenance_record, write_provenance
+from nomad_lab.eval.provenance import git_state, portable, provenance_record, write_provenance
 from nomad_lab.store import LOCK_WAIT_ENV, Store
 
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
@@ -188,6 +188,7 @@ def run_cell(
     execute_notebook(
         cell.notebook, out / f"{cell.name}.ipynb", parameters, cell_timeout=cell_timeout, progress=progress
     )
+    _portable_notebook(out / f"{cell.name}.ipynb")
     # the command that makes this one cell, whichever process (or Dask worker) ran it
     grid = [
         x
@@ -209,6 +210,17 @@ def run_cell(
     tmp.write_text(json.dumps(record, indent=2, default=str) + "\n")
     tmp.replace(record_path)  # last and atomic: the cell counts as computed only from here on
     return result
+
+
+def _portable_notebook(path: Path) -> None:
+    """papermill stores the notebook's absolute input and output paths; a stored result names no
+    machine path (:func:`nomad_lab.eval.provenance.portable`)."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    meta = notebook.get("metadata", {}).get("papermill", {})
+    for key in ("input_path", "output_path"):
+        if isinstance(meta.get(key), str):
+            meta[key] = portable(meta[key])
+    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def run_cells(

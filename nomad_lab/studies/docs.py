@@ -1,61 +1,81 @@
-"""Figures that check themselves: README.md and docs/*.md quote results only through markers.
+"""Figures that check themselves: README.md, docs/*.md and the datasets' READMEs quote results only
+through markers, and state comparisons only as claims rendered from them.
 
-Why: a number typed into prose goes stale the day its study is rerun, and nothing notices. Every
-number the front door and the study pages take from ``results/`` sits inside a marker naming the
-stored file and where in it the number is; :func:`render` rewrites each marker's text from that
-file, and the test suite fails when the committed text differs from the render (a stale or retyped
-figure), or when a results-like number stands outside any marker.
+Why: a number typed into prose goes stale the day its study is rerun, and nothing notices; so does a
+word such as "larger" or "not significant". Every number a page takes from ``results/`` sits inside a
+marker naming the stored file and where in it the number is; :func:`render` rewrites each marker's text
+from that file, and the test suite fails when the committed text differs from the render (a stale or
+retyped figure), or when a measurement-shaped number stands outside any marker
+(:mod:`nomad_lab.studies.docs_prose`).
 
-Two markers, both HTML comments (invisible on GitHub):
+Markers, all HTML comments (invisible on GitHub):
 
-- a value: ``<!-- fig results/floor_sweep/floor_sweep.json#rows[0].leak fmt=.3f -->0.345<!-- /fig -->``.
-  The selector walks the parsed file: ``.name`` or ``["a name"]`` a key, ``[3]`` a list item (or a
-  row's 4th cell), ``[floor=0.55]`` the first row (a list item or a mapping's value) whose ``floor`` reads
-  ``0.55``, ``[what~=growth]`` the first whose ``what`` contains ``growth``. ``fmt=`` is a Python
-  format spec (``.3f``, ``.1%``, ``,.0f``) or ``len`` (how many items), ``scale=100`` multiplies first,
-  ``word=0`` takes the first word of a table cell such as ``0.886 [0.849, 0.919]`` (commas count as
-  spaces); without ``fmt`` a string is quoted as it is stored. A marker never contains ``--`` (GitHub
+- a value: ``<!-- fig results/floor_sweep/floor_sweep.json#calibrated.recall fmt=.3f -->0.468<!-- /fig -->``.
+  The selector walks the parsed file: ``.name`` or ``["a name"]`` a key, ``[floor=0.55]`` the first row
+  (a list item or a mapping's value) whose ``floor`` reads ``0.55`` (``[embedder.spec=st:]`` a nested
+  field), ``[what~=growth]`` the first whose ``what`` contains ``growth``; ``[2]`` an item by position,
+  only inside a fixed-shape list of plain values such as an interval ``[estimate, low, high]``: rows are
+  picked by key, never by position, so a rerun that reorders them cannot re-point a page. ``fmt=`` is a
+  Python format spec (``.3f``, ``.1%``, ``,.0f``) or ``len`` (how many items), ``scale=100`` multiplies
+  first, ``word=0`` takes the first word of a table cell such as ``0.886 [0.849, 0.919]`` (commas count
+  as spaces); without ``fmt`` a string is quoted as it is stored. A marker never contains ``--`` (GitHub
   would show such a comment as text): the main job's steps are picked by ``what``, not by command line.
-- a table: ``<!-- table results/estimator/summary.md#2 rows=0,3 cols=0,2 -->`` ... ``<!-- /table -->``
-  copies the third markdown table of that file (or the whole file without ``#N``), optionally only
-  some of its body rows and columns (0-based).
-
-A figure that is not ours to render (the seed's, or one from a superseded run kept for the story) says
-where it is from instead: ``<!-- cited SPEC.md §8 -->4.6%<!-- /cited -->``; it is not checked.
+- a table: ``<!-- table results/estimator/summary.md#2 cols=0,2 -->`` ... ``<!-- /table -->`` copies the
+  third markdown table of that file (or the whole file without ``#N``), optionally only some of its
+  columns (0-based) and only the body rows whose first cell is one of ``rows=a,b`` (by key).
+- a claim: ``<!-- claim results/a.json#x lt results/b.json#y yes=smaller no=not_smaller -->``
+  ``smaller<!-- /claim -->`` compares two stored values (or a value and a number) with ``lt``,
+  ``le``, ``gt``, ``ge``, ``eq`` or ``ne`` (a comment cannot hold ``>``; ``lscale=``/``rscale=``
+  multiply a side first) and shows ``yes`` or ``no`` (``_`` for a space): "dominates", "met", "not
+  significant" are rendered from the results like any figure.
 
 Sources: ``.json``; ``.csv`` (a list of rows by header); ``.md``/``.txt`` (``tables``: each markdown
-table as a list of rows by header, ``lines``: the text lines). ``python -m nomad_lab.studies.docs``
-rewrites every marker from the stored files; ``--check`` only reports what differs.
+table as a list of rows by header, ``lines``: the text lines); ``.py`` (its module-level constants, such
+as the reference's published figures in ``nomad_lab/core/reference.py``). ``python -m
+nomad_lab.studies.docs`` rewrites every marker from the stored files; ``--check`` only reports what
+differs.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import csv
 import json
+import operator
 import re
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.workspace import PROJECT_ROOT
+from nomad_lab.studies.docs_prose import GIVEN, cited, unmarked
 
 FIG = re.compile(r"<!-- fig (?P<spec>[^>]*?) -->(?P<text>.*?)<!-- /fig -->", re.S)
 TABLE = re.compile(r"<!-- table (?P<spec>[^>]*?) -->\n(?P<text>.*?)<!-- /table -->", re.S)
 SPEC = re.compile(r'(?P<source>(?:\[(?:"[^"]*"|[^\]"])*\]|[^\s\[])+)(?P<options>(?:\s+\w+=\S+)*)')
-CITED = re.compile(r"<!-- cited (?P<spec>[^>]*?) -->(?P<text>.*?)<!-- /cited -->", re.S)
+CLAIM = re.compile(r"<!-- claim (?P<spec>[^>]*?) -->(?P<text>.*?)<!-- /claim -->", re.S)
 STEP = re.compile(r'\.([\w-]+)|\[(-?\d+)\]|\["([^"]+)"\]|\[([^\]=]+)=([^\]]*)\]')
-RESULTS_LIKE = re.compile(r"(?<![\w.])(\d+\.\d{3}|\d+\.\d+%|\d+\.\d+×)(?![\w.])")
-"""Numbers shaped like measurements (three decimals, a decimal percentage, a decimal ratio): outside a
-marker, in a page's prose, they are retyped figures."""
+SOURCE = r'(?:\[(?:"[^"]*"|[^\]"])*\]|[^\s\[])+'
+OPERATORS = {
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+    "eq": operator.eq,
+    "ne": operator.ne,
+}
+COMPARISON = re.compile(
+    rf"(?P<left>{SOURCE})\s+(?P<op>lt|le|gt|ge|eq|ne)\s+(?P<right>{SOURCE})(?P<options>(?:\s+\w+=\S+)*)"
+)
 
 
 def pages(root: Path = PROJECT_ROOT) -> list[Path]:
-    """The pages whose markers are rendered: the README and every docs page (those that exist)."""
-    return [p for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))] if p.is_file()]
+    """The pages whose markers are rendered: the README, every docs page and every dataset's README."""
+    found = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    return [p for p in [*found, *sorted((root / "datasets").rglob("README.md"))] if p.is_file()]
 
 
 @dataclass(frozen=True)
@@ -97,7 +117,24 @@ def load(path: Path) -> Any:
         return json.loads(text)
     if path.suffix == ".csv":
         return list(csv.DictReader(text.splitlines()))
+    if path.suffix == ".py":
+        return constants(text)
     return {"tables": [_rows(t) for t in markdown_tables(text)], "lines": text.splitlines()}
+
+
+def constants(source: str) -> dict[str, Any]:
+    """A Python module's module-level constants whose values are literals (``NAME = 0.62``)."""
+    found: dict[str, Any] = {}
+    for node in ast.parse(source).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        if isinstance(target, ast.Name) and getattr(node, "value", None) is not None:
+            try:
+                found[target.id] = ast.literal_eval(node.value)  # type: ignore[arg-type]
+            except ValueError:
+                continue
+    return found
 
 
 def markdown_tables(text: str) -> list[list[str]]:
@@ -140,18 +177,29 @@ def select(data: Any, selector: str, where: str) -> Any:
             if key is not None or quoted is not None:
                 value = value[key if key is not None else quoted]
             elif index is not None:
-                items = list(value.values()) if isinstance(value, dict) else value
-                value = items[int(index)]
+                if isinstance(value, dict) or any(isinstance(v, dict) for v in value):
+                    raise NomadLabError(
+                        f"{where}: {shown!r}: {step.group(0)!r} picks a row by position; pick it by key, "
+                        "as [name=value] (a rerun may reorder rows)"
+                    )
+                value = value[int(index)]
             else:
                 rows = value.values() if isinstance(value, dict) else value
                 if field.endswith("~"):
-                    value = next(r for r in rows if wanted in str(r.get(field[:-1])))
+                    value = next(r for r in rows if wanted in str(_field(r, field[:-1])))
                 else:
-                    value = next(r for r in rows if _same(r.get(field), wanted))
+                    value = next(r for r in rows if _same(_field(r, field), wanted))
         except (KeyError, IndexError, TypeError, StopIteration, AttributeError):
             raise NomadLabError(f"{where}: {shown!r}: nothing at {step.group(0)!r}") from None
         pos = step.end()
     return value
+
+
+def _field(row: Any, dotted: str) -> Any:
+    """``row``'s field ``a.b`` (a nested key), None when absent."""
+    for name in dotted.split("."):
+        row = row.get(name) if isinstance(row, dict) else None
+    return row
 
 
 def _same(value: Any, wanted: str) -> bool:
@@ -163,8 +211,8 @@ def _same(value: Any, wanted: str) -> bool:
         return False
 
 
-def fig_text(marker: Marker, root: Path, where: str) -> str:
-    """A value marker's text, from its stored file."""
+def value_at(marker: Marker, root: Path, where: str) -> Any:
+    """The stored value a marker names (its ``word`` of a table cell when asked)."""
     value = select(load(stored(root, marker.source, where)), marker.selector, where)
     if "word" in marker.options:
         words = str(value).replace(",", " ").split()
@@ -172,6 +220,12 @@ def fig_text(marker: Marker, root: Path, where: str) -> str:
             value = words[int(marker.options["word"])]
         except (ValueError, IndexError):
             raise NomadLabError(f"{where}: {value!r} has no word {marker.options['word']}") from None
+    return value
+
+
+def fig_text(marker: Marker, root: Path, where: str) -> str:
+    """A value marker's text, from its stored file."""
+    value = value_at(marker, root, where)
     fmt, scale = marker.options.get("fmt"), marker.options.get("scale")
     if fmt == "len":
         return str(len(value))
@@ -181,7 +235,7 @@ def fig_text(marker: Marker, root: Path, where: str) -> str:
         return str(value)
     try:
         number = float(value) * float(scale or 1)
-        return format(number, fmt or "g")
+        return format(round(number) if (fmt or "").endswith("d") else number, fmt or "g")
     except (TypeError, ValueError) as exc:
         raise NomadLabError(f"{where}: {marker.selector!r} = {value!r}: cannot format: {exc}") from None
 
@@ -200,7 +254,10 @@ def table_text(marker: Marker, root: Path, where: str) -> str:
         ) from None
     head, rule, body = lines[0], lines[1], lines[2:]
     if "rows" in marker.options:
-        body = [body[i] for i in _indices(marker.options["rows"], len(body), where)]
+        keys = marker.options["rows"].replace("_", " ").split(",")
+        body = [line for line in body if _cells(line)[0] in keys]
+        if len(body) != len(keys):
+            raise NomadLabError(f"{where}: rows={marker.options['rows']}: not every key is a first cell")
     if "cols" in marker.options:
         keep = _indices(marker.options["cols"], len(_cells(head)), where)
         head, rule, *body = (
@@ -222,6 +279,29 @@ def _indices(text: str, size: int, where: str) -> list[int]:
     return out
 
 
+def claim_text(spec: str, root: Path, where: str) -> str:
+    """A claim's word: ``yes`` when the stored comparison holds, else ``no`` (``_`` reads as a space)."""
+    parsed = COMPARISON.fullmatch(spec.strip())
+    if parsed is None or "--" in spec:
+        raise NomadLabError(
+            f"{where}: cannot read claim {spec!r}: "
+            "expected FILE#SELECTOR lt|le|gt|ge|eq|ne FILE#SELECTOR|NUMBER yes=.. no=.."
+        )
+    options = dict(o.split("=", 1) for o in parsed.group("options").split())
+    if not {"yes", "no"} <= options.keys():
+        raise NomadLabError(f"{where}: claim {spec!r} needs yes= and no=")
+    sides = []
+    for side, scale in ((parsed.group("left"), "lscale"), (parsed.group("right"), "rscale")):
+        marker = Marker.parse(side, where)
+        try:
+            value = float(value_at(marker, root, where) if marker.selector else side)
+            sides.append(value * float(options.get(scale, 1)))
+        except (TypeError, ValueError):
+            raise NomadLabError(f"{where}: claim {spec!r}: {side!r} is not a number") from None
+    holds = OPERATORS[parsed.group("op")](*sides)
+    return options["yes" if holds else "no"].replace("_", " ")
+
+
 def _line(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
@@ -239,22 +319,31 @@ def render_text(text: str, name: str, root: Path = PROJECT_ROOT) -> str:
         marker = Marker.parse(match.group("spec"), where)
         return f"<!-- fig {match.group('spec')} -->{fig_text(marker, root, where)}<!-- /fig -->"
 
+    def claim(match: re.Match[str]) -> str:
+        where = f"{name}:{_line(tabled, match.start())}"
+        word = claim_text(match.group("spec"), root, where)
+        return f"<!-- claim {match.group('spec')} -->{word}<!-- /claim -->"
+
     tabled = TABLE.sub(table, text)
-    return FIG.sub(fig, tabled)
+    return CLAIM.sub(claim, FIG.sub(fig, tabled))
 
 
-def unmarked(text: str) -> Iterator[tuple[int, str]]:
-    """(line, number) of each results-like number outside markers, code spans and code blocks."""
-    blanked = TABLE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
-    blanked = FIG.sub(lambda m: "\n" * m.group(0).count("\n"), blanked)
-    blanked = CITED.sub(lambda m: "\n" * m.group(0).count("\n"), blanked)
-    blanked = re.sub(r"```.*?```", lambda m: "\n" * m.group(0).count("\n"), blanked, flags=re.S)
-    blanked = re.sub(r"`[^`\n]*`", "", blanked)
-    for number, line in enumerate(blanked.splitlines(), start=1):
-        if line.startswith("    "):  # an indented code block
-            continue
-        for match in RESULTS_LIKE.finditer(line):
-            yield number, match.group(0)
+def givens(text: str, name: str, root: Path = PROJECT_ROOT) -> frozenset[str]:
+    """The texts a page declares as given settings (``<!-- given FILE#SELECTOR fmt=.. -->``), rendered
+    from where they are defined."""
+    return frozenset(
+        fig_text(Marker.parse(m.group("spec"), f"{name}:{_line(text, m.start())}"), root, name)
+        for m in GIVEN.finditer(text)
+    )
+
+
+def prose_problems(text: str, name: str, root: Path = PROJECT_ROOT) -> list[tuple[int, str]]:
+    """(line, problem) for what a page's prose says outside its markers: a measurement typed by hand,
+    or a citation whose source does not hold what it quotes (:mod:`nomad_lab.studies.docs_prose`)."""
+    typed = [
+        (line, f"{number} is outside a marker") for line, number in unmarked(text, givens(text, name, root))
+    ]
+    return sorted([*typed, *cited(text, root)])
 
 
 def render_pages(root: Path = PROJECT_ROOT, write: bool = True) -> list[str]:
@@ -266,7 +355,7 @@ def render_pages(root: Path = PROJECT_ROOT, write: bool = True) -> list[str]:
         name = str(page.relative_to(root))
         text = page.read_text(encoding="utf-8")
         rendered = render_text(text, name, root)
-        problems += [f"{name}:{line}: {number} is outside a marker" for line, number in unmarked(rendered)]
+        problems += [f"{name}:{line}: {problem}" for line, problem in prose_problems(rendered, name, root)]
         if rendered != text:
             problems.append(
                 f"{name}: differs from its stored results" + ("" if write else " (not rewritten)")

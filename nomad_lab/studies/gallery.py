@@ -161,7 +161,11 @@ def _made(entry: Entry, step: dict[str, Any] | None, results: Path) -> str:
         took = f"main job step {step['step']}, {step['seconds']:.0f} s"
         return f"{took}, {_commit(step)}; corpora: {_corpora(step.get('fingerprints', []))}"
     record = read_provenance(results / entry.folder)
-    if record is not None:
+    if record is not None:  # a table another command added to the folder has its own record
+        files = record.get("files", {})
+        record = next((files[n] for n in (*entry.tables, *entry.figures) if n in files), record)
+        if record.get("rerun") is False:
+            return f"not rerun at the current code ({html.escape(str(record.get('why')))}), {_commit(record)}"
         models = ", ".join(f"{k} sha256 {str(v)[:12]}" for k, v in record.get("models", {}).items())
         run = f"; run <code>{html.escape(str(record.get('run_id')))}</code>" if record.get("run_id") else ""
         return (

@@ -45,7 +45,12 @@ from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.workspace import PROJECT_ROOT
-from nomad_lab.eval.provenance import provenance_record, stored_fingerprints, write_provenance
+from nomad_lab.eval.provenance import (
+    provenance_record,
+    stored_fingerprints,
+    write_json,
+    write_provenance,
+)
 from nomad_lab.store import record_study_rows
 
 
@@ -240,6 +245,9 @@ def execute(study: Study, params: Params | Mapping[str, Any], **hooks: Any) -> t
     if isinstance(result, dict):
         result["run_id"] = run_id
     paths = study.write(result, Path(params.out))
+    for path in paths.values():  # every stored JSON portable: no machine path, no NaN
+        if isinstance(path, str | Path) and Path(path).suffix == ".json":
+            write_json(path, json.loads(Path(path).read_text(encoding="utf-8")))
     paths["provenance"] = record_provenance(values, run_id, started, params.out, values.get("store"))
     return result, paths
 

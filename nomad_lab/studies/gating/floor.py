@@ -144,6 +144,9 @@ def write_floor_study(study: FloorStudy, out_dir: str | Path) -> dict[str, Path]
         "refusals": int(study.pools.expect_refusal.sum()),
         "answerable": int((study.pools.n_relevant > 0).sum()),
         "weakest_correct_top_hit": study.weakest_correct_top_hit,
+        "margin_by_floor": {
+            f"{f:.2f}": float(m) for f, m in zip(gates.FLOOR_GRID, study.margins, strict=True)
+        },
         "calibrated": asdict(study.calibrated),
         "leak_by_tag_at_default": study.tags_at_default,
         "curves": curves,

@@ -377,7 +377,7 @@ STUDY = Study(
     params=PARAMS,
     also=(
         Output(
-            "Library scale: leak and the calibrated floor up to 51 MB of Debian documentation (WordLlama)",
+            "Library scale: leak and the calibrated floor as Debian documentation grows (WordLlama)",
             argv(
                 "study growth --library runs/library --books 250 1000 2500 5144 --embedder wordllama:256 "
                 "--no-judge --floor 0 0.32 0.51 --alpha 0.1 --store runs/library.duckdb "
