@@ -124,3 +124,14 @@ def test_the_checks_see_an_empty_entry_a_missing_label_and_no_legend() -> None:
     bare.axes[0].plot([0, 1], [0, 1])
     assert plots.figure_problems(bare) == ["axes 0: no y label", "axes: no x label", "no legend"]
     plt.close("all")
+
+
+def test_the_gallery_links_the_readme_and_every_docs_page() -> None:
+    nav = gallery.pages(ROOT)
+    targets = ["../README.md"] + [f"../docs/{p.name}" for p in sorted((ROOT / "docs").glob("*.md"))]
+    assert all(f'href="{t}"' in nav for t in targets)
+    assert nav.index("docs/reproduce.md") < nav.index("docs/workbench.md") < nav.index("docs/benchmarks.md")
+    page = (RESULTS / gallery.PAGE).read_text(encoding="utf-8")
+    assert nav in page, "results/index.html is older than its writer: `nomad-lab reproduce --gallery-only`"
+    for _, src in gallery.headline_figures(RESULTS):  # each headline opens at full size
+        assert f'<a href="{src}"><img src="{src}"' in page
