@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import shlex
 from argparse import ArgumentTypeError
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -119,7 +119,8 @@ def typed(param: Param, value: Any) -> Any:
     ``many`` parameter given one value gets a one-element list.
     """
     if param.many:
-        values = value if isinstance(value, list | tuple) else [value]
+        many = isinstance(value, Iterable) and not isinstance(value, str | bytes | Path | Mapping)
+        values = list(value) if many else [value]  # a list, a tuple, a numpy array ...
         return [typed(Param(param.name, param.type, None, ""), v) for v in values]
     kind = bool if param.flag else param.type
     if kind is bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nomad_lab.core.errors import NomadLabError
@@ -31,6 +32,9 @@ def test_text_becomes_the_declared_type() -> None:
     assert params.floor == 0.25 and params.books == [3, 9] and params.store == Path("runs/s.duckdb")
     assert params.no_bank is True and params.suite == "7"
     assert resolve(books="12").books == [12]  # one value for a repeatable parameter: a list of one
+    assert (
+        resolve(books=np.array([4, 5])).books == [4, 5] and type(resolve(books=np.array([4])).books[0]) is int
+    )
     assert resolve(floor=1).floor == 1.0 and isinstance(resolve(floor=1).floor, float)
     assert resolve(sample=5.0).sample == 5 and resolve(no_bank="false").no_bank is False
     assert resolve().books == (3, 6)  # a default stays the declared value
