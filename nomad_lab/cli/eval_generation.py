@@ -38,9 +38,7 @@ def register(subparsers: Any) -> None:
         help=f"chat backend spec, or 'mock' (no model: answers are the injected context). "
         f"Default {DEFAULT_GENERATION_MODEL}. Specs: {forms_line(BACKEND_SPEC)}",
     )
-    parser.add_argument(
-        "--tasks-model", type=BACKEND_SPEC, metavar="SPEC", help="backend spec of the query-rewrite model"
-    )
+    parser.add_argument("--tasks-model", metavar="SPEC", help="backend spec of the query-rewrite model")
     modes = parser.add_mutually_exclusive_group()
     modes.add_argument("--mode", choices=GENERATION_MODES, default="e2e", help="default e2e")
     modes.add_argument("--all-modes", action="store_true", help="run all three and print the decomposition")

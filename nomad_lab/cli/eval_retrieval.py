@@ -40,7 +40,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--top-k", type=int, default=5, help="chunks returned per question (default 5)")
     parser.add_argument(
         "--judge-model",
-        type=BACKEND_SPEC,
         metavar="SPEC",
         help=f"relevance judge backend spec; one of: {forms_line(BACKEND_SPEC)}",
     )

@@ -23,7 +23,6 @@ def register(subparsers: Any) -> None:
     add_arguments(parser)
     parser.add_argument(
         "--embed",
-        type=EMBEDDER_SPEC,
         metavar="SPEC",
         help="also serve this embedder on /api/embed and /v1/embeddings; one of: "
         + forms_line(EMBEDDER_SPEC),

@@ -8,7 +8,6 @@ text is generated, so a newly registered kind shows up there too. Standard libra
 
 from __future__ import annotations
 
-from argparse import ArgumentTypeError
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -16,19 +15,13 @@ from typing import Any
 
 @dataclass(frozen=True)
 class SpecText:
-    """``SpecText(parse, forms)("ollama://h:1/m")`` parses and returns the stripped text; ``forms()``
-    lists the accepted forms for help texts.
-
-    A spec the parser refuses raises ``ArgumentTypeError`` with the parser's message, the one exception
-    argparse shows as it is (``argument --embedder: embedder spec 'x': ...``) instead of a bare "invalid
-    value"."""
+    """``SpecText(parse, forms)("ollama://h:1/m")`` parses (a refused spec raises the parser's
+    ValueError, whose message lists the forms) and returns the stripped text; ``forms()`` lists the
+    accepted forms for help texts."""
 
     parse: Callable[[str], Any]
     forms: Callable[[], list[str]]
 
     def __call__(self, text: str) -> str:
-        try:
-            self.parse(text)
-        except ValueError as exc:
-            raise ArgumentTypeError(str(exc)) from None
+        self.parse(text)
         return text.strip()

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import json
 import shlex
-from argparse import ArgumentTypeError
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -169,7 +168,7 @@ def resolve_params(declared: tuple[Param, ...], given: Mapping[str, Any], where:
             if value is not None:
                 try:
                     value = typed(p, value)
-                except (ValueError, TypeError, ArgumentTypeError) as exc:
+                except (ValueError, TypeError) as exc:
                     raise NomadLabError(f"{where}: {p.option} {value!r}: {why(p, exc)}") from None
         elif p.required:
             raise NomadLabError(f"{where}: {p.option} is required")

@@ -41,7 +41,11 @@ KIND = ChatKind(
     name="embedded",
     prefixes=("embedded:",),
     forms=(
-        ("embedded:NAME", f"llama-cpp-python in-process (the default); NAME: {', '.join(ALIASES)}"),
+        (
+            f"embedded:{ALIASES[0]}",
+            "llama-cpp-python in-process (the default); also "
+            + ", ".join(f"embedded:{alias}" for alias in ALIASES[1:]),
+        ),
         ("embedded:/path/to/model.gguf", "the same, any GGUF file"),
     ),
     parse=parse,
