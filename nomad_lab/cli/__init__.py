@@ -68,11 +68,11 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
-    func = getattr(args, "func", None)
-    if func is None:
-        return _usage(parser)
     try:
+        args = parser.parse_args(argv)  # a spec option's type raises NomadLabError for a refused spec
+        func = getattr(args, "func", None)
+        if func is None:
+            return _usage(parser)
         return int(func(args) or 0)
     except NomadLabError as exc:
         if os.environ.get(DEBUG_ENV, "") not in ("", "0"):

@@ -55,8 +55,7 @@ def add_param(parser: Any, param: Param, *, suppress: bool = False) -> None:
         extra |= {"nargs": "+", "action": _Many}
     parser.add_argument(
         param.option,
-        # a spec is checked when the parameters are resolved: the project's one-line error, not a usage
-        type=str if isinstance(param.type, SpecText) else param.type,
+        type=param.type,
         default=argparse.SUPPRESS if suppress or param.required else default,
         required=param.required,
         help=_help(param),

@@ -12,16 +12,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from nomad_lab.core.errors import NomadLabError
+
 
 @dataclass(frozen=True)
 class SpecText:
-    """``SpecText(parse, forms)("ollama://h:1/m")`` parses (a refused spec raises the parser's
-    ValueError, whose message lists the forms) and returns the stripped text; ``forms()`` lists the
-    accepted forms for help texts."""
+    """``SpecText(parse, forms)("ollama://h:1/m")`` parses and returns the stripped text; ``forms()``
+    lists the accepted forms for help texts.
+
+    A spec the parser refuses raises :class:`NomadLabError` with the parser's message (which lists the
+    forms): not a ValueError, which argparse would turn into a bare "invalid value" usage error, so the
+    CLI prints it as its one clean error line, as it does when a spec is refused deeper down."""
 
     parse: Callable[[str], Any]
     forms: Callable[[], list[str]]
 
     def __call__(self, text: str) -> str:
-        self.parse(text)
+        try:
+            self.parse(text)
+        except ValueError as exc:
+            raise NomadLabError(str(exc)) from None
         return text.strip()

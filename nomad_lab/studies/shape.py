@@ -168,7 +168,7 @@ def resolve_params(declared: tuple[Param, ...], given: Mapping[str, Any], where:
             if value is not None:
                 try:
                     value = typed(p, value)
-                except (ValueError, TypeError) as exc:
+                except (ValueError, TypeError, NomadLabError) as exc:
                     raise NomadLabError(f"{where}: {p.option} {value!r}: {why(p, exc)}") from None
         elif p.required:
             raise NomadLabError(f"{where}: {p.option} is required")
