@@ -3,6 +3,11 @@
 Why a string and not keyword arguments: notebook parameters (papermill ``-p``) and CLI flags carry
 strings, and a study's results must record exactly which backend produced them; a spec string is both
 the configuration and the record.
+
+Which strings are accepted is not written here: each kind of backend is one module of
+:mod:`nomad_lab.backends.chat_kinds` declaring its prefix(es), forms, parser and opener. This module holds
+what the kinds share (the parsed value, its error, the reading of ``scheme://HOST:PORT/...``) and the one
+parse that picks the kind by prefix; the accepted forms in help texts and errors are the registry's.
 """
 
 from __future__ import annotations
@@ -10,31 +15,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from nomad_lab.backends.models import PART_MODELS
+from nomad_lab.backends import chat_kinds
+from nomad_lab.backends.chat_kinds import ChatKind
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.spec_text import SpecText
 
-ACCEPTED_FORMS = """accepted backend specs:
-  ollama://HOST:PORT/MODEL              native Ollama API (/api/chat), e.g. ollama://127.0.0.1:11434/llama3:8b
-  openai://HOST:PORT/v1/MODEL           OpenAI-compatible (LM Studio, llama.cpp server, Ollama /v1),
-                                        e.g. openai://127.0.0.1:1234/v1/qwen2.5
-  openai+noformat://HOST:PORT/v1/MODEL  the same, but never sends a response format (the seed's behaviour)
-  auto://HOST:PORT/MODEL                probe GET /api/tags (SPEC 7.1): native Ollama if it answers, else /v1
-  embedded:gemma3-270m | embedded:smollm2-135m | embedded:/path/to/model.gguf
-                                        llama-cpp-python in-process (the default)
-query options: ?timeout=SECONDS (HTTP backends), ?format=auto|json_schema|json_object|none (openai),
-               ?n_ctx=N&threads=N (embedded)"""
-
-EMBEDDED_ALIASES = ("gemma3-270m", "smollm2-135m", *PART_MODELS)
-"""The embedded models by name: the two defaults, and the judge ladder's Qwen GGUFs (opt-in extra)."""
 DEFAULT_SPEC = "embedded:gemma3-270m"
-OPENAI_FORMAT_MODES = ("auto", "json_schema", "json_object", "none")
+DEFAULT_HTTP_TIMEOUT_S = 120.0
+"""Per-request HTTP timeout when the spec names none: long enough for a cold model load on 2 cores."""
 
 
 @dataclass(frozen=True)
 class BackendSpec:
-    """A parsed spec string. ``text`` keeps the original so results can cite it verbatim."""
+    """A parsed spec string. ``text`` keeps the original so results can cite it verbatim; ``kind`` is
+    the name of the registered kind that parsed it (``ollama``, ``openai``, ``auto``, ``embedded`` ...)."""
 
-    kind: str  # "ollama" | "openai" | "auto" | "embedded"
+    kind: str
     text: str
     host: str = ""
     port: int | None = None
@@ -48,73 +44,96 @@ class BackendSpec:
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}{self.base_path}"
 
+    @property
+    def timeout_s(self) -> float:
+        """The spec's ``?timeout=``, else :data:`DEFAULT_HTTP_TIMEOUT_S`."""
+        return self.timeout or DEFAULT_HTTP_TIMEOUT_S
+
 
 class BackendSpecError(NomadLabError, ValueError):
     """A malformed backend spec; the message lists the accepted forms."""
 
 
-def _bad(spec: str, why: str) -> BackendSpecError:
-    return BackendSpecError(f"bad backend spec {spec!r}: {why}\n{ACCEPTED_FORMS}")
+def accepted_forms() -> str:
+    """Every registered form with what it opens, and each kind's query options: the block help texts
+    and :class:`BackendSpecError` show."""
+    kinds = chat_kinds.kinds().values()
+    rows = [row for kind in kinds for row in kind.forms]
+    width = max(len(form) for form, _ in rows) + 2
+    lines = ["accepted backend specs:"]
+    for form, what in rows:
+        lines.append(f"  {form.ljust(width)}{what}")
+    options = [f"{kind.options} ({kind.name})" for kind in kinds if kind.options]
+    if options:
+        lines.append("query options: " + "; ".join(options))
+    return "\n".join(lines)
 
 
-def _float_param(spec: str, params: dict[str, str], name: str) -> float | None:
+def prefixes() -> list[str]:
+    """Every registered prefix (``ollama://``, ``embedded:`` ...), in registry order."""
+    return [prefix for kind in chat_kinds.kinds().values() for prefix in kind.prefixes]
+
+
+def bad_spec(spec: str, why: str) -> BackendSpecError:
+    """The error for a spec a kind refuses: the problem, then the accepted forms."""
+    return BackendSpecError(f"bad backend spec {spec!r}: {why}\n{accepted_forms()}")
+
+
+def positive_number(spec: str, params: dict[str, str], name: str) -> float | None:
+    """Query option ``name`` as a positive number (None when absent)."""
     if name not in params:
         return None
     try:
         value = float(params[name])
     except ValueError:
-        raise _bad(spec, f"{name} must be a number, got {params[name]!r}") from None
+        raise bad_spec(spec, f"{name} must be a number, got {params[name]!r}") from None
     if value <= 0:
-        raise _bad(spec, f"{name} must be positive")
+        raise bad_spec(spec, f"{name} must be positive")
     return value
 
 
-def parse_spec(spec: str) -> BackendSpec:
-    """Parse a backend spec string; any malformed spec raises ValueError listing the accepted forms."""
-    text = (spec or "").strip()
-    if text.startswith("embedded:"):
-        return _parse_embedded(text)
-    scheme, sep, _rest = text.partition("://")
-    if not sep:
-        raise _bad(spec, "no scheme (expected ollama://, openai://, auto:// or embedded:)")
-    kinds = {"ollama": "ollama", "auto": "auto", "openai": "openai", "openai+noformat": "openai"}
-    if scheme not in kinds:
-        raise _bad(spec, f"unknown scheme {scheme!r}")
-    kind = kinds[scheme]
-
+def parse_http(kind: str, text: str) -> BackendSpec:
+    """``scheme://HOST:PORT/PATH?query`` read the way every HTTP kind reads it: the whole path is the
+    model (a kind with an API base path, like openai's ``/v1``, splits it further), ``?timeout=``
+    checked."""
     parts = urlsplit(text)
     try:
         port = parts.port
     except ValueError:
-        raise _bad(spec, "the port is not a number") from None
+        raise bad_spec(text, "the port is not a number") from None
     if not parts.hostname or port is None:
-        raise _bad(spec, "HOST:PORT is required")
+        raise bad_spec(text, "HOST:PORT is required")
     params = dict(parse_qsl(parts.query, keep_blank_values=True))
-    timeout = _float_param(spec, params, "timeout")
-    segments = [unquote(s) for s in parts.path.split("/") if s]
-
-    base_path, model_segments = "", segments
-    format_mode = "auto"
-    if kind == "openai":
-        if "v1" not in segments:
-            raise _bad(spec, "an openai spec needs the API base path, e.g. /v1/MODEL")
-        cut = segments.index("v1") + 1
-        base_path, model_segments = "/" + "/".join(segments[:cut]), segments[cut:]
-        format_mode = "none" if scheme == "openai+noformat" else params.get("format", "auto")
-        if format_mode not in OPENAI_FORMAT_MODES:
-            raise _bad(spec, f"format must be one of {', '.join(OPENAI_FORMAT_MODES)}")
-    model = "/".join(model_segments) or None
-    return BackendSpec(kind, text, parts.hostname, port, base_path, model, format_mode, timeout, params)
+    timeout = positive_number(text, params, "timeout")
+    model = "/".join(unquote(s) for s in parts.path.split("/") if s) or None
+    return BackendSpec(kind, text, parts.hostname, port, "", model, "auto", timeout, params)
 
 
-def _parse_embedded(text: str) -> BackendSpec:
-    target, _, query = text[len("embedded:") :].partition("?")
-    params = dict(parse_qsl(query, keep_blank_values=True))
-    if not target:
-        raise _bad(text, "name a model after embedded:")
-    if target not in EMBEDDED_ALIASES and not target.endswith(".gguf"):
-        raise _bad(text, f"unknown embedded model {target!r}")
-    for name in ("n_ctx", "threads"):
-        if name in params and not params[name].isdigit():
-            raise _bad(text, f"{name} must be a positive integer")
-    return BackendSpec("embedded", text, model=target, params=params)
+def kind_for(text: str) -> tuple[ChatKind, str]:
+    """The registered kind whose prefix starts ``text`` (the longest wins), and that prefix."""
+    matches = [(p, k) for k in chat_kinds.kinds().values() for p in k.prefixes if text.startswith(p)]
+    if matches:
+        prefix, kind = max(matches, key=lambda m: len(m[0]))
+        return kind, prefix
+    scheme, sep, _ = text.partition("://")
+    if sep:
+        raise bad_spec(text, f"unknown scheme {scheme!r}")
+    raise bad_spec(text, f"no scheme (expected {', '.join(prefixes())})")
+
+
+def parse_spec(spec: str | BackendSpec) -> BackendSpec:
+    """Parse a backend spec string; any malformed spec raises ValueError listing the accepted forms."""
+    if isinstance(spec, BackendSpec):
+        return spec
+    text = (spec or "").strip()
+    kind, prefix = kind_for(text)
+    return kind.parse(text, prefix)
+
+
+def forms() -> list[str]:
+    """The registered forms, one per entry (``ollama://HOST:PORT/MODEL`` ...): for one-line help texts."""
+    return [form for kind in chat_kinds.kinds().values() for form, _ in kind.forms]
+
+
+BACKEND_SPEC = SpecText(parse_spec, forms)
+"""The parameter type of a backend spec: checked at the edge, kept as the text results cite."""

@@ -71,11 +71,11 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = parser.parse_args(argv)
-    func = getattr(args, "func", None)
-    if func is None:
-        return _usage(parser)
     try:
+        args = parser.parse_args(argv)  # a spec option's type raises NomadLabError for a refused spec
+        func = getattr(args, "func", None)
+        if func is None:
+            return _usage(parser)
         with running(["nomad-lab", *argv]):
             return int(func(args) or 0)
     except NomadLabError as exc:

@@ -23,7 +23,10 @@ def _positive(text: str) -> int:
 
 
 def register(subparsers: Any) -> None:
+    from nomad_lab.backends.spec import BACKEND_SPEC
+    from nomad_lab.cli.study import forms_line
     from nomad_lab.cli.workspace_args import add_workspace_arguments
+    from nomad_lab.core.reference import RAG_PLACEMENTS, RAG_TAIL
     from nomad_lab.core.samplers import RESPONSE_STYLES
     from nomad_lab.eval.generation import DEFAULT_GENERATION_MODEL, GENERATION_MODES, LONG_CONTEXT_WINDOW
 
@@ -33,7 +36,7 @@ def register(subparsers: Any) -> None:
         default=DEFAULT_GENERATION_MODEL,
         metavar="SPEC",
         help=f"chat backend spec, or 'mock' (no model: answers are the injected context). "
-        f"Default {DEFAULT_GENERATION_MODEL}",
+        f"Default {DEFAULT_GENERATION_MODEL}. Specs: {forms_line(BACKEND_SPEC)}",
     )
     parser.add_argument("--tasks-model", metavar="SPEC", help="backend spec of the query-rewrite model")
     modes = parser.add_mutually_exclusive_group()
@@ -60,9 +63,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--rag-placement",
-        choices=("tail", "front"),
-        default="tail",
-        help="where the retrieved block goes in the prompt, RAG_PLACEMENT (default: tail)",
+        choices=RAG_PLACEMENTS,
+        default=RAG_TAIL,
+        help=f"where the retrieved block goes in the prompt, RAG_PLACEMENT (default: {RAG_TAIL})",
     )
     parser.add_argument(
         "--token-ratio", type=float, default=1.0, help="planner token ratio k (default 1: uncalibrated)"

@@ -25,6 +25,8 @@ def _floor(text: str) -> float:
 
 
 def register(subparsers: Any) -> None:
+    from nomad_lab.backends.spec import BACKEND_SPEC
+    from nomad_lab.cli.study import forms_line
     from nomad_lab.cli.workspace_args import add_embedder_argument, add_workspace_arguments
     from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 
@@ -37,7 +39,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--top-k", type=int, default=5, help="chunks returned per question (default 5)")
     parser.add_argument(
-        "--judge-model", metavar="SPEC", help="relevance judge backend spec, e.g. embedded:gemma3-270m"
+        "--judge-model",
+        metavar="SPEC",
+        help=f"relevance judge backend spec; one of: {forms_line(BACKEND_SPEC)}",
     )
     parser.add_argument(
         "--judge-retry-failed", action="store_true", help="re-ask cached verdicts that failed open"

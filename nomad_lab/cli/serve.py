@@ -13,6 +13,8 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
+    from nomad_lab.cli.study import forms_line
+    from nomad_lab.retrieval.embedder_spec import EMBEDDER_SPEC
     from nomad_lab.serve.ollama_server import add_arguments
 
     parser = subparsers.add_parser(
@@ -22,7 +24,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--embed",
         metavar="SPEC",
-        help="also serve this embedder on /api/embed and /v1/embeddings, e.g. st: or wordllama:",
+        help="also serve this embedder on /api/embed and /v1/embeddings; one of: "
+        + forms_line(EMBEDDER_SPEC),
     )
     parser.add_argument(
         "--embed-name", help="embedding model name to advertise (default: derived from --embed)"

@@ -12,6 +12,7 @@ import argparse
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from nomad_lab.core.spec_text import SpecText
 from nomad_lab.studies.shape import Param
 
 
@@ -26,11 +27,20 @@ class _Many(argparse.Action):
 
 
 def _help(param: Param) -> str:
-    """The declared help and default, written out (not ``%(default)s``: a suppressed option has none)."""
-    if param.flag or param.required or param.default is None:
-        return param.help.replace("%", "%%")
-    shown = " ".join(map(str, param.default)) or "none" if param.many else str(param.default)
-    return f"{param.help} (default: {shown})".replace("%", "%%")
+    """The declared help and default, written out (not ``%(default)s``: a suppressed option has none);
+    a spec parameter adds the forms its registry accepts now."""
+    text = param.help
+    if not (param.flag or param.required or param.default is None):
+        shown = " ".join(map(str, param.default)) or "none" if param.many else str(param.default)
+        text += f" (default: {shown})"
+    if isinstance(param.type, SpecText):
+        text += f"; one of: {forms_line(param.type)}"
+    return text.replace("%", "%%")
+
+
+def forms_line(spec_type: SpecText) -> str:
+    """The accepted forms of a spec type, for a help text."""
+    return ", ".join(spec_type.forms())
 
 
 def add_param(parser: Any, param: Param, *, suppress: bool = False) -> None:

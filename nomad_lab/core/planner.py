@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from nomad_lab.core.prompts import render_rag_message
-from nomad_lab.core.reference import RAG_PLACEMENTS
+from nomad_lab.core.reference import RAG_PLACEMENTS, RAG_TAIL
 from nomad_lab.core.token_estimator import CONVERSATION_OVERHEAD_TOKENS, estimate_tokens, messages_cost
 
 MAX_RESPONSE_RESERVE = 8192
@@ -106,7 +106,7 @@ def plan_prompt(
     context_window: int,
     render_rag_block: Callable[[Sequence[Any]], str] = render_rag_message,
     ratio: float = 1.0,
-    rag_placement: str = "tail",
+    rag_placement: str = RAG_TAIL,
     response_reserve: int | None = None,
     rag_share: float | None = None,
     budget_elision_marker: bool = False,
@@ -179,7 +179,7 @@ def plan_prompt(
     rag_message = [{"role": "system", "content": render_rag_block(kept_chunks)}] if kept_chunks else []
     marker = [marker_message] if show_marker else []
     kept_history = [message for turn in kept_turns for message in turn]
-    if rag_placement == "tail":
+    if rag_placement == RAG_TAIL:
         messages = [*system, *marker, *kept_history, *rag_message, query_message]
     else:
         messages = [*system, *rag_message, *marker, *kept_history, query_message]

@@ -25,7 +25,9 @@ DIRECT_MATCH_BOOST = 0.075
 HEADING_BOOST = 0.10
 MIN_QUERY_TERM_LENGTH = 3  # query terms must be LONGER than this
 
-RAG_PLACEMENTS = ("tail", "front")
+RAG_TAIL = "tail"  # the retrieved block goes after the history, just before the query (the default)
+RAG_FRONT = "front"  # ... or first, right after the system prompt
+RAG_PLACEMENTS = (RAG_TAIL, RAG_FRONT)
 
 SEED_MEASURED: dict[str, float] = {
     # What the reference published about its own behaviour; the docs pages quote these beside ours

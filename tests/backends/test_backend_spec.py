@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nomad_lab.backends import ACCEPTED_FORMS, ChatChunk, Usage, collect_stream, open_backend, parse_spec
+from nomad_lab.backends import ChatChunk, Usage, accepted_forms, collect_stream, open_backend, parse_spec
 from nomad_lab.backends.base import (
     model_info_from_show,
     modelfile_num_ctx,
@@ -87,7 +87,7 @@ def test_embedded_specs(spec: str, model: str, params: dict[str, str]) -> None:
 def test_bad_specs_list_the_accepted_forms(spec: str) -> None:
     with pytest.raises(ValueError) as info:
         parse_spec(spec)
-    assert ACCEPTED_FORMS in str(info.value)
+    assert accepted_forms() in str(info.value)
 
 
 def test_open_backend_picks_the_transport_without_touching_the_network() -> None:

@@ -27,6 +27,7 @@ from nomad_lab.backends.exact_tokens import ExactEstimator
 from nomad_lab.backends.tokenizers import GGUF_FILES, TOKENIZERS, load_tokenizer
 from nomad_lab.core.content_estimator import ClassCalibrator, class_bases, scaled_estimate
 from nomad_lab.core.token_estimator import TokenCalibrator, chars_per_token_estimate, estimate_tokens
+from nomad_lab.studies.budgeting.estimator_figure import plot_by_class
 from nomad_lab.studies.params import DATASETS, STORE
 from nomad_lab.studies.shape import Param, Params, Study
 
@@ -289,7 +290,7 @@ def write(rows: list[Row], summary: Summary, out_dir: Path) -> dict[str, Path]:
     ax.legend(fontsize=7)
     fig.tight_layout()
     save(fig, paths["png"])
-    save(_by_class_figure(summary), paths["by_class"])
+    save(plot_by_class(summary.errors), paths["by_class"])
     return paths
 
 
@@ -324,31 +325,6 @@ def compute(params: Params) -> EstimatorResult:
         exact = {name: ExactEstimator(GGUF_FILES[name]()).estimate for name in names if name in GGUF_FILES}
         rows = measure(collect_samples(datasets), {name: load_tokenizer(name) for name in names}, exact)
     return EstimatorResult(rows, summarize(rows))
-
-
-COMPARED = ("segmenter", "content-aware+calibrated", "exact")
-
-
-def _by_class_figure(summary: Summary) -> object:
-    """Held-out error per class of the seed's segmenter, the content-aware estimator and the exact
-    mode, one panel per tokenizer: the comparison the planner's choice of estimator rests on."""
-    import matplotlib.pyplot as plt  # heavy
-
-    tokenizers = list(summary.errors)
-    fig, axes = plt.subplots(len(tokenizers), 1, figsize=(8, 2.6 * len(tokenizers)), squeeze=False)
-    for ax, tokenizer in zip(axes[:, 0], tokenizers, strict=True):
-        table = summary.errors[tokenizer]
-        classes = list(table)
-        width = 0.8 / len(COMPARED)
-        for i, method in enumerate(COMPARED):
-            values = [0.0 if math.isnan(table[c][method]) else 100 * table[c][method] for c in classes]
-            ax.bar([x + i * width for x in range(len(classes))], values, width, label=method)
-        ax.set_xticks([x + width for x in range(len(classes))], classes, fontsize=7)
-        ax.set_ylabel("held-out MAE (%)")
-        ax.set_title(tokenizer, fontsize=9)
-    axes[0, 0].legend(fontsize=7)
-    fig.tight_layout()
-    return fig
 
 
 def rows_from_csv(path: Path, datasets: Path) -> list[Row]:

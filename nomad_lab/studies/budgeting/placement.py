@@ -28,7 +28,7 @@ from nomad_lab.backends.embedded import EmbeddedBackend
 from nomad_lab.backends.models import gemma_path
 from nomad_lab.core.planner import plan_prompt
 from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT, QUERY_REWRITE_SYSTEM_PROMPT
-from nomad_lab.core.reference import RAG_PLACEMENTS
+from nomad_lab.core.reference import RAG_FRONT, RAG_PLACEMENTS, RAG_TAIL
 from nomad_lab.studies.budgeting.placement_report import SEED_TURN, SERIES, markdown, write
 from nomad_lab.studies.params import CORPUS, STORE, positive
 from nomad_lab.studies.shape import Param, Params, Study, execute
@@ -165,8 +165,8 @@ def summarize(rows: Sequence[dict[str, Any]], turn: int = SEED_TURN) -> dict[str
             "evaluated_tokens": row["evaluated_tokens"],
             "slope_ms_per_turn": slope,
         }
-    if "tail" in out and "front" in out:
-        out["front_over_tail"] = out["front"]["prefill_ms"] / out["tail"]["prefill_ms"]
+    if RAG_TAIL in out and RAG_FRONT in out:
+        out["front_over_tail"] = out[RAG_FRONT]["prefill_ms"] / out[RAG_TAIL]["prefill_ms"]
         out["seed_front_over_tail"] = 539 / 231
     return out
 
@@ -245,7 +245,7 @@ def run_study(
                 break
         for placement in RAG_PLACEMENTS:
             runs[(False, placement)].append(one(placement, False))
-        ratios.append(fitted_ratio(runs[(False, "tail")][-1], runs[(False, "front")][-1]))
+        ratios.append(fitted_ratio(runs[(False, RAG_TAIL)][-1], runs[(False, RAG_FRONT)][-1]))
         bar.update()
     bar.close()
     settings = [(rewrite, placement) for rewrite in (False, True) for placement in RAG_PLACEMENTS]

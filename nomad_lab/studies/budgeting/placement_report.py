@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.core.reference import RAG_PLACEMENTS
+from nomad_lab.core.reference import RAG_PLACEMENTS, RAG_TAIL
 
 SERIES = (*RAG_PLACEMENTS, *(f"{placement}+rewrite" for placement in RAG_PLACEMENTS))
 SEED_TURN = 14  # the seed measured prefill at turn 14: 231 ms tail, 539 ms front (llama3:8b)
@@ -30,7 +30,7 @@ def markdown(result: dict[str, Any]) -> str:
             )
     if "front_over_tail" in summary:
         lines.append(
-            f"\nfront/tail prefill at turn {summary['tail']['turn']}: {summary['front_over_tail']:.2f}x "
+            f"\nfront/tail prefill at turn {summary[RAG_TAIL]['turn']}: {summary['front_over_tail']:.2f}x "
             f"(seed, llama3:8b at turn 14: 539/231 = {summary['seed_front_over_tail']:.2f}x)"
         )
     if fit := result.get("front_over_tail_fit"):

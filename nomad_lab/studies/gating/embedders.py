@@ -23,6 +23,7 @@ from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 from nomad_lab.gate import gates
 from nomad_lab.gate.stats import clopper_pearson_upper
 from nomad_lab.gate.sweep import OperatingCurve, sweep
+from nomad_lab.retrieval.embedder_spec import EMBEDDER_SPEC
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.curves import plot_floor_sweep
 from nomad_lab.studies.gating.presets import RunPools, load_run_pools, write_presets
@@ -209,7 +210,7 @@ def slug(spec: str) -> str:
 PARAMS = (
     Param(
         "embedder",
-        str,
+        EMBEDDER_SPEC,
         ("st:", "wordllama:"),
         "retrieve the goldens with these embedders first, no floor (specs as eval retrieval --embedder)",
         many=True,

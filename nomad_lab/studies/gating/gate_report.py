@@ -1,15 +1,17 @@
-"""The gate leaderboard as a markdown table, a JSON file, one figure of every operating curve, and the
-fitted gate file (what ``study gates`` writes under ``results/gates/``)."""
+"""The gate leaderboard as a markdown table, a JSON file, the figure of each family's best
+(:mod:`~nomad_lab.studies.gating.family_plot`), and the fitted gate file (what ``study gates`` writes
+under ``results/gates/``)."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH, PROJECT_ROOT
 from nomad_lab.gate import crossval
-from nomad_lab.studies.gating.curves import plot_leak_vs_recall
+from nomad_lab.studies.gating.family_plot import FamilyCurve, plot_gate_families
 
 DEFAULT_PATHS = {"corpus": DEFAULT_CORPUS_DIR, "goldens": DEFAULT_GOLDENS_DIR, "store": DEFAULT_STORE_PATH}
 """Path parameters named on the table's command line only when they differ from these defaults."""
@@ -141,13 +143,27 @@ def write(result: dict[str, Any], out_dir: str | Path, rows: list[dict[str, Any]
     summary["rows"] = rows
     paths["json"].write_text(json.dumps(summary, indent=1, default=str) + "\n")
     paths["gate"] = result["gate"].save(out / "learned_gate.json")
-    curves = [r.curve for r in result["rows"] if r.curve is not None and len(r.curve.points) > 1]
-    figure = plot_leak_vs_recall(
-        curves, title="Leak vs recall@5 (learned: out-of-fold scores; transfer: its unseen questions)"
+    curves = [
+        FamilyCurve(
+            family_of(r),
+            r.name,
+            r.curve,
+            r.figures.leak_at_recall[0] if r.figures and r.figures.leak_at_recall else None,
+        )
+        for r in result["rows"]
+        if r.curve is not None and len(r.curve.points) > 1
+    ]
+    figure = plot_gate_families(
+        curves,
+        recall_target=crossval.RECALL_TARGET,
+        leak_target=crossval.LEAK_TARGET,
+        title="Each gate family's best against the floor (learned: out of fold)",
     )
-    axes = figure.axes[0]
-    axes.axvline(crossval.RECALL_TARGET, color="grey", lw=0.8, ls=":")
-    axes.axhline(crossval.LEAK_TARGET, color="grey", lw=0.8, ls=":")
-    axes.title.set_fontsize(9)
     paths["png"] = save(figure, out / "gates.png")
     return paths
+
+
+def family_of(row: Any) -> str:
+    """A row's gate family: its ``family`` when it has one, else the first word of its name
+    (``learned: pool only`` -> ``learned``, ``floor@0.62 ...`` -> ``floor``)."""
+    return getattr(row, "family", None) or re.split(r"[\s:@(]", row.name, maxsplit=1)[0]

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.backends.spec import BACKEND_SPEC
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import DATASETS_DIR, PROJECT_ROOT
@@ -316,7 +317,7 @@ def write(
 PARAMS = (
     Param("books", int, BOOKS, "library-growth books added, per size", check=each_positive, many=True),
     Param("floor", float, FLOORS, "floors to report", check=each_in_unit_interval, many=True),
-    Param("judge_model", str, "embedded:gemma3-270m", "judge backend spec", metavar="SPEC"),
+    Param("judge_model", BACKEND_SPEC, "embedded:gemma3-270m", "judge backend spec", metavar="SPEC"),
     floor_param(RAG_MIN_FINAL_SCORE, name="judge_floor"),
     Param("no_judge", bool, False, "floors only", flag=True),
     Param(

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nomad_lab.backends import open_backend
+from nomad_lab.backends.spec import BACKEND_SPEC
 from nomad_lab.core.judge import JUDGE_EXCERPT_CHARS, build_judge_input, excerpt_for
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.eval.retrieval_metrics import Interval, wilson_interval
@@ -210,7 +211,7 @@ def markdown(study: InjectionStudy) -> str:
 PARAMS = (
     Param(
         "judge_model",
-        str,
+        BACKEND_SPEC,
         None,
         "judge backend spec, e.g. embedded:gemma3-270m",
         required=True,

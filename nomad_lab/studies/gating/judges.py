@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.backends.spec import BACKEND_SPEC
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 from nomad_lab.gate import gates
@@ -282,7 +283,7 @@ def write_study(rows: Sequence[GateComparison], out_dir: str | os.PathLike[str])
 PARAMS = (
     Param(
         "judge_model",
-        str,
+        BACKEND_SPEC,
         ("embedded:gemma3-270m",),
         "judge backend spec, e.g. embedded:gemma3-270m (repeatable: one row per model; SmolLM2-135M and "
         "the Qwen models are on the opt-in `study ladder`)",

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.backends.spec import BACKEND_SPEC
 from nomad_lab.studies.gating.judge_confidence import LADDER, LADDER_MODELS, ladder_markdown, ladder_row
 from nomad_lab.studies.gating.judges import JudgedRun, run_judge_study
 from nomad_lab.studies.params import RUN, WORKSPACE, not_negative, suite_param
@@ -17,7 +18,12 @@ from nomad_lab.studies.shape import Param, Params, Study, argv
 
 PARAMS = (
     Param(
-        "judge_model", str, LADDER, "judge spec (repeatable; smallest to largest)", many=True, metavar="SPEC"
+        "judge_model",
+        BACKEND_SPEC,
+        LADDER,
+        "judge spec (repeatable; smallest to largest)",
+        many=True,
+        metavar="SPEC",
     ),
     suite_param("core,off_topic", "suite(s) to judge"),
     Param("sample", int, 40, "stratified sample size (0: all)", check=not_negative, metavar="N"),

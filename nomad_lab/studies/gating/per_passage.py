@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.backends.spec import BACKEND_SPEC
 from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 from nomad_lab.gate.stats import PairedTest, bootstrap_means, mcnemar_exact, paired_bootstrap
 from nomad_lab.services.verdict_cache import CachedJudge, judged_set
@@ -143,7 +144,7 @@ def markdown(rows: Sequence[PerPassageComparison], sampled: bool) -> str:
 
 
 PARAMS = (
-    Param("judge_model", str, None, "judge backend spec", required=True, metavar="SPEC"),
+    Param("judge_model", BACKEND_SPEC, None, "judge backend spec", required=True, metavar="SPEC"),
     suite_param("core,off_topic"),
     floor_param(0.0),
     Param("sample", int, 30, "stratified sample (0: all)", check=not_negative, metavar="N"),

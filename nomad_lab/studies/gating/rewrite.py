@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.backends import open_backend
+from nomad_lab.backends.spec import BACKEND_SPEC
 from nomad_lab.data.corpus import load_corpus
 from nomad_lab.data.goldens import load_suites
 from nomad_lab.eval.retrieval_metrics import RetrievedChunk, score_case
@@ -69,7 +70,9 @@ def _load_done(path: Path) -> dict[tuple[str, str], RewriteRow]:
 PARAMS = (
     *WORKSPACE,
     suite_param("core,long_context"),
-    Param("tasks_model", str, "embedded:gemma3-270m", "backend spec of the tasks model", metavar="SPEC"),
+    Param(
+        "tasks_model", BACKEND_SPEC, "embedded:gemma3-270m", "backend spec of the tasks model", metavar="SPEC"
+    ),
 )
 
 

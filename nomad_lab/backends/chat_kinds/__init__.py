@@ -1,0 +1,59 @@
+"""The chat backend kinds by prefix: each module here ends with ``KIND = ChatKind(...)`` and is registered by
+existing (simonw/llm's ``register_models``, without the plugin machinery).
+
+Why: a backend used to be three edits in two places (the accepted-forms text, the parser's if-chain and
+the opener's); now the forms shown in help texts and errors, the parser that reads a spec and the opener
+that makes the backend are declared together, in one module per kind, and
+:func:`nomad_lab.backends.spec.parse_spec` and :func:`nomad_lab.backends.open_backend` only look them up.
+A new backend is one module in this package (``tests/backends/test_chat_kinds.py`` drops one in).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from nomad_lab.core.errors import NomadLabError
+
+PACKAGES = (__name__,)
+"""Where kinds are looked for; a test adds a temporary package to show that one module is enough."""
+
+
+@dataclass(frozen=True)
+class ChatKind:
+    """One kind of chat backend.
+
+    ``name`` is the parsed spec's ``kind``; ``prefixes`` start its spec strings (``ollama://``,
+    ``embedded:``); ``forms`` are ``(form, what it opens)`` lines for help and errors; ``options`` the
+    query options it reads. ``parse(text, prefix)`` returns a ``BackendSpec`` or raises the spec error
+    (``nomad_lab.backends.spec.bad_spec``); ``open(spec)`` makes the backend, importing its client
+    library only then.
+    """
+
+    name: str
+    prefixes: tuple[str, ...]
+    forms: tuple[tuple[str, str], ...]
+    parse: Callable[[str, str], Any]
+    open: Callable[[Any], Any]
+    options: str = ""
+
+
+def kinds() -> dict[str, ChatKind]:
+    """Every registered kind by name, in module order; two kinds claiming one name or prefix are refused."""
+    found: dict[str, ChatKind] = {}
+    claimed: dict[str, str] = {}
+    for package_name in PACKAGES:
+        package = importlib.import_module(package_name)
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+            kind = getattr(importlib.import_module(f"{package_name}.{info.name}"), "KIND", None)
+            if not isinstance(kind, ChatKind):
+                continue
+            for key in (kind.name, *kind.prefixes):
+                if key in claimed:
+                    raise NomadLabError(f"{package_name}.{info.name}: {key!r} is already {claimed[key]}'s")
+                claimed[key] = f"{package_name}.{info.name}"
+            found[kind.name] = kind
+    return found
