@@ -180,7 +180,9 @@ def load_cross_encoder(spec: str | CrossEncoderSpec = DEFAULT_CROSS_ENCODER) -> 
     elif path.is_dir():
         name, digest, runner = models.hf_directory(path, THREADS, MAX_TOKENS, BATCH)
     elif path.suffix == ".onnx" or model.startswith((".", "/", "~")) or not _HF_ID.fullmatch(model):
-        raise _bad(str(parsed), f"{model!r} is not {DEFAULT_CROSS_ENCODER}, an existing directory or .onnx file")
+        raise _bad(
+            str(parsed), f"{model!r} is not {DEFAULT_CROSS_ENCODER}, an existing directory or .onnx file"
+        )
     else:
         name, digest, runner = models.hf_hub(model, THREADS, MAX_TOKENS, BATCH)
     return CrossEncoder(parsed, name, digest, runner)

@@ -54,10 +54,14 @@ def logits(matrix: np.ndarray, where: str) -> np.ndarray:
         return matrix[:, 0]
     if matrix.shape[1] == 2:
         return matrix[:, 1] - matrix[:, 0]
-    raise CrossEncoderError(f"{where}: a head with {matrix.shape[1]} outputs is not a relevance cross-encoder")
+    raise CrossEncoderError(
+        f"{where}: a head with {matrix.shape[1]} outputs is not a relevance cross-encoder"
+    )
 
 
-def batched(pairs: Pairs, lengths: Sequence[int], batch: int, run: Callable[[list[int]], np.ndarray]) -> np.ndarray:
+def batched(
+    pairs: Pairs, lengths: Sequence[int], batch: int, run: Callable[[list[int]], np.ndarray]
+) -> np.ndarray:
     """Scores in the pairs' order, computed in batches of similar length (``run`` takes pair indices)."""
     order = np.argsort(np.asarray(lengths), kind="stable")
     scores = np.empty(len(pairs))
@@ -91,12 +95,18 @@ class OnnxRunner:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         try:
-            self.session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+            self.session = onnxruntime.InferenceSession(
+                str(model), options, providers=["CPUExecutionProvider"]
+            )
         except Exception as exc:  # onnxruntime's errors are not a public hierarchy
-            raise CrossEncoderError(f"{self.where}: onnxruntime cannot load it ({_first_line(exc)})") from None
+            raise CrossEncoderError(
+                f"{self.where}: onnxruntime cannot load it ({_first_line(exc)})"
+            ) from None
         self.inputs = {i.name for i in self.session.get_inputs()}
         if not {"input_ids", "attention_mask"} <= self.inputs:
-            raise CrossEncoderError(f"{self.where}: expects inputs {sorted(self.inputs)}, not a BERT-style model")
+            raise CrossEncoderError(
+                f"{self.where}: expects inputs {sorted(self.inputs)}, not a BERT-style model"
+            )
         self.batch = batch
 
     def run(self, pairs: Pairs) -> np.ndarray:
@@ -131,7 +141,9 @@ class TorchRunner:
                 str(directory), local_files_only=True
             ).eval()
         except (OSError, ValueError, KeyError) as exc:
-            raise CrossEncoderError(f"{self.where}: transformers cannot load it ({_first_line(exc)})") from None
+            raise CrossEncoderError(
+                f"{self.where}: transformers cannot load it ({_first_line(exc)})"
+            ) from None
         torch.set_num_threads(threads)
         self.torch, self.max_tokens, self.batch = torch, max_tokens, batch
 
@@ -168,7 +180,11 @@ def bundled(name: str, threads: int, max_tokens: int, batch: int) -> Loaded:
     model, tokenizer = folder / "model.onnx", folder / "tokenizer.json"
     if not (model.is_file() and tokenizer.is_file()):
         raise CrossEncoderError(f"cross-encoder {name!r}: {folder} lacks model.onnx or tokenizer.json")
-    return BUNDLED_NAME, files_sha256([model, tokenizer]), OnnxRunner(model, tokenizer, threads, max_tokens, batch)
+    return (
+        BUNDLED_NAME,
+        files_sha256([model, tokenizer]),
+        OnnxRunner(model, tokenizer, threads, max_tokens, batch),
+    )
 
 
 def onnx_file(path: Path, threads: int, max_tokens: int, batch: int) -> Loaded:
@@ -187,7 +203,10 @@ def hf_directory(path: Path, threads: int, max_tokens: int, batch: int) -> Loade
 
 
 def _offline() -> bool:
-    return any(os.environ.get(v, "").lower() in ("1", "true", "yes") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    return any(
+        os.environ.get(v, "").lower() in ("1", "true", "yes")
+        for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    )
 
 
 def hf_hub(model_id: str, threads: int, max_tokens: int, batch: int) -> Loaded:
@@ -202,8 +221,8 @@ def hf_hub(model_id: str, threads: int, max_tokens: int, batch: int) -> Loaded:
         )
     except Exception as exc:  # the hub raises many types (offline, 404, gated, socket blocked)
         raise CrossEncoderError(
-            f"cross-encoder {model_id!r}: not on this machine and the Hugging Face hub cannot be reached or "
-            f"refused it ({exc.__class__.__name__}); name a local directory, a .onnx file or ms-marco-minilm-l12"
+            f"cross-encoder {model_id!r}: not on this machine, and the Hugging Face hub cannot be reached or "
+            f"refused it ({exc.__class__.__name__}); name a local directory, an .onnx file or the bundled one"
         ) from None
     _, digest, runner = hf_directory(Path(folder), threads, max_tokens, batch)
     return model_id, digest, runner

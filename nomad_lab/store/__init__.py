@@ -46,8 +46,8 @@ __all__ = [
     "StoreSchemaError",
     "Verdict",
     "json_sha256",
-    "pair_sha256",
     "judge_input_sha256",
+    "pair_sha256",
     "record_study_rows",
     "text_sha256",
 ]

@@ -21,8 +21,9 @@ score per (model, question + passage window).
 
 Each table group is its own small module holding its SQL, mixed into :class:`Store` here: ``index_tables``
 (indexes, chunks, embeddings), ``runs`` (runs, cases, pools, run metrics), ``dumps`` (the reference's
-candidate dump, SPEC §2.5), ``verdicts``, ``pair_scores``, ``study_rows``, ``notebook_cells``, ``calls`` (the model-call
-log) and ``answers`` (generation answers). This module opens the file: lock wait, schema check, migrations.
+candidate dump, SPEC §2.5), ``verdicts``, ``pair_scores`` (cross-encoder scores), ``study_rows``,
+``notebook_cells``, ``calls`` (the model-call log) and ``answers`` (generation answers). This module opens the
+file: lock wait, schema check, migrations.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from nomad_lab.store.calls import CallLog
 from nomad_lab.store.dumps import DumpFormat
 from nomad_lab.store.index_tables import IndexTables
 from nomad_lab.store.notebook_cells import NotebookCells
-from nomad_lab.store.pair_scores import PairScores
+from nomad_lab.store.pair_scores import PairScoreCache
 from nomad_lab.store.schema import MIGRATIONS, SCHEMA_VERSION
 from nomad_lab.store.study_rows import StudyRows
 from nomad_lab.store.tables import StoreError, StoreLockedError, StoreSchemaError
@@ -78,7 +79,14 @@ def _raise_if_locked(exc: Exception) -> None:
 
 
 class Store(
-    IndexTables, DumpFormat, VerdictTable, PairScores, StudyRows, NotebookCells, CallLog, GenerationAnswers
+    IndexTables,
+    DumpFormat,
+    VerdictTable,
+    PairScoreCache,
+    StudyRows,
+    NotebookCells,
+    CallLog,
+    GenerationAnswers,
 ):
     """One DuckDB file per workspace. Use as a context manager, or call :meth:`close`."""
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from nomad_lab.store.records import text_sha256
 from nomad_lab.store.tables import TableGroup
 
-__all__ = ["PairScores", "pair_sha256"]
+__all__ = ["PairScoreCache", "pair_sha256"]
 
 
 def pair_sha256(query: str, text: str) -> str:
@@ -22,16 +22,19 @@ def pair_sha256(query: str, text: str) -> str:
     return text_sha256(query + "\x00" + text)
 
 
-class PairScores(TableGroup):
+class PairScoreCache(TableGroup):
     """Methods of :class:`nomad_lab.store.Store` over ``pair_scores``."""
 
-    def get_pair_scores(self, scorer: str, pair_sha256s: Iterable[str]) -> dict[str, tuple[float, float | None]]:
+    def get_pair_scores(
+        self, scorer: str, pair_sha256s: Iterable[str]
+    ) -> dict[str, tuple[float, float | None]]:
         """The cached ``(score, ms)`` of these pair hashes for this scorer (absent ones are left out)."""
         wanted = list(dict.fromkeys(pair_sha256s))
         if not wanted or self.found_version < 6:  # a read-only older store has no cache yet
             return {}
         rows = self.con.execute(
-            "SELECT pair_sha256, score, ms FROM pair_scores WHERE scorer = ? AND list_contains(?, pair_sha256)",
+            "SELECT pair_sha256, score, ms FROM pair_scores "
+            "WHERE scorer = ? AND list_contains(?, pair_sha256)",
             [scorer, wanted],
         ).fetchall()
         return {sha: (score, ms) for sha, score, ms in rows}

@@ -94,8 +94,8 @@ CREATE TABLE IF NOT EXISTS model_calls (
 """
 
 # Version 6: the pair-score cache, one score per (scorer model key, SHA-256 of question + NUL + passage
-# window), ever: what a cross-encoder gate reads (``pair_scores.PairScores``). ``ms`` is the scoring time the
-# pair took in its batch, so a run's cost per question can be read back from a fully cached run.
+# window), ever: what a cross-encoder gate reads (``pair_scores.PairScoreCache``). ``ms`` is the time the
+# pair took to score, so a run's cost per question can be read back from a fully cached run.
 V6_PAIR_SCORES = """
 CREATE TABLE IF NOT EXISTS pair_scores (
     scorer VARCHAR NOT NULL, pair_sha256 VARCHAR NOT NULL, score DOUBLE NOT NULL, ms DOUBLE,

@@ -137,7 +137,9 @@ def test_a_passage_that_answers_outscores_unrelated_ones(bundled) -> None:
     assert all(isinstance(s, float) for s in scores)
     assert scores[1] > max(scores[0], scores[2]) + 3.0  # raw logits: a wide margin
     assert math.isnan(scores[3])  # an empty passage has no window
-    assert bundled.score(QUERY, [ANSWER])[0] == pytest.approx(scores[1], abs=0.5)  # batch-mates barely move it
+    assert bundled.score(QUERY, [ANSWER])[0] == pytest.approx(
+        scores[1], abs=0.5
+    )  # batch-mates barely move it
 
 
 @needs_model
@@ -180,14 +182,37 @@ def test_a_local_hugging_face_directory_runs_on_torch(tmp_path: Path) -> None:
     from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
 
     vocab = tmp_path / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *sorted(set(
-        (QUERY + " " + ANSWER + " " + UNRELATED).lower().replace("?", " ").replace(",", " ").replace(".", " ").split()
-    ))]) + "\n")
+    vocab.write_text(
+        "\n".join(
+            [
+                "[PAD]",
+                "[UNK]",
+                "[CLS]",
+                "[SEP]",
+                "[MASK]",
+                *sorted(
+                    set(
+                        (QUERY + " " + ANSWER + " " + UNRELATED)
+                        .lower()
+                        .replace("?", " ")
+                        .replace(",", " ")
+                        .replace(".", " ")
+                        .split()
+                    )
+                ),
+            ]
+        )
+        + "\n"
+    )
     model_dir = tmp_path / "tiny-ce"
     torch.manual_seed(0)
     config = BertConfig(
-        vocab_size=len(vocab.read_text().split()), hidden_size=16, num_hidden_layers=1,
-        num_attention_heads=2, intermediate_size=32, num_labels=1,
+        vocab_size=len(vocab.read_text().split()),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        num_labels=1,
     )
     BertForSequenceClassification(config).save_pretrained(model_dir)
     BertTokenizerFast(vocab_file=str(vocab)).save_pretrained(model_dir)
