@@ -46,6 +46,7 @@ def specs(workspace: dict) -> dict[str, str]:
         "judge": "judge:counting@0.5",
         "learned": f"learned:{workspace['gate']}",
         "rerank": "rerank:nanoranker",
+        "ce": "ce:ms-marco-minilm-l12",
     }
 
 
