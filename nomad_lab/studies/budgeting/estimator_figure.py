@@ -52,7 +52,7 @@ def _panel(ax: Any, tokenizer: str, table: Mapping[str, Mapping[str, float]]) ->
     classes = [c for c in table if c != "overall"] + (["overall"] if "overall" in table else [])
     width = 0.8 / len(BARS)
     for i, method in enumerate(BARS):
-        values = [table[c].get(method, math.nan) for c in classes]
+        values = [_value(table[c], method) for c in classes]
         xs = [x + (i - (len(BARS) - 1) / 2) * width for x in range(len(classes))]
         ax.bar(xs, [100 * min(v, CLIP) for v in values], width, label=method)
         for x, v in zip(xs, values, strict=True):
@@ -67,7 +67,7 @@ def _panel(ax: Any, tokenizer: str, table: Mapping[str, Mapping[str, float]]) ->
                     xytext=(0, -2),
                     textcoords="offset points",
                 )
-    exact = [(x, table[c].get(EXACT, math.nan)) for x, c in enumerate(classes)]
+    exact = [(x, _value(table[c], EXACT)) for x, c in enumerate(classes)]
     exact = [(x, v) for x, v in exact if not math.isnan(v)]
     if exact:
         ax.plot(
@@ -97,3 +97,9 @@ def _panel(ax: Any, tokenizer: str, table: Mapping[str, Mapping[str, float]]) ->
     ax.set_xlabel("content class")
     ax.set_ylabel("held-out MAE (%)")
     ax.set_title(tokenizer)
+
+
+def _value(row: dict, method: str) -> float:
+    """A stored error (stored results write a missing one as null), NaN when missing."""
+    value = row.get(method)
+    return math.nan if value is None else float(value)

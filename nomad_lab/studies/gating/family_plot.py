@@ -67,7 +67,7 @@ def plot_gate_families(
     import matplotlib.pyplot as plt  # heavy
 
     shown = best_per_family(rows)
-    folded = [r for r in rows if r not in shown]
+    folded = [r for r in rows if not any(r is s for s in shown)]  # by identity: curves hold arrays
     k = shown[0].curve.k if shown else 5
     with headline_style():
         fig, ax = plt.subplots(figsize=(7, 5))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,26 +24,34 @@ import numpy as np
 
 from nomad_lab.backends.spec import DEFAULT_SPEC
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.eval.gating import RunData, gather, load_run, subset_run
 from nomad_lab.eval.gating.fit import apply_gate, bank_run, default_bank, fit_gate, with_features
 from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
-from nomad_lab.gate import crossval, gates
-from nomad_lab.gate.apply import spec_mask, spec_score
+from nomad_lab.gate import crossval
 from nomad_lab.gate.crossval import Figures
-from nomad_lab.gate.families import all_or_nothing
 from nomad_lab.gate.learned import LearnedGate, coefficient_rows, same_embedder
 from nomad_lab.gate.spec import GateSpec, parse_gate_spec
-from nomad_lab.gate.stats import mcnemar_exact, paired_bootstrap
-from nomad_lab.gate.sweep import OperatingCurve, curve_from_scores
+from nomad_lab.retrieval.cross_encoder import DEFAULT_CROSS_ENCODER
+from nomad_lab.studies.gating.gate_compare import best_row, leak_by_tag, paired_test, reaches_target
 from nomad_lab.studies.gating.gate_report import markdown, write
+from nomad_lab.studies.gating.gate_rows import (
+    SEED,
+    Row,
+    finish_row,
+    fit_rows,
+    parse_fit,
+    reference_row,
+    score_curve,
+    spec_row,
+)
 from nomad_lab.studies.gating.judges import judge_run
 from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, STORE
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv, resolve_params
 
-SEED = 1341
 SPECS = ("floor", "cosine", "contrast")
 """The no-call gates every leaderboard sweeps; judges, rerankers and ``--gate`` specs join them."""
+CROSS_ENCODER = f"ce:{DEFAULT_CROSS_ENCODER}"
+"""The cross-encoder row every leaderboard ranks (``--no-ce`` leaves it and its fits out)."""
 FITS: tuple[tuple[tuple[str, ...], bool], ...] = (
     (("query",), False),
     (("pool",), False),
@@ -52,6 +60,12 @@ FITS: tuple[tuple[tuple[str, ...], bool], ...] = (
     (("pool", "coverage"), False),
     (("pool", "coverage"), True),
 )
+CE_FITS: tuple[tuple[tuple[tuple[str, ...], ...], bool], ...] = (
+    ((("pool", "ce"),), True),
+    ((("pool", "coverage", "ce"),), True),
+    ((("pool",), ("pool", "coverage"), ("pool", "coverage", "ce")), True),
+)
+"""Fitted rows that read the cross-encoder (the last lets the training folds choose the feature set)."""
 """Fitted rows: (feature kinds, with the bank); ``--fit`` adds more (``pool,ce``; ``auto`` chooses)."""
 
 
@@ -141,18 +155,6 @@ PARAMS = (
 )
 
 
-@dataclass
-class Row:
-    name: str
-    figures: Figures | None
-    calls: float = 0.0
-    ms: float = float("nan")
-    note: str = ""
-    curve: OperatingCurve | None = field(default=None, repr=False)
-    family: str = ""
-    at_target: tuple[float, float] | None = None  # (leak, recall) where the curve reaches the recall target
-
-
 def _retrieve(p: Params, corpus: Path | None = None, goldens: Path | None = None) -> str:
     """``--suite`` of the study's corpus (or of ``corpus``/``goldens``) at floor 0, stored; its run id."""
     config = RetrievalRequest(
@@ -165,67 +167,6 @@ def _retrieve(p: Params, corpus: Path | None = None, goldens: Path | None = None
         progress=False,
     )
     return retrieve(config).run_id
-
-
-def at_target(curve: OperatingCurve, target: float = crossval.RECALL_TARGET) -> tuple[float, float] | None:
-    """(leak, recall@5) at the curve's least-leaking point whose recall@5 reaches ``target``."""
-    recall, leak = np.asarray(curve.recall, dtype=float), np.asarray(curve.leak, dtype=float)
-    meets = np.flatnonzero(recall >= target - 1e-12)
-    if not meets.size:
-        return None
-    best = meets[np.lexsort((-recall[meets], leak[meets]))[0]]
-    return float(leak[best]), float(recall[best])
-
-
-def _finish_row(row: Row) -> Row:
-    if row.curve is not None:
-        row.at_target = at_target(row.curve)
-    return row
-
-
-def _mask_row(name: str, data: RunData, points: np.ndarray, mask: np.ndarray, score, splits) -> Row:
-    recall, nonempty = gates.evaluate(data.pools, mask)
-    figures = crossval.grid_figures(recall, nonempty, data.pools.expect_refusal, splits, score)
-    curve = curve_from_scores(data.pools, recall, nonempty, points, name, gates.DEFAULT_K)
-    return Row(name, figures, curve=curve)
-
-
-def _cost(inputs: Mapping[Any, Any], n: int) -> tuple[float, float] | None:
-    """(calls or pairs per question, ms per question) that gathering cost, when a gatherer measured it."""
-    for value in inputs.values():
-        if hasattr(value, "seconds") and hasattr(value, "pairs"):
-            return value.pairs / max(1, n), 1000 * value.seconds / max(1, n)
-    return None
-
-
-def spec_row(store: Path, data: RunData, spec: GateSpec, splits: list, name: str | None = None) -> Row:
-    """One spec over its whole operating range (the judge's verdict stays one point), out of fold."""
-    _, inputs = gather(store, data, spec, progress=True)
-    atom = spec.atoms[0]
-    started = time.perf_counter()
-    points, mask = spec_mask(data.pools, spec, inputs, sweep=atom.family != "judge" or atom.value is not None)
-    ms = 1000 * (time.perf_counter() - started) / max(1, data.pools.size * len(points))
-    name = name or (f"{spec} (swept)" if len(points) > 1 else str(spec))
-    row = _mask_row(name, data, points, mask, spec_score(data.pools, spec, inputs), splits)
-    row.family, row.ms = atom.family, ms
-    cost = _cost(inputs, data.pools.size)
-    if cost is not None:
-        row.calls, row.ms = cost
-    return _finish_row(row)
-
-
-def _reference_row(data: RunData) -> Row:
-    """The reference floor as shipped: one fixed point, nothing fitted, scored on every question."""
-    pools = data.pools
-    recall, nonempty = gates.evaluate_score_floors(pools, [RAG_MIN_FINAL_SCORE])
-    top = spec_score(pools, "floor")
-    figures = crossval.point_figures(recall[0], nonempty[0], pools.expect_refusal, top)
-    return Row(
-        f"floor@{RAG_MIN_FINAL_SCORE} (the reference, fixed)",
-        figures,
-        note="in sample: nothing chosen",
-        family="floor",
-    )
 
 
 def _judge_rows(p: Params, data: RunData, splits: list) -> list[Row]:
@@ -255,51 +196,6 @@ def _judge_rows(p: Params, data: RunData, splits: list) -> list[Row]:
             row.calls, row.ms = calls, ms
             rows.append(row)
     return rows
-
-
-def _fit_name(kinds: tuple[tuple[str, ...], ...], with_bank: bool) -> str:
-    sets = " | ".join(" + ".join(k) for k in kinds)
-    label = f"choose {sets}" if len(kinds) > 1 else sets + (" only" if len(kinds[0]) == 1 else "")
-    return f"learned: {label}" + (" + bank" if with_bank else "")
-
-
-def parse_fit(text: str) -> tuple[tuple[tuple[str, ...], ...], bool]:
-    """``pool,ce`` / ``pool|pool,ce,bank``: the candidate feature sets and whether the bank joins."""
-    sets = [tuple(k.strip() for k in part.split(",") if k.strip()) for part in text.split("|")]
-    with_bank = any("bank" in s for s in sets)
-    sets = [tuple(k for k in s if k != "bank") for s in sets]
-    if not sets or not all(sets):
-        raise NomadLabError(f"study gates: --fit {text!r}: give feature kinds, e.g. pool,ce or pool|pool,ce")
-    return tuple(sets), with_bank
-
-
-def _fit_rows(
-    p: Params, data: RunData, bank: RunData | None, fits
-) -> tuple[list[Row], dict[str, LearnedGate]]:
-    rows, fitted = [], {}
-    for kinds, with_bank in fits:
-        if with_bank and bank is None:
-            continue
-        name = _fit_name(kinds, with_bank)
-        needed = sorted({k for s in kinds for k in s})
-        data = with_features(p.store, data, needed, progress=True)
-        used_bank = with_features(p.store, bank, needed) if with_bank and bank is not None else None
-        result = fit_gate(data, list(kinds), used_bank, folds=p.folds, repeats=p.repeats, seed=SEED)
-        fitted[name] = result.gate
-        started = time.perf_counter()
-        apply_gate(result.gate, data)
-        ms = 1000 * (time.perf_counter() - started) / max(1, data.pools.size)
-        row = Row(name, result.figures, 0.0, ms, family="learned")
-        scores = result.oof[0]
-        row.curve = _score_curve(data, scores, name)
-        rows.append(_finish_row(row))
-    return rows, fitted
-
-
-def _score_curve(data: RunData, scores: np.ndarray, name: str) -> OperatingCurve:
-    points = np.unique(np.quantile(scores[np.isfinite(scores)], np.linspace(0, 1, 101)))
-    mask = all_or_nothing(scores, data.pools, points)
-    return curve_from_scores(data.pools, *gates.evaluate(data.pools, mask), points, name, gates.DEFAULT_K)
 
 
 def _transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunData | None) -> Row | None:
@@ -351,76 +247,8 @@ def _transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunDat
     if figures.recall_at_recall[0] < crossval.RECALL_TARGET:
         note += f"; its saved threshold misses recall@5 {crossval.RECALL_TARGET} on these questions"
     row = Row(name, figures, 0.0, applied["msPerQuestion"], note, family="transfer")
-    row.curve = _score_curve(data, scores, "transfer")
-    return _finish_row(row)
-
-
-def reaches_target(row: Row) -> bool:
-    """Whether the row's out-of-fold recall at its training-chosen point reaches the recall target."""
-    return row.figures is not None and row.figures.recall_at_recall[0] >= crossval.RECALL_TARGET - 1e-9
-
-
-def best_row(rows: list[Row]) -> Row | None:
-    """The least-leaking row at its recall point among the out-of-fold rows that reach the target (or,
-    when none does, among all out-of-fold rows), fixed and transfer rows aside."""
-    scored = [
-        r
-        for r in rows
-        if r.figures is not None and r.family not in ("transfer", "") and "fixed" not in r.name
-    ]
-    pool = [r for r in scored if reaches_target(r)] or scored
-    return min(pool, key=lambda r: r.figures.leak_at_recall[0]) if pool else None
-
-
-def paired_test(best: Row, floor: Row, refusal: np.ndarray, base_recall: np.ndarray) -> dict[str, Any]:
-    """Best row against the floor at their recall points: paired over the same refusals (McNemar on each
-    refusal's majority outcome over repeats, and a paired bootstrap of the repeat-averaged leak) and over
-    the same answerable questions (paired bootstrap of recall@5)."""
-    a, b = floor.figures.extra["leaked"][refusal], best.figures.extra["leaked"][refusal]
-    answerable = ~np.isnan(base_recall)
-    ra, rb = floor.figures.extra["recall"][answerable], best.figures.extra["recall"][answerable]
-    mcnemar = mcnemar_exact(a > 0.5, b > 0.5)
-    leak, recall = paired_bootstrap(a, b), paired_bootstrap(ra, rb)
-    return {
-        "best": best.name,
-        "baseline": floor.name,
-        "leak": {
-            "difference": leak.statistic,
-            "low": leak.low,
-            "high": leak.high,
-            "p": leak.p_value,
-            "n": leak.n,
-            "method": leak.method,
-        },
-        "leakMcNemar": {
-            "difference": mcnemar.statistic,
-            "p": mcnemar.p_value,
-            "n": mcnemar.n,
-            "method": "exact McNemar on each refusal's majority outcome over repeats",
-        },
-        "recall": {
-            "difference": recall.statistic,
-            "low": recall.low,
-            "high": recall.high,
-            "p": recall.p_value,
-            "n": recall.n,
-            "method": recall.method,
-        },
-        "significant": bool(leak.p_value < 0.05 and leak.high < 0),
-    }
-
-
-def leak_by_tag(row: Row, tags: list[list[str]], refusal: np.ndarray) -> list[dict[str, Any]]:
-    """The row's repeat-averaged leak at its recall point per refusal tag (which kinds still pass)."""
-    leaked = row.figures.extra["leaked"]
-    out: dict[str, list[float]] = {}
-    for i in np.flatnonzero(refusal):
-        for tag in tags[i]:
-            out.setdefault(tag, []).append(float(leaked[i]))
-    return [
-        {"tag": t, "refusals": len(v), "leaked": float(np.sum(v)), "leak": float(np.mean(v))}
-        for t, v in sorted(out.items())
-    ]
+    row.curve = score_curve(data, scores, "transfer")
+    return finish_row(row)
 
 
 def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
@@ -435,16 +263,25 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
     labels = (~refusal).astype(int)
     groups = crossval.question_groups(data.pools.tags, refusal, data.features.query)
     splits = crossval.repeated_splits(labels, groups, p.folds, p.repeats, SEED)
-    specs = [*SPECS, *([f"rerank:{p.reranker}"] if p.reranker else []), *p.gate]
+    specs = [
+        *SPECS,
+        *([f"rerank:{p.reranker}"] if p.reranker else []),
+        *([] if p.no_ce else [CROSS_ENCODER]),
+        *p.gate,
+    ]
     rows = [spec_row(p.store, data, parse_gate_spec(s), splits) for s in specs[:3]]
-    rows.append(_reference_row(data))
+    rows.append(reference_row(data))
     rows += _judge_rows(p, data, splits)
     rows += [spec_row(p.store, data, parse_gate_spec(s), splits) for s in specs[3:]]
     bank_path = None if p.no_bank else (p.bank or default_bank())
     bank = bank_run(p.store, data, bank_path, p.bank_skip) if bank_path else None
-    fits = [*((tuple([k]), b) for k, b in FITS), *(parse_fit(f) for f in p.fit)]
-    fit_rows, fitted = _fit_rows(p, data, bank, fits)
-    rows += fit_rows
+    fits = [
+        *((tuple([k]), b) for k, b in FITS),
+        *([] if p.no_ce else CE_FITS),
+        *(parse_fit(f) for f in p.fit),
+    ]
+    fitted_rows, fitted = fit_rows(p.store, data, bank, fits, p.folds, p.repeats)
+    rows += fitted_rows
     transfer = _transfer_row(p, data, bank_path, bank)
     if transfer is not None:
         rows.append(transfer)
