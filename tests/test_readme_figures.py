@@ -85,7 +85,7 @@ def test_a_marker_that_does_not_resolve_is_one_error_naming_page_and_line(tmp_pa
 
 def test_numbers_in_markers_code_and_citations_are_not_flagged() -> None:
     text = (
-        "ok <!-- fig r.json#a -->0.345<!-- /fig --> `0.345` <!-- cited SPEC.md -->4.6%<!-- /cited -->\n"
+        "ok <!-- fig r.json#a -->0.345<!-- /fig --> `0.345` <!-- cited x.md -->4.6%<!-- /cited -->\n"
         "```\n0.345\n```\nbut 0.345 and 2.15× and 4.7% are\n"
     )
     assert list(docs.unmarked(text)) == [(5, "0.345"), (5, "2.15×"), (5, "4.7%")]

@@ -20,8 +20,9 @@ Two markers, both HTML comments (invisible on GitHub):
   copies the third markdown table of that file (or the whole file without ``#N``), optionally only
   some of its body rows and columns (0-based).
 
-A figure that is not ours to render (the seed's, or one from a superseded run kept for the story) says
-where it is from instead: ``<!-- cited SPEC.md §8 -->4.6%<!-- /cited -->``; it is not checked.
+The reference system's own figures render the same way, from ``docs/reference_records.json``. A figure
+no file here holds (one from a superseded run kept for the story) says where it is from instead:
+``<!-- cited git show e12d534^:results/estimator/summary.md -->32.1%<!-- /cited -->``; it is not checked.
 
 Sources: ``.json``; ``.csv`` (a list of rows by header); ``.md``/``.txt`` (``tables``: each markdown
 table as a list of rows by header, ``lines``: the text lines). ``python -m nomad_lab.studies.docs``
