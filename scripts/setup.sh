@@ -52,7 +52,7 @@ missing_debian_packages() {  # what apt-get would install: chromium / nodejs for
   local py=$1 need=()
   "$py" -m nomad_lab.runners.programs browser >/dev/null 2>&1 || need+=(chromium)
   "$py" -m nomad_lab.runners.programs node >/dev/null 2>&1 || need+=(nodejs)
-  echo "${need[*]}"
+  echo "${need[*]:-}"  # :- for bash 3.2 (macOS), where an empty array is unset under set -u
 }
 
 install_debian_packages() {  # PY: as root with apt-get, install what is missing (Debian as before); else nothing
