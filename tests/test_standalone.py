@@ -41,10 +41,11 @@ MODULE = re.compile(rf"`((?:{RINGS})/\w+\.py)`")
 
 
 def repository_files() -> list[Path]:
+    """Every file of the checkout but what .gitignore keeps out (installs, caches, the store, models)."""
     files = []
     for path in ROOT.rglob("*"):
-        parts = set(path.relative_to(ROOT).parts)
-        if path.is_file() and not parts & SKIP_DIRS and not path.name.endswith(".egg-info"):
+        parts = path.relative_to(ROOT).parts
+        if path.is_file() and not set(parts) & SKIP_DIRS and not any(p.endswith(".egg-info") for p in parts):
             files.append(path)
     return files
 
