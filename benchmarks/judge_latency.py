@@ -31,7 +31,7 @@ from nomad_lab.backends import open_backend  # noqa: E402
 from nomad_lab.core.token_estimator import TokenCalibrator, estimate_messages_tokens  # noqa: E402
 from nomad_lab.services.judge_service import JudgeStats, RelevanceJudge  # noqa: E402
 
-CORPUS_DIRS = [ROOT / "datasets" / "corpus", Path("/work/shared/corpus-sources")]
+CORPUS_DIR = ROOT / "datasets" / "corpus"
 PREFERRED = [
     "first-aid-burns",
     "first-aid-bleeding-control",
@@ -66,16 +66,14 @@ QUESTIONS = [
 
 def load_passages(count: int = 5) -> tuple[list[dict[str, str]], str]:
     """Five passages (no titles: eval-corpus chunks carry none) and where they came from."""
-    for folder in CORPUS_DIRS:
-        files = sorted(folder.rglob("*.md"))
-        if len(files) < count:
-            continue
-        by_stem = {f.stem: f for f in files}
-        chosen = [by_stem[s] for s in PREFERRED if s in by_stem][:count]
-        chosen += [f for f in files if f not in chosen][: count - len(chosen)]
-        passages = [{"text": f.read_text(encoding="utf-8")[:PASSAGE_CHARS]} for f in chosen]
-        return passages, ", ".join(str(f.relative_to(folder)) for f in chosen)
-    raise SystemExit(f"no corpus with {count} markdown files in {', '.join(map(str, CORPUS_DIRS))}")
+    files = sorted(CORPUS_DIR.glob("*.md"))
+    if len(files) < count:
+        raise SystemExit(f"{CORPUS_DIR}: {len(files)} markdown files, the benchmark needs {count}")
+    by_stem = {f.stem: f for f in files}
+    chosen = [by_stem[s] for s in PREFERRED if s in by_stem][:count]
+    chosen += [f for f in files if f not in chosen][: count - len(chosen)]
+    passages = [{"text": f.read_text(encoding="utf-8")[:PASSAGE_CHARS]} for f in chosen]
+    return passages, ", ".join(f.name for f in chosen)
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -1,4 +1,4 @@
-"""Build the distractor documents and the library-growth books from ``shared/corpus-sources``.
+"""Build the distractor documents and the library-growth books from ``datasets/sources``.
 
 Deterministic and standard-library only. It writes
 
@@ -7,7 +7,9 @@ Deterministic and standard-library only. It writes
   MDN "Basic concepts of flexbox", and three MDN JavaScript Guide pages concatenated);
 * ``datasets/library_growth/<name>.md``: every other Project Gutenberg book, for studies that grow the
   library a few books at a time;
-* ``datasets/SOURCES.md``: provenance, licence, size and hash of every file written above.
+* ``datasets/SOURCES.md``: provenance, licence, size and hash of every file written above;
+* ``datasets/sources/SOURCES.md`` (when it reads the committed sources): licence, size and sha256 of
+  every source file it read, so a copy of the sources can be checked against the ones used here.
 
 Each output file is ``# <Title>``, a blank line, the provenance line (the source file's first line,
 or a composed one for the concatenations), a blank line, then the text. A body larger than
@@ -18,7 +20,8 @@ Usage::
 
     python datasets/build_distractors.py [CORPUS_SOURCES_DIR]
 
-The default source directory is ``<repo>/../shared/corpus-sources``.
+The default source directory is ``datasets/sources`` (committed: the public-domain Gutenberg books,
+the PSF-licensed Python tutorial and the CC-BY-SA MDN pages this script reads, nothing else).
 """
 
 from __future__ import annotations
@@ -30,10 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DATASETS = Path(__file__).resolve().parent
-DEFAULT_SOURCES = Path(__file__).resolve().parents[2] / "shared" / "corpus-sources"
-CORPUS_DIR = DATASETS / "corpus"
-GROWTH_DIR = DATASETS / "library_growth"
-SOURCES_MD = DATASETS / "SOURCES.md"
+DEFAULT_SOURCES = DATASETS / "sources"
+SOURCE_FOLDERS = ("gutenberg", "python-tutorial", "mdn")
 
 # Body cap in UTF-8 bytes. With the two header lines every file stays well under 190 KB.
 MAX_BODY_BYTES = 180_000
@@ -158,38 +159,39 @@ def concatenation(paths: list[Path], title: str, rst: bool) -> tuple[str, str, d
     return prov, body, fields
 
 
-def build(sources: Path) -> list[Built]:
-    """Write every distractor and library-growth file; return them in SOURCES.md order."""
-    CORPUS_DIR.mkdir(parents=True, exist_ok=True)
-    GROWTH_DIR.mkdir(parents=True, exist_ok=True)
+def build(sources: Path, out: Path = DATASETS) -> list[Built]:
+    """Write every distractor and library-growth file under ``out``; return them in SOURCES.md order."""
+    corpus_dir, growth_dir = out / "corpus", out / "library_growth"
+    corpus_dir.mkdir(parents=True, exist_ok=True)
+    growth_dir.mkdir(parents=True, exist_ok=True)
     built: list[Built] = []
     gut = sources / "gutenberg"
     for name, doc_id in GUTENBERG_DISTRACTORS.items():
-        built.append(gutenberg_book(gut / f"{name}.txt", CORPUS_DIR / f"{doc_id}.md"))
+        built.append(gutenberg_book(gut / f"{name}.txt", corpus_dir / f"{doc_id}.md"))
 
     tut_paths = python_tutorial_order(sources / "python-tutorial")
     prov, body, f = concatenation(tut_paths, "The Python Tutorial", rst=True)
-    out = CORPUS_DIR / "distractor-python-tutorial.md"
-    write_doc(out, f["title"], prov, body)
-    built.append(Built(out, f["title"], f["author"], f["source"], f["licence"]))
+    path = corpus_dir / "distractor-python-tutorial.md"
+    write_doc(path, f["title"], prov, body)
+    built.append(Built(path, f["title"], f["author"], f["source"], f["licence"]))
 
     mdn = sources / "mdn"
     prov, body = split_source(mdn / "basic_concepts_of_flexbox.md")
     f = parse_provenance(prov)
-    out = CORPUS_DIR / "distractor-mdn-flexbox.md"
-    write_doc(out, f["title"], prov, body)
-    built.append(Built(out, f["title"], f["author"], f["source"], f["licence"]))
+    path = corpus_dir / "distractor-mdn-flexbox.md"
+    write_doc(path, f["title"], prov, body)
+    built.append(Built(path, f["title"], f["author"], f["source"], f["licence"]))
 
     title = "JavaScript Guide: Control flow and error handling; Loops and iteration; Keyed collections"
     prov, body, f = concatenation([mdn / f"{p}.md" for p in MDN_JS_GUIDE_PAGES], title, rst=False)
-    out = CORPUS_DIR / "distractor-mdn-javascript-guide.md"
-    write_doc(out, f["title"], prov, body)
-    built.append(Built(out, f["title"], f["author"], f["source"], f["licence"]))
+    path = corpus_dir / "distractor-mdn-javascript-guide.md"
+    write_doc(path, f["title"], prov, body)
+    built.append(Built(path, f["title"], f["author"], f["source"], f["licence"]))
 
     for src in sorted(gut.glob("*.txt")):
         if src.stem in GUTENBERG_DISTRACTORS:
             continue
-        built.append(gutenberg_book(src, GROWTH_DIR / f"{src.stem}.md"))
+        built.append(gutenberg_book(src, growth_dir / f"{src.stem}.md"))
     return built
 
 
@@ -197,7 +199,7 @@ def cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def write_sources(built: list[Built]) -> None:
+def write_sources(built: list[Built], out: Path = DATASETS) -> None:
     lines = [
         "# Dataset sources",
         "",
@@ -206,7 +208,7 @@ def write_sources(built: list[Built]) -> None:
         "protocols and places in them are invented and do not describe real products.",
         "",
         "The files below are generated by `python datasets/build_distractors.py` from",
-        "`../shared/corpus-sources/` (see its own SOURCES.md for the upstream files). Each is `# <Title>`,",
+        "`sources/` (see `sources/SOURCES.md` for the upstream files). Each is `# <Title>`,",
         "a blank line, the provenance line, a blank line, then the text; bodies over 180,000 UTF-8 bytes",
         "are cut to a contiguous excerpt from the start (ending at a paragraph break) and say so in the",
         "provenance line. Do not edit them by hand: re-run the script.",
@@ -216,13 +218,48 @@ def write_sources(built: list[Built]) -> None:
     ]
     for b in built:
         data = b.path.read_bytes()
-        rel = b.path.relative_to(DATASETS).as_posix()
+        rel = b.path.relative_to(out).as_posix()
         digest = hashlib.sha256(data).hexdigest()[:16]
         lines.append(
             f"| {rel} | {cell(b.title)} | {cell(b.author)} | {cell(b.source)} | {cell(b.licence)} "
             f"| {len(data)} | {digest} |"
         )
-    SOURCES_MD.write_text("\n".join(lines) + "\n", encoding="utf-8", newline="\n")
+    (out / "SOURCES.md").write_text("\n".join(lines) + "\n", encoding="utf-8", newline="\n")
+
+
+def source_list(sources: Path) -> str:
+    """``sources/SOURCES.md``: licence, size and full sha256 of every source file, from its own header."""
+    lines = [
+        "# Corpus sources",
+        "",
+        "The public texts `datasets/build_distractors.py` and `datasets/corpora/build_pydocs.py` read,",
+        "committed so the datasets rebuild from this repository alone (regenerated by",
+        "`build_distractors.py`; a test rebuilds both and compares). Each file's first line is its",
+        "provenance: title, author, upstream source and licence. All three licences allow redistribution:",
+        "",
+        "- `gutenberg/`: Project Gutenberg books, public domain in the USA; the Project Gutenberg",
+        "  licence and trademark header and footer are removed, as that licence asks of copies that do",
+        "  not carry the trademark. The text is otherwise as published.",
+        "- `python-tutorial/`: the Python 3.11 tutorial sources (reST) as packaged by Debian, unchanged",
+        "  below the provenance line; PSF License Version 2, whose agreement and copyright notice are in",
+        "  `licences/PSF-2.0.txt` as the licence requires (code examples also 0BSD).",
+        "- `mdn/`: MDN Web Docs pages by Mozilla Contributors, unchanged below the provenance line; CC-BY-SA",
+        "  2.5 (https://creativecommons.org/licenses/by-sa/2.5/). Attribution is the provenance line (author",
+        "  and source commit); documents derived from them in `corpus/` and `corpora/pydocs/` carry the",
+        "  same licence in their own provenance lines.",
+        "",
+        "| file | title | licence | size (bytes) | sha256 |",
+        "|---|---|---|---:|---|",
+    ]
+    for folder in SOURCE_FOLDERS:
+        for path in sorted((sources / folder).iterdir()):
+            data = path.read_bytes()
+            fields = parse_provenance(data.decode("utf-8").partition("\n")[0])
+            lines.append(
+                f"| {folder}/{path.name} | {cell(fields['title'])} | {cell(fields['licence'])} "
+                f"| {len(data)} | {hashlib.sha256(data).hexdigest()} |"
+            )
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str]) -> int:
@@ -232,6 +269,8 @@ def main(argv: list[str]) -> int:
         return 2
     built = build(sources)
     write_sources(built)
+    if sources == DEFAULT_SOURCES:
+        (sources / "SOURCES.md").write_text(source_list(sources), encoding="utf-8", newline="\n")
     for b in built:
         print(f"{b.path.stat().st_size:>8}  {b.path.relative_to(DATASETS).as_posix()}")
     return 0

@@ -137,8 +137,8 @@ def test_a_citation_must_name_a_source_that_holds_what_it_quotes(tmp_path: Path)
     assert list(docs_prose.cited("<!-- cited src.py -->6,600<!-- /cited -->", tmp_path)) == [
         (1, "6,600 is not in its cited source 'src.py'")
     ]
-    assert [p for _, p in docs_prose.cited("x\n<!-- cited SPEC.md §8 -->4.6%<!-- /cited -->", tmp_path)] == [
-        "cited source 'SPEC.md §8' is not a file of the repository or git:REV:PATH"
+    assert [p for _, p in docs_prose.cited("x\n<!-- cited NOTES.md §8 -->4.6%<!-- /cited -->", tmp_path)] == [
+        "cited source 'NOTES.md §8' is not a file of the repository or git:REV:PATH"
     ]
     readme = subprocess.run(
         ["git", "show", "HEAD:README.md"], cwd=ROOT, capture_output=True, text=True

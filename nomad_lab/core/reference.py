@@ -29,22 +29,3 @@ RAG_TAIL = "tail"  # the retrieved block goes after the history, just before the
 RAG_FRONT = "front"  # ... or first, right after the system prompt
 RAG_PLACEMENTS = (RAG_TAIL, RAG_FRONT)
 
-SEED_MEASURED: dict[str, float] = {
-    # What the reference published about its own behaviour; the docs pages quote these beside ours
-    # through markers. Retrieval with nomic-embed-text at its 0.62 floor: share of off-topic questions
-    # that still retrieve something, with the distractor documents and without.
-    "off_topic_retrieving_at_floor": 0.67,
-    "off_topic_retrieving_at_floor_no_distractors": 0.22,
-    # Asking the judge per passage instead of once per set lost this many points of recall@5 (0.5B-8B).
-    "per_passage_recall_loss_points_low": 9,
-    "per_passage_recall_loss_points_high": 17,
-    # llama3:8b under Ollama, 14 turns: prompt prefill at turn 1 and at turn 14 by placement, and the
-    # growth per turn.
-    "prefill_ms_turn_1": 214,
-    "front_prefill_ms_turn_14": 539,
-    "tail_prefill_ms_turn_14": 231,
-    "front_growth_ms_per_turn": 25,
-    "tail_growth_ms_per_turn": 1,
-    # The generation eval's promptTokenError on llama3:8b (calibrated segmenter estimator).
-    "prompt_token_error_llama3_8b": 0.046,
-}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -21,7 +22,7 @@ from nomad_lab.core.generation_metrics import (
     score_answer,
     summarize_numeric,
 )
-from tests.support.paths import SHARED
+from tests.support.paths import FIXTURES
 
 
 def families(patterns: tuple[re.Pattern[str], ...], text: str) -> set[int]:
@@ -257,15 +258,10 @@ def test_aggregate_by_hand() -> None:
     assert "error" not in case and d.to_reference()["error"] == "BackendError: timeout"
 
 
-def test_metric_names_are_the_specs() -> None:
-    """The names and order come from SPEC §8.5 itself (``../shared/SPEC.md``, beside every checkout)."""
-    spec = SHARED / "SPEC.md"
-    if not spec.is_file():
-        pytest.skip(f"{spec} is not here")
-    text = " ".join(spec.read_text(encoding="utf-8").split())
-    listed = re.search(r"Generation: `([^`]+)`", text)
-    assert listed is not None
-    assert tuple(name.strip() for name in listed.group(1).split(",")) == GENERATION_METRIC_NAMES
+def test_metric_names_are_the_references() -> None:
+    """The names and order the reference's generation report uses (docs/reference.md §8.5), as committed."""
+    reference = json.loads((FIXTURES / "reference" / "report_metrics.json").read_text(encoding="utf-8"))
+    assert tuple(reference["generation"]) == GENERATION_METRIC_NAMES
 
 
 def test_empty_aggregate_is_all_null() -> None:

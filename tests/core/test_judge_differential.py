@@ -9,23 +9,24 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import subprocess
 
 import pytest
 
 from nomad_lab.core.judge import build_judge_input, excerpt_for, is_relevance_check_enabled, pick_on_topic
+from nomad_lab.runners.programs import NODE as NODE_PROGRAM
+from nomad_lab.runners.programs import find
 from tests.support.paths import SEED_JS
 
 HERE = SEED_JS
-NODE = shutil.which("node")
+NODE = find(NODE_PROGRAM)
 
 
 @pytest.fixture(autouse=True)
 def node_installed() -> None:
-    """Node is installed by scripts/setup.sh (Debian's nodejs): after setup its absence is a failure."""
+    """scripts/setup.sh provides Node (the system's, or its wheel in .venv): after setup its absence fails."""
     if NODE is None:
-        pytest.fail("node is not installed: apt-get install nodejs (scripts/setup.sh does it as root)")
+        pytest.fail(NODE_PROGRAM.need)
 
 
 ALPHABET = (

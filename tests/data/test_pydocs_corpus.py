@@ -2,24 +2,20 @@
 its goldens cite documents that exist and contain their answers, and its questions are disjoint from
 the default goldens and the out-of-scope bank (a gate checked on it must not have seen them).
 
-When the shared sources are present, the committed documents are exactly what the builder writes.
+The committed documents are exactly what the builder writes from the committed ``datasets/sources``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
-
-import pytest
 
 from nomad_lab.core.workspace import DATASETS_DIR
 from nomad_lab.data.bank import OFF_TOPIC_TAG, load_bank, near_duplicates
 from nomad_lab.data.corpus import load_corpus
 from nomad_lab.data.goldens import Golden, available_suites, load_suite_file, load_suites
+from tests.support.dataset_scripts import load_script
 
 PYDOCS = DATASETS_DIR / "corpora" / "pydocs"
 CORPUS, GOLDENS = PYDOCS / "corpus", PYDOCS / "goldens"
@@ -32,16 +28,6 @@ def pydocs_goldens() -> list[Golden]:
 
 def default_goldens() -> list[Golden]:
     return [g for path in sorted((DATASETS_DIR / "goldens").glob("*.jsonl")) for g in load_suite_file(path)]
-
-
-def builder() -> ModuleType:
-    path = DATASETS_DIR / "corpora" / "build_pydocs.py"
-    spec = importlib.util.spec_from_file_location("build_pydocs", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_corpus_loads_with_provenance_on_every_document() -> None:
@@ -89,9 +75,8 @@ def test_the_suites_are_disjoint_from_the_default_goldens_and_the_bank() -> None
 
 
 def test_the_committed_documents_are_what_the_builder_writes(tmp_path: Path) -> None:
-    build = builder()
-    if not (build.DEFAULT_SOURCES / "python-tutorial").is_dir():
-        pytest.skip(f"shared corpus sources not found at {build.DEFAULT_SOURCES}")
+    build = load_script("corpora/build_pydocs.py")
+    assert build.DEFAULT_SOURCES == DATASETS_DIR / "sources"
     docs = build.build(build.DEFAULT_SOURCES, tmp_path)
     build.write_sources(docs, tmp_path)
     built = {p.name: p.read_bytes() for p in (tmp_path / "corpus").glob("*.md")}

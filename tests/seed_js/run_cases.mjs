@@ -1,6 +1,6 @@
 // Reads a JSON array of cases on stdin and prints the seed's answers as a JSON array.
 // The seed module next to this file is the seed's relevance_judge.ts with its type annotations
-// removed (regenerate with tests/seed_js/README: `sed` over ../shared/seeds/000_*.txt); no logic is changed.
+// removed (see tests/seed_js/README.md); no logic is changed.
 import { excerptFor, buildJudgeInput, pickOnTopic, isRelevanceCheckEnabled } from './relevance_judge.mjs'
 
 const chunks = []

@@ -1,11 +1,11 @@
-"""A real JupyterLab on 127.0.0.1 and Debian's headless Chromium driven by Playwright, for browser tests.
+"""A real JupyterLab on 127.0.0.1 and an installed headless Chromium or Chrome driven by Playwright.
 
 Why this shape: the notebooks are meant to be opened by a person in JupyterLab, where the kernel runs
 in the notebook's own folder and widgets render in a browser; papermill sees neither. Playwright drives
-the system ``/usr/bin/chromium`` (``apt-get install chromium``, done by ``scripts/setup.sh``) through its
-executable path: ``playwright install`` downloads a browser build and is never run. Setup installs
-Chromium, so a missing one is a failure naming what to install, as is a missing ``playwright`` package
-(it is in the ``test`` extra).
+the browser already on the machine, found by ``nomad_lab.runners.programs`` (the same lookup
+``scripts/setup.sh`` uses), through its executable path: ``playwright install`` downloads a browser build
+and is never run. A missing browser is a failure carrying setup's own warning line, never a skip, as is a
+missing ``playwright`` package (it is in the ``test`` extra).
 """
 
 from __future__ import annotations
@@ -25,17 +25,18 @@ from pathlib import Path
 
 import pytest
 
+from nomad_lab.runners.programs import BROWSER, find
 from nomad_lab.serve.process import free_port
 
-CHROMIUM = Path(os.environ.get("NOMAD_LAB_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]  # root in CI needs no-sandbox
 
 
 def chromium_or_fail() -> Path:
-    """The Chromium binary; scripts/setup.sh installs it, so after setup its absence is a failure."""
-    if not CHROMIUM.is_file():
-        pytest.fail(f"no browser at {CHROMIUM}: apt-get install chromium (scripts/setup.sh does it as root)")
-    return CHROMIUM
+    """The browser binary; its absence fails the test with the line setup printed about it."""
+    path = find(BROWSER)
+    if path is None:
+        pytest.fail(BROWSER.need)
+    return path
 
 
 @dataclass(frozen=True)

@@ -8,4 +8,3 @@ FIXTURES = TESTS / "fixtures"
 RETRIEVAL_FIXTURES = FIXTURES / "retrieval"
 CORPUS, GOLDENS = RETRIEVAL_FIXTURES / "corpus", RETRIEVAL_FIXTURES / "goldens"
 SEED_JS = TESTS / "seed_js"
-SHARED = ROOT.parent / "shared"  # the team's shared folder (SPEC.md), beside the clone when present
