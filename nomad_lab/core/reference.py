@@ -28,4 +28,3 @@ MIN_QUERY_TERM_LENGTH = 3  # query terms must be LONGER than this
 RAG_TAIL = "tail"  # the retrieved block goes after the history, just before the query (the default)
 RAG_FRONT = "front"  # ... or first, right after the system prompt
 RAG_PLACEMENTS = (RAG_TAIL, RAG_FRONT)
-
