@@ -96,6 +96,7 @@ PARAMS = (
         "out-of-scope question bank (default: datasets/out_of_scope/bank.jsonl if present)",
     ),
     Param("no_bank", bool, False, "leave the bank rows out", flag=True),
+    Param("no_ce", bool, False, "leave the cross-encoder row and the fits that read it out", flag=True),
     Param(
         "bank_skip",
         str,
