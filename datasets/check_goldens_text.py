@@ -6,6 +6,8 @@ rules:
 * each non-comment, non-blank line is one JSON object with the allowed fields and types;
 * ids are non-empty and unique across all suites; queries are non-empty after trimming;
 * ``expectRefusal`` true requires empty ``relevantDocIds``; false requires a non-empty list;
+* the optional ``standalone`` (a follow-up's self-contained rewrite) is a non-empty string, only on a
+  golden with ``turns``;
 * every relevantDocId is a corpus doc id (``datasets/corpus/<id>.md``);
 * every mustInclude / mustNotInclude regex compiles in Python (and in JavaScript when ``node`` is on
   PATH), and avoids constructs that only one of the two engines accepts;
@@ -42,7 +44,17 @@ GOLDENS = DATASETS / "goldens"
 # the out-of-scope bank: the same rules, and ids unique across it and the suites
 BANK = DATASETS / "out_of_scope" / "bank.jsonl"
 
-FIELDS = {"id", "query", "turns", "relevantDocIds", "mustInclude", "mustNotInclude", "expectRefusal", "tags"}
+FIELDS = {
+    "id",
+    "query",
+    "standalone",
+    "turns",
+    "relevantDocIds",
+    "mustInclude",
+    "mustNotInclude",
+    "expectRefusal",
+    "tags",
+}
 # Regex syntax that Python and JavaScript do not share (or treat differently).
 NOT_PORTABLE = [
     (re.compile(r"\(\?P?<[=!]?[A-Za-z]"), "named group / lookbehind"),
@@ -118,6 +130,10 @@ def check_golden(g: dict, docs: dict[str, str], errors: list[str]) -> list[str]:
     ):
         errors.append(f"{where}: turns must be [{{role: user|assistant, content}}]")
         turns = []
+    if "standalone" in g and (not isinstance(g["standalone"], str) or not g["standalone"].strip()):
+        errors.append(f"{where}: standalone must be a non-empty string")
+    elif "standalone" in g and not turns:
+        errors.append(f"{where}: standalone is only for follow-ups (a golden with turns)")
     for key in ("relevantDocIds", "mustInclude", "mustNotInclude", "tags"):
         value = g.get(key, [])
         if not isinstance(value, list) or any(not isinstance(v, str) for v in value):

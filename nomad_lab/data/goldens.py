@@ -26,6 +26,7 @@ from nomad_lab.core.workspace import DEFAULT_BANK_PATH
 
 __all__ = [
     "BANK_SUITE",
+    "GATING_SUITES",
     "Golden",
     "GoldenError",
     "Turn",
@@ -44,6 +45,12 @@ BANK_SUITE = "bank"
 Why a name and not an option: the bank's questions must be retrieved like any suite's (a learned gate needs
 their pools as negatives), and a suite name reaches the CLI, notebooks and studies with no new plumbing.
 ``*`` still means the directory's own files only, so existing runs and checks are unchanged."""
+GATING_SUITES = "core,off_topic,hard_refusals?"
+"""The suites a gate is scored on: the answerable core, the off-topic refusals, and the hand-written hard
+refusals (``hard_refusals.jsonl``: fictional attributes, near-domain and out-of-corpus questions) where the
+goldens directory has them. The ``?`` makes that suite optional (see :func:`parse_suite_spec`), so the same
+default works on a corpus whose goldens hold only ``core`` and ``off_topic``."""
+OPTIONAL_MARK = "?"
 _ROLES = ("user", "assistant")
 
 
@@ -76,10 +83,19 @@ class Golden:
     must_not_include: tuple[re.Pattern[str], ...] = ()
     expect_refusal: bool = False
     tags: tuple[str, ...] = ()
+    standalone: str = ""  # a follow-up's hand-written self-contained rewrite; "" for every other golden
 
     @property
     def location(self) -> str:
         return f"{self.file}:{self.line}"
+
+    def retrieval_text(self, standalone: bool = False) -> str:
+        """What retrieval embeds: the raw ``query`` (the reference), or with ``standalone`` its rewrite.
+
+        Why both: the reference's retrieval tier embeds the last message as typed, and every score of it
+        stays comparable only if that is the default; a gate, though, is meant to judge the question the
+        user asked, which for an elliptical follow-up ("And at 2,400 m?") is only the rewrite."""
+        return self.standalone if standalone and self.standalone else self.query
 
 
 def js_truthy(value: Any) -> bool:
@@ -181,6 +197,12 @@ def _parse_line(
     if not isinstance(query, str) or not js_trim(query):
         check.fail("field 'query' is required and must be non-empty after trimming")
     turns = check.turns(obj)
+    standalone = obj.get("standalone", "")
+    if not isinstance(standalone, str) or ("standalone" in obj and not js_trim(standalone)):
+        check.fail("field 'standalone' must be a non-empty string (a self-contained rewrite of the query)")
+        standalone = ""
+    elif standalone and not obj.get("turns"):
+        check.fail("field 'standalone' is only for follow-ups: this golden has no 'turns' to resolve")
     relevant = check.string_list(obj, "relevantDocIds")
     must_include = check.patterns(obj, "mustInclude")
     must_not_include = check.patterns(obj, "mustNotInclude")
@@ -211,6 +233,7 @@ def _parse_line(
         must_not_include=must_not_include,
         expect_refusal=expect_refusal,
         tags=tags,
+        standalone=standalone,
     )
 
 
@@ -264,14 +287,23 @@ def parse_suite_spec(spec: str, available: Sequence[str], also: Sequence[str] = 
     """``core``, ``a,b`` or ``*`` to suite names; an unknown name is an error listing the available ones.
 
     ``*`` expands to ``available``; names in ``also`` (such as :data:`BANK_SUITE`) are accepted when named.
+    A name ending in ``?`` (``hard_refusals?``) is optional: kept when available, dropped silently when
+    not, so one default spec (:data:`GATING_SUITES`) serves goldens directories with and without it.
     """
     if spec.strip() == "*":
         return list(available)
     extra = [name for name in also if name not in available]
     known = (", ".join(available) or "none") + (f"; also {', '.join(extra)}" if extra else "")
     names = [name.strip() for name in spec.split(",")]
-    if not spec.strip() or any(not name for name in names):
+    if not spec.strip() or any(not name.rstrip(OPTIONAL_MARK) for name in names):
         raise GoldenError([f"empty suite name in {spec!r} (available: {known})"])
+    names = [
+        name.removesuffix(OPTIONAL_MARK)
+        for name in names
+        if not name.endswith(OPTIONAL_MARK) or name.removesuffix(OPTIONAL_MARK) in (*available, *also)
+    ]
+    if not names:
+        raise GoldenError([f"no suite of {spec!r} is present (available: {known})"])
     unknown = [name for name in names if name not in available and name not in also]
     if unknown:
         raise GoldenError([f"unknown suite {name!r} (available: {known})" for name in unknown])

@@ -10,6 +10,10 @@ store does not keep (how the index was built, the judge's timings, the ablation 
 run id in :class:`RetrievalRun`, for the report (``eval.retrieval``) to print.
 
 Retrieval uses the raw golden query (no conversation rewrite), as the reference's retrieval tier does.
+``RetrievalRequest(standalone=True)`` is for gating pools only: a follow-up golden that carries a
+hand-written ``standalone`` rewrite is retrieved (and stored, and judged) by that rewrite instead, so a gate
+is scored on the question the user meant rather than on "And at 2,400 m?". Off by default, so every other
+caller keeps the reference behaviour; a run made with it records ``"standalone": true`` in its params.
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ class RetrievalRequest:
     k_values: tuple[int, ...] = DEFAULT_K_VALUES
     embedder: str | None = None  # an embedder spec (see retrieval.embedder_spec); None: MiniLM
     ablate: bool = False  # also score dense only / +rerank / +diversity (eval.ablation)
+    standalone: bool = False  # retrieve a follow-up by its golden's standalone rewrite (gating pools only)
 
     def __post_init__(self) -> None:
         if not (isinstance(self.floor, int | float) and math.isfinite(self.floor) and 0 <= self.floor <= 1):
@@ -147,21 +152,22 @@ def retrieve(
         judge = None
         if request.judge_model:
             judge = CachedJudge(request.judge_model, store, request.judge_retry_failed, judge_backend)
-        vectors = index.embed_queries([g.query for g in goldens], progress=request.progress)
+        texts = [g.retrieval_text(request.standalone) for g in goldens]
+        vectors = index.embed_queries(texts, progress=request.progress)
         cases: list[CaseResult] = []
         records: list[CaseRecord] = []
         pools: dict[str, list[PoolEntry]] = {}
         unresolved = 0
         ablation = Ablation(k_values, request.top_k) if request.ablate else None
         bar = tqdm(goldens, desc=f"retrieval {request.suite}", unit="q", disable=not request.progress)
-        for position, (golden, vector) in enumerate(zip(bar, vectors, strict=True)):
-            ranked = index.search(golden.query, request.top_k, request.score_threshold, request.floor, vector)
+        for position, (golden, text, vector) in enumerate(zip(bar, texts, vectors, strict=True)):
+            ranked = index.search(text, request.top_k, request.score_threshold, request.floor, vector)
             chunks = ranked.chunks
             if ablation is not None:
                 ablation.add(golden, ranked)
             judge_record = None
             if judge is not None and chunks:  # the judge runs only when the floor left something
-                chunks, judge_record = judge(golden.query, chunks)
+                chunks, judge_record = judge(text, chunks)
             unresolved += sum(1 for c in chunks if c.doc_id is None)
             case = score_case(
                 golden.id,
@@ -184,7 +190,7 @@ def retrieve(
                     golden.expect_refusal,
                     golden.relevant_doc_ids,
                     golden.suite,
-                    golden.query,
+                    text,
                     case_json,
                     judge_record,
                 )
@@ -209,6 +215,7 @@ def retrieve(
             "embeddingMethod": embedder.method,
             "embedder": embedder.identity(),
             "ingestParts": index.params.parts(),
+            **({"standalone": True} if request.standalone else {}),
         }
         git = git_state()
         versions = {**package_versions(), "embeddingModel": embedder.model_version}

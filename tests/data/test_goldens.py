@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from nomad_lab.data.goldens import GoldenError, js_truthy, load_suite_file, load_suites, parse_suite_spec
+from nomad_lab.data.goldens import (
+    GATING_SUITES,
+    GoldenError,
+    js_truthy,
+    load_suite_file,
+    load_suites,
+    parse_suite_spec,
+)
 from tests.support.paths import RETRIEVAL_FIXTURES as FIXTURES
 
 DOCS = {"water-boiling", "water-bleach", "first-aid-burns"}
@@ -163,3 +170,57 @@ def test_suite_selection(tmp_path: Path) -> None:
 def test_the_fixture_suites_are_valid() -> None:
     goldens = load_suites(FIXTURES / "goldens", "*", {p.stem for p in (FIXTURES / "corpus").glob("*.md")})
     assert len(goldens) == 9 and sum(g.expect_refusal for g in goldens) == 3
+
+
+FOLLOW_UP = {
+    **GOOD,
+    "query": "And at 2,400 m?",
+    "turns": [
+        {"role": "user", "content": "How long do I boil water?"},
+        {"role": "assistant", "content": "1 min."},
+    ],
+}
+
+
+def test_a_follow_up_carries_its_standalone_rewrite_and_retrieval_reads_it_only_when_asked(
+    tmp_path: Path,
+) -> None:
+    rewrite = "How long do I boil water at 2,400 m?"
+    (golden,) = load_suite_file(write(tmp_path, "core.jsonl", {**FOLLOW_UP, "standalone": rewrite}), DOCS)
+    assert golden.standalone == rewrite
+    assert golden.retrieval_text() == "And at 2,400 m?"  # the reference's raw query stays the default
+    assert golden.retrieval_text(standalone=True) == rewrite
+    (plain,) = load_suite_file(write(tmp_path, "other.jsonl", GOOD), DOCS)
+    assert plain.standalone == "" and plain.retrieval_text(standalone=True) == GOOD["query"]
+
+
+@pytest.mark.parametrize(
+    ("golden", "message"),
+    [
+        ({**FOLLOW_UP, "standalone": "   "}, r"core\.jsonl:1: field 'standalone' must be a non-empty string"),
+        ({**FOLLOW_UP, "standalone": ["a"]}, r"core\.jsonl:1: field 'standalone' must be a non-empty string"),
+        ({**GOOD, "standalone": "How long?"}, r"core\.jsonl:1: field 'standalone' is only for follow-ups"),
+    ],
+)
+def test_a_bad_standalone_is_refused_naming_file_and_line(tmp_path: Path, golden: dict, message: str) -> None:
+    (error,) = errors_of(write(tmp_path, "core.jsonl", golden))
+    assert re.match(message, error.split("/")[-1]), error
+
+
+def test_an_optional_suite_is_kept_when_present_and_dropped_when_not(tmp_path: Path) -> None:
+    assert parse_suite_spec("core,off_topic,hard_refusals?", ["core", "hard_refusals", "off_topic"]) == [
+        "core",
+        "off_topic",
+        "hard_refusals",
+    ]
+    assert parse_suite_spec("core,off_topic,hard_refusals?", ["core", "off_topic"]) == ["core", "off_topic"]
+    assert parse_suite_spec("core,bank?", ["core"], also=("bank",)) == ["core", "bank"]
+    with pytest.raises(GoldenError, match="unknown suite 'off_topic'"):
+        parse_suite_spec("off_topic,hard_refusals?", ["core"])  # only the marked name may be missing
+    with pytest.raises(GoldenError, match="no suite of 'hard_refusals\\?' is present"):
+        parse_suite_spec("hard_refusals?", ["core"])
+    with pytest.raises(GoldenError, match="empty suite name"):
+        parse_suite_spec("core,?", ["core"])
+    write(tmp_path, "core.jsonl", GOOD)
+    write(tmp_path, "off_topic.jsonl", {"id": "r", "query": "hello", "expectRefusal": True})
+    assert [g.id for g in load_suites(tmp_path, GATING_SUITES)] == ["g1", "r"]  # no hard_refusals here

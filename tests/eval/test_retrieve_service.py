@@ -6,7 +6,9 @@ Real MiniLM embeddings and a real DuckDB file over the fixture corpus. What a st
 
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -76,3 +78,39 @@ def test_eval_retrieval_is_the_service_plus_the_report(tmp_path: Path, embedder)
 def test_a_bad_retrieval_parameter_is_refused_by_name(field: str, value: float) -> None:
     with pytest.raises(NomadLabError, match=f"retrieval {field}"):
         RetrievalRequest(**{field: value})
+
+
+@pytest.mark.slow
+def test_gating_pools_retrieve_a_follow_up_by_its_standalone_rewrite_only_when_asked(
+    tmp_path: Path, embedder
+) -> None:
+    goldens = tmp_path / "goldens"
+    goldens.mkdir()
+    follow_up = {
+        "id": "mt-altitude",
+        "query": "And up in the mountains?",
+        "standalone": "How long should I boil water at high altitude?",
+        "turns": [
+            {"role": "user", "content": "Is creek water safe after boiling?"},
+            {"role": "assistant", "content": "Yes, once it has boiled properly."},
+        ],
+        "relevantDocIds": ["water-boiling"],
+    }
+    lines = [*(GOLDENS / "core.jsonl").read_text("utf-8").splitlines(), json.dumps(follow_up)]
+    (goldens / "core.jsonl").write_text("\n".join(lines), "utf-8")
+    store = tmp_path / "ws.duckdb"
+    requests = {
+        flag: replace(_request(store, standalone=flag), goldens_dir=goldens, suite="core", floor=0.0)
+        for flag in (False, True)
+    }
+    runs = {flag: retrieve(request, embedder) for flag, request in requests.items()}
+    with Store(store, read_only=True) as db:
+        cases = {flag: {c.golden_id: c for c in db.get_cases(run.run_id)} for flag, run in runs.items()}
+        pools = {flag: db.get_pools(run.run_id) for flag, run in runs.items()}
+        params = {flag: db.get_run(run.run_id).params for flag, run in runs.items()}
+    assert cases[False]["mt-altitude"].query == follow_up["query"] and "standalone" not in params[False]
+    assert cases[True]["mt-altitude"].query == follow_up["standalone"] and params[True]["standalone"] is True
+    assert cases[True]["mt-altitude"].result["retrievedDocIds"][0] == "water-boiling"
+    others = set(cases[False]) - {"mt-altitude"}
+    assert all(pools[False].get(i) == pools[True].get(i) for i in others)  # only the follow-up changes
+    assert all(cases[False][i].query == cases[True][i].query for i in others)
