@@ -24,6 +24,7 @@ import numpy as np
 
 from nomad_lab.backends.spec import DEFAULT_SPEC
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.data.goldens import GATING_SUITES
 from nomad_lab.eval.gating import RunData, gather, load_run, subset_run
 from nomad_lab.eval.gating.fit import apply_gate, bank_run, default_bank, fit_gate, with_features
 from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
@@ -87,7 +88,7 @@ PARAMS = (
     STORE,
     CORPUS,
     GOLDENS,
-    Param("suite", str, "core,off_topic", "suites to retrieve when no --run is given"),
+    Param("suite", str, GATING_SUITES, "suites to retrieve when no --run is given (NAME? is optional)"),
     EMBEDDER,
     Param(
         "bank",
@@ -166,6 +167,7 @@ def _retrieve(p: Params, corpus: Path | None = None, goldens: Path | None = None
         store_path=Path(p.store),
         embedder=p.embedder,
         progress=False,
+        standalone=True,  # a follow-up is gated on its self-contained rewrite, as a rewrite step would ask
     )
     return retrieve(config).run_id
 
