@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.cli.workspace_args import add_store_argument
+from nomad_lab.cli.workspace_args import add_corpus_arguments, add_store_argument
 
 
 def register(subparsers: Any) -> None:
@@ -49,11 +49,9 @@ def register(subparsers: Any) -> None:
     fit.add_argument(
         "--no-labels",
         action="store_true",
-        help="no goldens: questions drafted from --corpus as on-topic, the bank as off-topic (see --corpus)",
+        help="no goldens: questions drafted from --corpus as on-topic, the bank as off-topic",
     )
-    fit.add_argument(
-        "--corpus", type=Path, help="with --no-labels: the document folder to draft questions from"
-    )
+    add_corpus_arguments(fit, goldens=False)  # --no-labels drafts its questions from --corpus
     fit.add_argument("--folds", type=int, default=5, help="outer folds (default: %(default)s)")
     fit.add_argument("--repeats", type=int, default=5, help="repeated fold draws (default: %(default)s)")
     add_store_argument(fit)
@@ -77,8 +75,6 @@ def run_fit_without_labels(args: argparse.Namespace) -> int:
     from nomad_lab.eval.gating.fit import default_bank
     from nomad_lab.eval.gating.label_free import fit_label_free, pseudo_run, spec_point
 
-    if args.corpus is None:
-        raise NomadLabError("gate fit --no-labels: give --corpus DIR, the documents to draft questions from")
     if args.run:
         raise NomadLabError("gate fit --no-labels: --run names a labelled run; leave it out")
     bank_path = args.bank or default_bank()

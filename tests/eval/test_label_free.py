@@ -48,7 +48,6 @@ def test_gate_fit_without_labels_drafts_retrieves_and_fits(tmp_path: Path, embed
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        ([], "give --corpus DIR"),
         (["--corpus", str(CORPUS), "--no-bank"], "keep a bank"),
         (["--corpus", str(CORPUS), "--run", "r1"], "--run names a labelled run"),
         (["--corpus", str(CORPUS), "--features", "pool|pool,query"], "one feature set"),
