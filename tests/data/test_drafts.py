@@ -219,3 +219,19 @@ def test_command_writes_drafts_and_says_how_many(tmp_path: Path, capsys: pytest.
     assert len(load_suite_file(out / "drafts.jsonl", drafts=True)) == 12
     assert main([*argv, "--bank-skip", "cooking"]) == 1
     assert "no bank category cooking to skip" in capsys.readouterr().err
+
+
+def test_model_drafts_carry_the_backend_spec_and_their_document(tmp_path: Path) -> None:
+    corpus = read_corpus(corpus_dir(tmp_path))
+    asked: list[tuple[str, int]] = []
+
+    def ask(title: str, passage: str, n: int) -> list[str]:  # stands in for a chat model
+        asked.append((title, n))
+        own = ["What colour is the sky at dawn", "How many legs does a spider have", "Where do penguins live"]
+        return [f"{q} in {title}?" for q in [*own, "Why is the sea salty"][: n + 2]]
+
+    result = draft_goldens(corpus, (), DraftOptions(llm_per_doc=2), ask=ask, ask_spec="embedded:x")
+    model = [d for d in result.drafts if d["draft"]["source"] == "llm:embedded:x"]
+    assert len(asked) == len(DOCS) and all(n == 2 for _, n in asked)
+    assert len(model) == 2 * len(DOCS)  # at most llm_per_doc kept of what the model wrote
+    assert all(d["relevantDocIds"] == [d["draft"]["doc"]] and not d["expectRefusal"] for d in model)

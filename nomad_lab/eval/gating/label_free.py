@@ -30,7 +30,14 @@ from nomad_lab.gate import crossval, gates
 from nomad_lab.gate.apply import spec_mask
 from nomad_lab.gate.learned import REGULARIZATION_C, LearnedGate, fit_logistic, logistic_scores
 
-__all__ = ["LabelFree", "fit_label_free", "most_selective_point", "pseudo_run", "spec_point"]
+__all__ = [
+    "LabelFree",
+    "fit_label_free",
+    "most_selective_point",
+    "pseudo_run",
+    "score_threshold",
+    "spec_point",
+]
 
 SEED = 1341
 
@@ -79,7 +86,9 @@ def most_selective_point(recall: np.ndarray, target: float = crossval.RECALL_TAR
     return int(np.argmax(mean)), False
 
 
-def spec_point(store_path: str | Path, pseudo: RunData, spec: str, target: float = crossval.RECALL_TARGET):
+def spec_point(
+    store_path: str | Path, pseudo: RunData, spec: str, target: float = crossval.RECALL_TARGET
+) -> tuple[np.ndarray, int, bool]:
     """(points, index, reached) of a spec's label-free operating point on the pseudo run."""
     _, inputs = gather(store_path, pseudo, spec)
     points, keep = spec_mask(pseudo.pools, spec, inputs)
