@@ -5,6 +5,11 @@ training folds choose between pool statistics alone and pool statistics with the
 prints its out-of-fold figures (grouped, repeated folds; the feature set and thresholds picked inside
 training folds) and saves a small JSON gate file. ``gate apply gates/x.json --run RUN`` scores another
 run with it (refused when that run was embedded by another embedder). Python: ``eval.gating.fit``.
+
+``gate fit --no-labels --corpus DIR --out gates/x.json`` needs no goldens: questions drafted from the
+corpus's headings and sentences stand in for in-domain questions and the out-of-scope bank for off-topic
+ones; it prints the floor's label-free threshold and saves a gate fitted that way, its threshold set on
+the drafted questions' recall@5 (``eval.gating.label_free``).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.cli.workspace_args import add_store_argument
+from nomad_lab.cli.workspace_args import add_corpus_arguments, add_store_argument
 
 
 def register(subparsers: Any) -> None:
@@ -41,6 +46,12 @@ def register(subparsers: Any) -> None:
         metavar="CATEGORY",
         help="bank categories your corpus answers, left out of the negatives (coding for programming docs)",
     )
+    fit.add_argument(
+        "--no-labels",
+        action="store_true",
+        help="no goldens: questions drafted from --corpus as on-topic, the bank as off-topic",
+    )
+    add_corpus_arguments(fit, goldens=False)  # --no-labels drafts its questions from --corpus
     fit.add_argument("--folds", type=int, default=5, help="outer folds (default: %(default)s)")
     fit.add_argument("--repeats", type=int, default=5, help="repeated fold draws (default: %(default)s)")
     add_store_argument(fit)
@@ -59,7 +70,40 @@ def _triple(t: Any) -> str:
     return "n/a" if t is None else f"{t[0]:.3f} [{t[1]:.3f}, {t[2]:.3f}]"
 
 
+def run_fit_without_labels(args: argparse.Namespace) -> int:
+    from nomad_lab.core.errors import NomadLabError
+    from nomad_lab.eval.gating.fit import default_bank
+    from nomad_lab.eval.gating.label_free import fit_label_free, pseudo_run, spec_point
+
+    if args.run:
+        raise NomadLabError("gate fit --no-labels: --run names a labelled run; leave it out")
+    bank_path = args.bank or default_bank()
+    if args.no_bank or bank_path is None:
+        raise NomadLabError("gate fit --no-labels: the bank's questions are its only negatives; keep a bank")
+    kinds = ("pool", "coverage") if args.features.strip() == "auto" else tuple(args.features.split(","))
+    if any("|" in k for k in kinds):
+        raise NomadLabError("gate fit --no-labels: one feature set (no '|': no labels to choose by)")
+    pseudo = pseudo_run(args.store, args.corpus, progress=True)
+    points, index, reached = spec_point(args.store, pseudo, "floor")
+    fitted = fit_label_free(args.store, pseudo, kinds, bank_path, args.bank_skip, folds=args.folds)
+    miss = "" if reached else " (the target is out of reach on these questions: the loosest point)"
+    print(
+        f"{pseudo.pools.size} pseudo-questions drafted from {args.corpus} (run {pseudo.run_id}), "
+        f"{fitted.bank.pools.size} bank questions as negatives; no labels used"
+    )
+    print(f"label-free floor for recall@5 >= 0.9: {points[index]:.3f}{miss}")
+    path = fitted.gate.save(args.out)
+    auc = fitted.gate.figures["pseudoVsBankRocAuc"]
+    print(
+        f"wrote {path} (features {'+'.join(kinds)}, threshold {fitted.gate.threshold:.4f} from the "
+        f"pseudo-questions; pseudo vs bank ROC AUC {_triple(auc)})"
+    )
+    return 0
+
+
 def run_fit(args: argparse.Namespace) -> int:
+    if args.no_labels:
+        return run_fit_without_labels(args)
     from nomad_lab.eval.gating import load_run
     from nomad_lab.eval.gating.fit import CANDIDATE_KINDS, bank_run, default_bank, fit_gate, with_features
 
