@@ -33,9 +33,9 @@ from nomad_lab.core.workspace import DEFAULT_BANK_PATH
 
 __all__ = [
     "BANK_SUITE",
-    "GATING_SUITES",
     "DRAFTS_SUITE",
     "DRAFT_KINDS",
+    "GATING_SUITES",
     "DraftMark",
     "Golden",
     "GoldenError",
