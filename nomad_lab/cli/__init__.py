@@ -31,6 +31,7 @@ COMMAND_MODULES: list[str] = [
     "nomad_lab.cli.store",
     "nomad_lab.cli.floors",
     "nomad_lab.cli.library",
+    "nomad_lab.cli.goldens",
 ]
 EVAL_MODULES: list[str] = [
     "nomad_lab.cli.eval_check",

@@ -14,6 +14,7 @@ never scored on a question it also saw labelled the other way.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -26,6 +27,7 @@ __all__ = [
     "DEFAULT_BANK_PATH",
     "NEAR_DUPLICATE_JACCARD",
     "OFF_TOPIC_TAG",
+    "NearDuplicateIndex",
     "bank_category",
     "drop_near_duplicates",
     "load_bank",
@@ -122,3 +124,50 @@ def drop_near_duplicates(bank: Sequence[Golden], goldens: Sequence[Golden]) -> l
     """The bank without any question that equals or nearly repeats one of ``goldens`` (see module doc)."""
     clashing = {id(pair[0]) for pair in near_duplicates(bank, goldens)}
     return [g for g in bank if id(g) not in clashing]
+
+
+class NearDuplicateIndex:
+    """The :func:`near_duplicates` rules for a stream of questions, without comparing every pair.
+
+    Why: a drafted library yields tens of thousands of candidates, and pairwise checks grow with their
+    square. Each question's words are sorted in one fixed order and only a prefix of them is indexed:
+    two sets with Jaccard >= t share at least ``ceil(t * size)`` words, so they share one of the first
+    ``size - ceil(t * size) + 1`` of each (prefix filtering); candidates found that way are then checked
+    with the exact rule, so the answer is the same as :func:`near_duplicates` would give.
+    """
+
+    def __init__(self, threshold: float = NEAR_DUPLICATE_JACCARD) -> None:
+        self.threshold = threshold
+        self._texts: dict[str, str] = {}
+        self._entries: list[tuple[str, frozenset[str]]] = []
+        self._postings: dict[str, list[int]] = {}
+
+    def _prefix(self, words: frozenset[str]) -> list[str]:
+        ordered = sorted(words)
+        return ordered[: len(ordered) - math.ceil(self.threshold * len(ordered) - 1e-9) + 1]
+
+    def clash(self, query: str) -> tuple[str, str] | None:
+        """``(label of the question it repeats, why)``, or None when ``query`` is new."""
+        text = normalized_query(query)
+        if text in self._texts:
+            return self._texts[text], "same normalized text"
+        words = frozenset(_WORD.findall(text))
+        seen: set[int] = set()
+        for word in self._prefix(words):
+            for index in self._postings.get(word, ()):
+                if index in seen:
+                    continue
+                seen.add(index)
+                label, other = self._entries[index]
+                if (score := _jaccard(words, other)) >= self.threshold:
+                    return label, f"word Jaccard {score:.2f}"
+        return None
+
+    def add(self, query: str, label: str) -> None:
+        """Remember ``query`` under ``label`` (its id, say) for later :meth:`clash` calls."""
+        text = normalized_query(query)
+        self._texts.setdefault(text, label)
+        words = frozenset(_WORD.findall(text))
+        self._entries.append((label, words))
+        for word in self._prefix(words):
+            self._postings.setdefault(word, []).append(len(self._entries) - 1)

@@ -9,6 +9,13 @@ Regex dialect: patterns are compiled with Python's ``re`` (case-insensitive). Ja
 on the common subset (classes, groups, alternation, quantifiers, lookahead); JS-only syntax such as
 ``\\p{L}`` without the ``regex`` module, or ``(?<name>`` spelled ``(?P<name>`` in older Pythons, is
 reported as an invalid regex at load rather than silently behaving differently.
+
+Drafts: a line with a ``draft`` object (``{"source": ..., "doc": ..., "seed": ...}``) is a candidate
+question a generator wrote (``nomad-lab goldens draft``), not one a person labelled. It is validated like
+any line, but the loaders return it only when asked (``drafts=True``): every eval, study and gate loads
+with the default and so can never count a draft as a labelled golden. ``*`` leaves out the suite
+:data:`DRAFTS_SUITE` (the generator's output file), and a file holding nothing but drafts is an error
+when loaded for labelled goldens, so a mistyped ``--suite drafts`` fails instead of scoring nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +33,9 @@ from nomad_lab.core.workspace import DEFAULT_BANK_PATH
 
 __all__ = [
     "BANK_SUITE",
+    "DRAFTS_SUITE",
+    "DRAFT_KINDS",
+    "DraftMark",
     "Golden",
     "GoldenError",
     "Turn",
@@ -44,6 +54,10 @@ BANK_SUITE = "bank"
 Why a name and not an option: the bank's questions must be retrieved like any suite's (a learned gate needs
 their pools as negatives), and a suite name reaches the CLI, notebooks and studies with no new plumbing.
 ``*`` still means the directory's own files only, so existing runs and checks are unchanged."""
+DRAFTS_SUITE = "drafts"
+"""The suite file ``goldens draft`` writes (``<dir>/drafts.jsonl``); ``*`` never expands to it."""
+DRAFT_KINDS = ("template", "llm", "swap", "fictional-attribute", "bank")
+"""What a draft's ``source`` may start with (``template:heading``, ``llm:SPEC``, ``bank:coding`` ...)."""
 _ROLES = ("user", "assistant")
 
 
@@ -62,6 +76,22 @@ class Turn:
 
 
 @dataclass(frozen=True)
+class DraftMark:
+    """Where a drafted question came from: the generator (``source``), its document, the seed it ran with."""
+
+    source: str
+    doc: str | None
+    seed: int
+
+    @property
+    def kind(self) -> str:
+        return self.source.split(":", 1)[0]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"source": self.source, "doc": self.doc, "seed": self.seed}
+
+
+@dataclass(frozen=True)
 class Golden:
     """One golden question. ``must_include``/``must_not_include`` hold compiled case-insensitive patterns."""
 
@@ -76,6 +106,8 @@ class Golden:
     must_not_include: tuple[re.Pattern[str], ...] = ()
     expect_refusal: bool = False
     tags: tuple[str, ...] = ()
+    draft: DraftMark | None = None
+    """Set on a generated candidate nobody has labelled yet (loaded only with ``drafts=True``)."""
 
     @property
     def location(self) -> str:
@@ -155,6 +187,26 @@ class _LineChecker:
                 turns.append(Turn(role, content))
         return tuple(turns)
 
+    def draft(self, obj: dict[str, Any], doc_ids: set[str] | None) -> DraftMark | None:
+        value = obj.get("draft")
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            self.fail("field 'draft' must be an object with 'source', 'doc' and 'seed'")
+            return None
+        source, doc, seed = value.get("source"), value.get("doc"), value.get("seed")
+        if not isinstance(source, str) or source.split(":", 1)[0] not in DRAFT_KINDS:
+            self.fail(f"field 'draft.source' must start with one of {', '.join(DRAFT_KINDS)}, got {source!r}")
+        if doc is not None and not isinstance(doc, str):
+            self.fail(f"field 'draft.doc' must be a doc id or null, got {doc!r}")
+        elif isinstance(doc, str) and doc_ids is not None and doc not in doc_ids:
+            self.fail(f"field 'draft.doc' {doc!r} is not a corpus document (no {doc}.md)")
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            self.fail(f"field 'draft.seed' must be an integer, got {seed!r}")
+        if not self.ok:
+            return None
+        return DraftMark(source, doc, seed)
+
 
 def _parse_line(
     raw: str,
@@ -185,6 +237,7 @@ def _parse_line(
     must_include = check.patterns(obj, "mustInclude")
     must_not_include = check.patterns(obj, "mustNotInclude")
     tags = check.string_list(obj, "tags")
+    draft = check.draft(obj, corpus_doc_ids)
     expect_refusal = js_truthy(obj.get("expectRefusal", False))
     if expect_refusal and relevant:
         check.fail("expectRefusal is true but relevantDocIds is not empty")
@@ -211,10 +264,13 @@ def _parse_line(
         must_not_include=must_not_include,
         expect_refusal=expect_refusal,
         tags=tags,
+        draft=draft,
     )
 
 
-def _load_file(path: Path, corpus_doc_ids: set[str] | None, errors: list[str]) -> list[Golden]:
+def _load_file(
+    path: Path, corpus_doc_ids: set[str] | None, errors: list[str], drafts: bool = False
+) -> list[Golden]:
     file = str(path)
     suite = path.name[: -len(SUITE_SUFFIX)] if path.name.endswith(SUITE_SUFFIX) else path.stem
     try:
@@ -224,6 +280,7 @@ def _load_file(path: Path, corpus_doc_ids: set[str] | None, errors: list[str]) -
         return []
     goldens: list[Golden] = []
     seen: dict[str, int] = {}
+    skipped_drafts = 0
     lines = text.split("\n")
     for line_no, raw_line in enumerate(lines, start=1):
         line = js_trim(raw_line)
@@ -237,16 +294,29 @@ def _load_file(path: Path, corpus_doc_ids: set[str] | None, errors: list[str]) -
             errors.append(f"{where}: duplicate id {golden.id!r} (first at {file}:{seen[golden.id]})")
             continue
         seen[golden.id] = line_no
+        if golden.draft is not None and not drafts:
+            skipped_drafts += 1
+            continue
         goldens.append(golden)
-    if not goldens and not any(e.startswith(f"{file}:") for e in errors):
+    if not goldens and skipped_drafts and not any(e.startswith(f"{file}:") for e in errors):
+        errors.append(
+            f"{file}:1: only drafts in file ({skipped_drafts} lines marked 'draft'): nobody has labelled "
+            "them; label them first, or load drafts explicitly (drafts=True)"
+        )
+    elif not goldens and not any(e.startswith(f"{file}:") for e in errors):
         errors.append(f"{file}:1: no goldens in file (all {len(lines)} lines are blank or // comments)")
     return goldens
 
 
-def load_suite_file(path: str | Path, corpus_doc_ids: Iterable[str] | None = None) -> list[Golden]:
-    """Load and validate one suite file; raises :class:`GoldenError` with every problem found."""
+def load_suite_file(
+    path: str | Path, corpus_doc_ids: Iterable[str] | None = None, *, drafts: bool = False
+) -> list[Golden]:
+    """Load and validate one suite file; raises :class:`GoldenError` with every problem found.
+
+    Draft lines are validated but returned only with ``drafts=True`` (see the module doc)."""
     errors: list[str] = []
-    goldens = _load_file(Path(path), None if corpus_doc_ids is None else set(corpus_doc_ids), errors)
+    doc_ids = None if corpus_doc_ids is None else set(corpus_doc_ids)
+    goldens = _load_file(Path(path), doc_ids, errors, drafts)
     if errors:
         raise GoldenError(errors)
     return goldens
@@ -287,17 +357,25 @@ def suite_path(goldens_dir: str | Path, name: str) -> Path:
 
 
 def load_suites(
-    goldens_dir: str | Path, spec: str = "core", corpus_doc_ids: Iterable[str] | None = None
+    goldens_dir: str | Path,
+    spec: str = "core",
+    corpus_doc_ids: Iterable[str] | None = None,
+    *,
+    drafts: bool = False,
 ) -> list[Golden]:
-    """Load the suites named by ``spec`` from ``goldens_dir``; ids must be unique across all loaded suites."""
+    """Load the suites named by ``spec`` from ``goldens_dir``; ids must be unique across all loaded suites.
+
+    Labelled goldens only unless ``drafts=True``; ``*`` never includes :data:`DRAFTS_SUITE`."""
     directory = Path(goldens_dir)
-    names = parse_suite_spec(spec, available_suites(directory), also=(BANK_SUITE,))
+    every = available_suites(directory)
+    labelled = [name for name in every if name != DRAFTS_SUITE or drafts]
+    names = parse_suite_spec(spec, labelled, also=(BANK_SUITE, *(n for n in every if n not in labelled)))
     doc_ids = None if corpus_doc_ids is None else set(corpus_doc_ids)
     errors: list[str] = []
     goldens: list[Golden] = []
     first_seen: dict[str, Golden] = {}
     for name in names:
-        for golden in _load_file(suite_path(directory, name), doc_ids, errors):
+        for golden in _load_file(suite_path(directory, name), doc_ids, errors, drafts):
             if golden.id in first_seen:
                 errors.append(
                     f"{golden.location}: duplicate id {golden.id!r} "

@@ -1,0 +1,264 @@
+"""The text rules behind drafted questions: a document's headings, sentences and named entities, and the
+general English templates that turn them into questions.
+
+Why rules and not a model: drafting must run on a user's whole library in minutes on two cores, with
+no model installed, and give the same drafts for the same seed. The rules are plain English grammar
+(a definition "X is a ..." asks "What is X?", a modal "X should Y" asks "Should X Y?"), written without
+looking at any golden question, so they say nothing about how a suite happens to be phrased. They will
+draft some clumsy questions: drafts are candidates for a person to label, never labels.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+__all__ = [
+    "DocText",
+    "WordIndex",
+    "definition_question",
+    "doc_text",
+    "entities",
+    "heading_question",
+    "modal_question",
+    "quantity_question",
+    "sentence_questions",
+    "words",
+]
+
+_ATX = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+_UNDERLINE = re.compile(r"^([=\-~^*+#\"'`])\1{2,}\s*$")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
+_WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
+_PRONOUNS = frozenset((
+    "it", "this", "that", "these", "those", "there", "they", "he", "she", "we", "you", "i", "here", "such",
+    "which", "what", "who", "one", "each", "some", "all", "any", "many", "most", "both", "either", "neither",
+    "its", "his", "her", "their", "our", "your", "my", "me",
+))  # fmt: skip
+_NOT_SUBJECT = _PRONOUNS | frozenset((
+    "but", "and", "or", "nor", "yet", "so", "if", "while", "when", "whenever", "as", "because", "though",
+    "although", "unless", "until", "where", "then", "now", "only", "also", "even", "just", "in", "on", "at",
+    "of", "to", "with", "by", "from", "after", "before", "under", "over", "into", "for", "not", "no",
+))  # fmt: skip  # a "subject" opening with one of these is a clause fragment, not a noun phrase
+# Capitalized runs of 2-4 words (or one word with a digit, a model name) not opening a sentence.
+_ENTITY = re.compile(
+    r"(?<=[a-z,;:(] )((?:[A-Z][\w'-]*\d[\w-]*)|(?:[A-Z][\w'-]+(?:\s+(?:[A-Z][\w'-]*|\d[\w-]*)){1,3}))"
+)
+_DEFINITION = re.compile(
+    r"^(?:(?:The|A|An)\s+)?(?P<subj>[A-Za-z][\w'-]*(?:\s+[\w'-]+){0,4}?)\s+(?P<verb>is|are|means|refers to)"
+    r"\s+(?:a|an|the|one|used|called|any|how|what|when|where|not)\b"
+)
+_MODAL = re.compile(
+    r"^(?P<subj>[A-Z][\w'-]*(?:\s+[\w'-]+){0,4}?)\s+(?P<modal>should|must|can|cannot|can't|will|may)"
+    r"\s+(?:not\s+)?(?P<rest>[a-z][^,;:()]{8,90}?)[.,;:]"
+)
+_QUANTITY = re.compile(
+    r"\b\d[\d,.]*\s?(?P<unit>seconds?|minutes?|hours?|days?|weeks?|months?|years?|litres?|liters?|"
+    r"gallons?|metres?|meters?|feet|foot|inches|inch|miles?|kilometres?|kilometers?|km|cm|mm|kg|g|lbs?|"
+    r"pounds?|ounces?|oz|percent|%|degrees?|°[CF]|watts?|volts?|amps?|mhz|khz|ghz|bytes?|kb|mb|gb)\b",
+    re.IGNORECASE,
+)
+_UNIT_NAMES = {
+    "°C": "degrees Celsius",
+    "°F": "degrees Fahrenheit",
+    "°c": "degrees Celsius",
+    "°f": "degrees Fahrenheit",
+}
+
+
+def words(text: str) -> list[str]:
+    """Lowercase word tokens (hyphenated and apostrophe words kept whole)."""
+    return _WORD.findall(text.lower())
+
+
+@dataclass(frozen=True)
+class DocText:
+    """A document as drafting sees it: its title, its headings, its prose sentences."""
+
+    doc_id: str
+    title: str
+    headings: tuple[str, ...]
+    sentences: tuple[str, ...]
+
+    @property
+    def short_title(self) -> str:
+        """The title before a subtitle (``Kestrel K-9 Gravity Water Filter: Owner's Guide`` -> its name)."""
+        return re.split(r"\s*(?::|\s-\s|\s—\s|\|)\s*", self.title, maxsplit=1)[0].strip() or self.title
+
+
+def _clean_heading(line: str) -> str:
+    line = re.sub(r":\w+:`([^`]*)`", r"\1", line).replace("`", "").replace("\\", "")
+    text = re.sub(
+        r"^(?:chapter|part|section|book)?\s*[\dIVXLC]+[.)]?\s+", "", line.strip(), flags=re.IGNORECASE
+    )
+    return text.strip(" :.-*_`")
+
+
+def _usable_heading(text: str) -> bool:
+    return 3 <= len(text) <= 80 and "|" not in text and bool(re.search(r"[A-Za-z]{3}", text))
+
+
+def doc_text(doc_id: str, text: str) -> DocText:
+    """Headings (Markdown ``#`` lines and reST/setext underlined lines) and prose sentences of ``text``.
+
+    The title is the first heading, else the doc id. Code blocks (indented lines, fenced blocks, reST
+    ``::`` blocks) and list markers are left out of the sentences, since a question drafted from code is
+    rarely one a person would type.
+    """
+    lines = text.splitlines()
+    headings: list[str] = []
+    prose: list[str] = []
+    fenced = False
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            fenced = not fenced
+            continue
+        nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        if fenced or line.startswith(("    ", "\t")) or stripped.startswith(".. "):
+            prose.append("\n")
+            continue
+        if (match := _ATX.match(stripped)) or (
+            stripped and _UNDERLINE.match(nxt) and len(nxt) >= len(stripped)
+        ):
+            heading = _clean_heading(match.group(1) if match else stripped)
+            if _usable_heading(heading):
+                headings.append(heading)
+            prose.append("\n")
+        elif not stripped or _UNDERLINE.match(stripped):
+            prose.append("\n")
+        else:
+            prose.append(re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", stripped))
+    title = headings[0] if headings else doc_id.replace("-", " ")
+    sentences = []
+    for paragraph in " ".join(prose).split("\n"):
+        for sentence in _SENTENCE_END.split(" ".join(paragraph.split())):
+            if 30 <= len(sentence) <= 300 and sentence[-1:] in ".!?":
+                sentences.append(sentence)
+    seen = set()
+    unique = [
+        h
+        for h in headings[1:]
+        if h.lower() != title.lower() and not (h.lower() in seen or seen.add(h.lower()))
+    ]
+    return DocText(doc_id, title, tuple(unique), tuple(sentences))
+
+
+def entities(doc: DocText) -> list[str]:
+    """Named things the document talks about: capitalized multi-word names (and single words with a
+    digit, such as model names) that do not open a sentence, most mentioned first; its short title last."""
+    counts: dict[str, int] = {}
+    for sentence in doc.sentences:
+        for match in _ENTITY.finditer(sentence):
+            name = match.group(1).strip()
+            if not any(word.lower() in _NOT_SUBJECT or "'" in word for word in name.split()):
+                counts[name] = counts.get(name, 0) + 1
+    title = doc.short_title
+    ranked = sorted((n for n in counts if n != title), key=lambda name: (-counts[name], name))
+    return [*ranked, title] if re.search(r"[A-Za-z]", title) else ranked
+
+
+def _lower_first(text: str) -> str:
+    """Lowercase a sentence-initial capital, unless the word is a name (an acronym, a capital inside it,
+    or one of a run of capitalized words such as ``Cedar Valley Emergency Net``)."""
+    first, *rest = text.split(" ")
+    name = first.isupper() or any(c.isupper() for c in first[1:]) or bool(rest and rest[0][:1].isupper())
+    return text if name else text[:1].lower() + text[1:]
+
+
+def heading_question(doc: DocText, heading: str, variant: int) -> str:
+    """A question about a section: the heading asked in the document's context."""
+    if heading.endswith("?"):
+        return heading
+    topic = doc.short_title
+    h = _lower_first(heading)
+    forms = (
+        f"What should I know about {h} for {topic}?",
+        f"What does the {topic} documentation say about {h}?",
+        f"{topic}: how does {h} work?",
+        f"Tell me about {h} in {topic}.",
+    )
+    return forms[variant % len(forms)]
+
+
+def definition_question(sentence: str) -> str | None:
+    """``X is a ...`` -> ``What is X?`` (``are`` for plurals), when X is a short noun phrase."""
+    match = _DEFINITION.match(sentence)
+    if not match or match.group("subj").split()[0].lower() in _NOT_SUBJECT:
+        return None
+    verb = "are" if match.group("verb") == "are" else "is"
+    subject = _lower_first(match.group("subj"))
+    article = next((a.lower() + " " for a in ("The", "A", "An") if sentence.startswith(a + " ")), "")
+    return f"What {verb} {article}{subject}?"
+
+
+def modal_question(sentence: str) -> str | None:
+    """``X should do Y.`` -> ``Should X do Y?``; ``You`` becomes ``I``; a negation is dropped, so the
+    question asks rather than presupposes the answer."""
+    match = _MODAL.match(sentence)
+    if not match or match.group("subj").split()[0].lower() in _NOT_SUBJECT - {"you"}:
+        return None
+    modal = {"cannot": "can", "can't": "can"}.get(match.group("modal"), match.group("modal"))
+    subject = match.group("subj")
+    subject = "I" if subject.lower() == "you" else _lower_first(subject)
+    rest = match.group("rest").strip()
+    for you, me in (
+        ("you're", "I'm"),
+        ("you are", "I am"),
+        ("yourself", "myself"),
+        ("your", "my"),
+        ("you", "me"),
+    ):
+        rest = re.sub(rf"\b{you}\b", me, rest)
+    return f"{modal.capitalize()} {subject} {rest}?"
+
+
+def quantity_question(sentence: str) -> str | None:
+    """The clause stating an amount, its figure asked back: ``Rated capacity: 4,500 litres per cartridge``
+    -> ``Rated capacity: how many litres per cartridge?``, as people ask when they want a figure."""
+    match = _QUANTITY.search(sentence)
+    if not match:
+        return None
+    clause_start = max(sentence.rfind(mark, 0, match.start()) for mark in (",", ";", "(")) + 1
+    ends = [i for mark in (",", ";", ")", ".") if (i := sentence.find(mark, match.end())) != -1]
+    before = sentence[clause_start : match.start()].strip()
+    after = sentence[match.end() : min(ends) if ends else len(sentence)].strip()
+    unit = match.group("unit")
+    ask = "what percent" if unit.lower() in {"%", "percent"} else f"how many {_UNIT_NAMES.get(unit, unit)}"
+    clause = " ".join(part for part in (before, ask, after) if part)
+    first = clause.split()[0].lower()
+    if not 4 <= len(clause.split()) <= 18 or first in _NOT_SUBJECT:
+        return None
+    return clause[:1].upper() + clause[1:] + "?"
+
+
+class WordIndex:
+    """Which documents hold which words: mention and absence checks over a whole library in one pass."""
+
+    def __init__(self) -> None:
+        self.postings: dict[str, set[str]] = {}
+
+    def add(self, doc_id: str, text: str) -> None:
+        for word in set(words(text)):
+            self.postings.setdefault(word, set()).add(doc_id)
+
+    def docs_with_all(self, terms: list[str]) -> set[str]:
+        """Documents holding every one of ``terms`` (a phrase's words; the phrase itself is not checked)."""
+        sets = [self.postings.get(term, set()) for term in terms]
+        return set.intersection(*sets) if sets else set()
+
+    def holds(self, term: str) -> bool:
+        return term in self.postings
+
+
+def sentence_questions(doc: DocText) -> Iterator[str]:
+    """A question for every sentence a template applies to, in document order."""
+    for sentence in doc.sentences:
+        for question in (
+            definition_question(sentence),
+            modal_question(sentence),
+            quantity_question(sentence),
+        ):
+            if question:
+                yield question
