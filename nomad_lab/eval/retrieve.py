@@ -71,6 +71,7 @@ class RetrievalRequest:
     k_values: tuple[int, ...] = DEFAULT_K_VALUES
     embedder: str | None = None  # an embedder spec (see retrieval.embedder_spec); None: MiniLM
     ablate: bool = False  # also score dense only / +rerank / +diversity (eval.ablation)
+    drafts: bool = False  # retrieve drafted (unlabelled) questions too: only a labelling sitting asks
 
     def __post_init__(self) -> None:
         if not (isinstance(self.floor, int | float) and math.isfinite(self.floor) and 0 <= self.floor <= 1):
@@ -136,7 +137,7 @@ def retrieve(
     Each verdict is committed as it is computed, so a killed run loses at most the call in flight.
     """
     corpus = load_corpus(request.corpus_dir, include_distractors=request.include_distractors)
-    goldens = load_suites(request.goldens_dir, request.suite, corpus.all_doc_ids)
+    goldens = load_suites(request.goldens_dir, request.suite, corpus.all_doc_ids, drafts=request.drafts)
     if request.judge_model and judge_backend is None:
         judge_backend = open_backend(request.judge_model)  # cheap: validates, loads no model
     created_at = iso_now()
