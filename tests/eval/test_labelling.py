@@ -72,7 +72,7 @@ def test_the_queue_follows_the_gate_once_enough_labels_exist(sitting: LabelSessi
             sitting.record(draft_id, REFUSAL, refusal_type="off-topic")
         else:
             sitting.record(draft_id, ANSWERABLE, gold=draft.relevant_doc_ids[0])
-    index, labels, _ = sitting._labelled()
+    _, labels, _ = sitting._labelled()
     assert min(labels.sum(), (~labels).sum()) >= 3, "the drafts must hold both kinds"
     ordered = sitting.queue()
     assert sorted(ordered) == sorted(drafted[8:]) and ordered != drafted[8:]
