@@ -61,6 +61,9 @@ refusals (``hard_refusals.jsonl``: fictional attributes, near-domain and out-of-
 goldens directory has them. The ``?`` makes that suite optional (see :func:`parse_suite_spec`), so the same
 default works on a corpus whose goldens hold only ``core`` and ``off_topic``."""
 OPTIONAL_MARK = "?"
+DECISIONS_SUFFIX = ".decisions.jsonl"
+"""A labelling sitting's decisions log (``labelled.decisions.jsonl``, :mod:`nomad_lab.data.labels`) sits
+beside the goldens it writes; it is a log, never a suite."""
 DRAFTS_SUITE = "drafts"
 """The suite file ``goldens draft`` writes (``<dir>/drafts.jsonl``); ``*`` never expands to it."""
 DRAFT_KINDS = ("template", "llm", "swap", "fictional-attribute", "bank")
@@ -350,7 +353,11 @@ def available_suites(goldens_dir: str | Path) -> list[str]:
     directory = Path(goldens_dir)
     if not directory.is_dir():
         raise GoldenError([f"{directory}: goldens directory not found"])
-    return sorted(p.name[: -len(SUITE_SUFFIX)] for p in directory.glob(f"*{SUITE_SUFFIX}") if p.is_file())
+    return sorted(
+        p.name[: -len(SUITE_SUFFIX)]
+        for p in directory.glob(f"*{SUITE_SUFFIX}")
+        if p.is_file() and not p.name.endswith(DECISIONS_SUFFIX)
+    )
 
 
 def parse_suite_spec(spec: str, available: Sequence[str], also: Sequence[str] = ()) -> list[str]:

@@ -76,7 +76,7 @@ class RetrievalRequest:
     embedder: str | None = None  # an embedder spec (see retrieval.embedder_spec); None: MiniLM
     ablate: bool = False  # also score dense only / +rerank / +diversity (eval.ablation)
     standalone: bool = False  # retrieve a follow-up by its golden's standalone rewrite (gating pools only)
-    drafts: bool = False  # retrieve drafted (unlabelled) questions too: pseudo-questions, never label figures
+    drafts: bool = False  # drafted questions too (a labelling sitting, label-free thresholds); never scored
 
     def __post_init__(self) -> None:
         if not (isinstance(self.floor, int | float) and math.isfinite(self.floor) and 0 <= self.floor <= 1):

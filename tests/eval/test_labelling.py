@@ -1,0 +1,98 @@
+"""A labelling sitting without a browser: drafts retrieved, decisions written as valid goldens, resumed,
+relabelled, broken lines named, and the queue ordered by the gate once enough labels exist."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import nomad_lab.eval.gating.labelling as labelling
+from nomad_lab.core.errors import NomadLabError
+from nomad_lab.data.drafts import DraftOptions, draft_goldens, read_corpus, write_drafts
+from nomad_lab.data.goldens import GoldenError, load_suite_file
+from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP, LabelFile
+from nomad_lab.eval.gating.labelling import LabelSession, leak_at_recall
+from nomad_lab.studies.gating.labeller import mark_terms
+from tests.support.paths import CORPUS
+
+
+@pytest.fixture
+def sitting(tmp_path: Path, embedder) -> LabelSession:
+    corpus = read_corpus(CORPUS)
+    goldens = tmp_path / "goldens"
+    write_drafts(goldens, draft_goldens(corpus, options=DraftOptions(per_doc=6, bank_per_category=3)), corpus)
+    return LabelSession.open(CORPUS, goldens, tmp_path / "store.duckdb", who="tester")
+
+
+def test_decisions_become_valid_goldens_and_a_sitting_resumes(sitting: LabelSession) -> None:
+    first, second, third = sitting.queue()[:3]
+    gold = sitting.passages(first)[0].doc_id
+    sitting.record(first, ANSWERABLE, gold=gold)
+    sitting.record(second, REFUSAL, refusal_type="near-domain", query="Which tent fabric floats?")
+    sitting.record(third, SKIP)
+    labelled = {g.id: g for g in load_suite_file(sitting.labels.path)}
+    assert set(labelled) == {f"label-{first}", f"label-{second}"}  # a skip is a decision, not a golden
+    assert labelled[f"label-{first}"].relevant_doc_ids == (gold,)
+    refusal = labelled[f"label-{second}"]
+    assert refusal.expect_refusal and refusal.query == "Which tent fabric floats?" and refusal.draft is None
+    line = json.loads(sitting.labels.path.read_text().splitlines()[-1])
+    assert line["labelled"]["by"] == "tester" and line["labelled"]["edited"] is True
+    assert line["labelled"]["draftSource"] == sitting.draft(second).draft.source
+    again = LabelSession.open(sitting.corpus_dir, sitting.goldens_dir, sitting.store)
+    assert again.progress() == (3, len(sitting.drafts))
+    assert {first, second, third}.isdisjoint(again.queue())
+    again.record(first, REFUSAL, refusal_type="off-topic")  # relabelled: one line per id, the latest
+    ids = [g.id for g in load_suite_file(sitting.labels.path)]
+    assert ids.count(f"label-{first}") == 1 and load_suite_file(sitting.labels.path)[-1].expect_refusal
+
+
+def test_bad_decisions_and_a_hand_broken_line_are_one_line_each(sitting: LabelSession) -> None:
+    draft_id = sitting.queue()[0]
+    with pytest.raises(NomadLabError, match="needs its gold document"):
+        sitting.record(draft_id, ANSWERABLE)
+    with pytest.raises(NomadLabError, match="refusal type 'rude' is not one of"):
+        sitting.record(draft_id, REFUSAL, refusal_type="rude")
+    sitting.record(draft_id, REFUSAL, refusal_type="off-topic")
+    path = sitting.labels.path
+    path.write_text(path.read_text().replace('"expectRefusal": true', '"expectRefusal": tru'))
+    with pytest.raises(GoldenError, match=rf"{path}:2: invalid JSON"):
+        sitting.record(sitting.queue()[0], SKIP)
+    assert LabelFile(sitting.goldens_dir).decisions()  # the decisions log survived
+
+
+def test_the_queue_follows_the_gate_once_enough_labels_exist(sitting: LabelSession, monkeypatch) -> None:
+    monkeypatch.setattr(labelling, "REORDER_AFTER", 8)
+    monkeypatch.setattr(labelling, "MIN_PER_CLASS", 3)
+    drafted = sitting.queue()
+    for draft_id in drafted[:8]:  # the draft's own guess as the label: enough of each kind
+        draft = sitting.draft(draft_id)
+        if draft.expect_refusal:
+            sitting.record(draft_id, REFUSAL, refusal_type="off-topic")
+        else:
+            sitting.record(draft_id, ANSWERABLE, gold=draft.relevant_doc_ids[0])
+    _, labels, _ = sitting._labelled()
+    assert min(labels.sum(), (~labels).sum()) >= 3, "the drafts must hold both kinds"
+    ordered = sitting.queue()
+    assert sorted(ordered) == sorted(drafted[8:]) and ordered != drafted[8:]
+    figures = sitting.figures()
+    assert figures["answerable"] + figures["refusals"] == 8 and "floor" in figures
+
+
+def test_leak_at_recall_reads_the_least_leaking_point_meeting_recall() -> None:
+    import numpy as np
+
+    scores = np.array([0.9, 0.8, 0.7, 0.2, 0.6, 0.1])
+    recall = np.array([1.0, 1.0, 1.0, 1.0, np.nan, np.nan])
+    nonempty = np.ones(6, dtype=bool)
+    refusal = np.isnan(recall)
+    out = leak_at_recall(scores, recall, nonempty, refusal)
+    assert out["threshold"] == 0.2 and out["recall"] == 1.0 and out["leak"] == pytest.approx(0.5)
+    assert leak_at_recall(scores, np.where(scores < 0.5, 0.0, recall), nonempty, refusal) is None
+    assert out["leakLow"] <= out["leak"] <= out["leakHigh"]
+
+
+def test_question_words_are_marked_in_passages() -> None:
+    marked = mark_terms("Boiling water kills <germs>; boil it.", "How long do I boil water?")
+    assert marked.count("<mark>") == 3 and "&lt;germs&gt;" in marked and "<mark>Boiling</mark>" in marked
