@@ -15,10 +15,10 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from nomad_lab.eval.gating.labelling import LabelSession  # noqa: E402
-from nomad_lab.eval.provenance import provenance_record, write_provenance  # noqa: E402
+from nomad_lab.eval.gating.labelling import LabelSession
+from nomad_lab.eval.provenance import provenance_record, write_provenance
 
 
 def main() -> None:
@@ -35,7 +35,7 @@ def main() -> None:
     rows = [{"decisions": n, **session.figures(first=n)} for n in steps]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "narrowing.json").write_text(json.dumps({"steps": rows}, indent=2) + "\n")
+    (out / "narrowing.json").write_text(json.dumps({"steps": rows, "walk": _walk(out)}, indent=2) + "\n")
     lines = [
         "# Leak at recall@5 >= 0.90 as labels came in (books library; labeller: an AI agent)",
         "",
@@ -44,11 +44,27 @@ def main() -> None:
     ]
     for row in rows:
         cells = [_cell(row.get(name)) for name in ("floor", "gate")]
-        lines.append(f"| {row['decisions']} | {row['answerable']} | {row['refusals']} | {' | '.join(cells)} |")
+        lines.append(
+            f"| {row['decisions']} | {row['answerable']} | {row['refusals']} | {' | '.join(cells)} |"
+        )
     (out / "narrowing.md").write_text("\n".join(lines) + "\n")
     _plot(rows, out / "narrowing.png")
     write_provenance(out, provenance_record(params=vars(args)))
     print("\n".join(lines))
+
+
+def _walk(out: Path) -> dict:
+    """The sitting's timings as logged: drafting (``draft.time``, ``/usr/bin/time -f "%e s wall"``) and
+    the agent's batches (``sitting.jsonl``, written by ``scripts/label_walk.py``)."""
+    batches = [json.loads(line) for line in (out / "sitting.jsonl").read_text().splitlines() if line]
+    decisions, seconds = sum(b["labels"] for b in batches), sum(b["seconds"] for b in batches)
+    return {
+        "draftSeconds": float((out / "draft.time").read_text().split()[0]),
+        "batches": len(batches),
+        "decisions": decisions,
+        "labelSeconds": round(seconds, 1),
+        "secondsPerDecision": round(seconds / decisions, 2),
+    }
 
 
 def _cell(fig: dict | None) -> str:
@@ -65,7 +81,9 @@ def _plot(rows: list[dict], path: Path) -> None:
             continue
         x = [n for n, _ in pts]
         ax.plot(x, [f["leak"] for _, f in pts], "o-", color=colour, label=f"{name} leak")
-        ax.fill_between(x, [f["leakLow"] for _, f in pts], [f["leakHigh"] for _, f in pts], color=colour, alpha=0.2)
+        ax.fill_between(
+            x, [f["leakLow"] for _, f in pts], [f["leakHigh"] for _, f in pts], color=colour, alpha=0.2
+        )
     ax.set_xlabel("decisions so far (in labelling order)")
     ax.set_ylabel("leak at recall@5 >= 0.90 (95% interval)")
     ax.legend()

@@ -32,8 +32,10 @@ def main() -> None:
     if args.action == "show":
         for draft_id in session.queue()[: int(args.arg)]:
             draft = session.draft(draft_id)
-            print(f"== {draft_id} [{draft.draft.source}] refusal={draft.expect_refusal} "
-                  f"gold={draft.relevant_doc_ids}\nQ: {draft.query}")
+            print(
+                f"== {draft_id} [{draft.draft.source}] refusal={draft.expect_refusal} "
+                f"gold={draft.relevant_doc_ids}\nQ: {draft.query}"
+            )
             for p in session.passages(draft_id):
                 print(f"   {p.score:.3f} {p.doc_id}: {' '.join(p.text.split())[:300]}")
         STAMP.write_text(str(time.time()))
