@@ -78,6 +78,8 @@ def test_the_queue_follows_the_gate_once_enough_labels_exist(sitting: LabelSessi
     assert sorted(ordered) == sorted(drafted[8:]) and ordered != drafted[8:]
     figures = sitting.figures()
     assert figures["answerable"] + figures["refusals"] == 8 and "floor" in figures
+    early = sitting.figures(first=4)  # the sitting replayed: only the first four decisions
+    assert early["answerable"] + early["refusals"] == 4 and "gate" not in early
 
 
 def test_leak_at_recall_reads_the_least_leaking_point_meeting_recall() -> None:

@@ -88,8 +88,9 @@ def test_label_by_clicks_and_keys_resume_and_write_valid_goldens(tmp_path: Path,
             page.keyboard.type("s")  # skip, by key
             state = wait_for_count(page, 4, total)
             page.screenshot(path=artifacts / "2-after-four.png", full_page=True)
-            page.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:restart-and-clear')")
-            page.reload()  # the sitting closed and opened again: it resumes
+            page.close()  # the sitting closed, the notebook opened again and run: it resumes from disk
+            page = browser.new_page(viewport={"width": 1280, "height": 1600})
+            page.set_default_timeout(WAIT_MS)
             open_and_run(page, lab)
             resumed = wait_for_count(page, 4, total)
             page.screenshot(path=artifacts / "3-resumed.png", full_page=True)

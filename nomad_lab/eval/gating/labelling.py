@@ -118,10 +118,11 @@ class LabelSession:
 
     # --- what the labels say, and what to label next -------------------------------------------------
 
-    def _labelled(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(run indices, on-topic labels, recall@5 of each answerable label: its gold among the top 5)."""
+    def _labelled(self, first: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(run indices, on-topic labels, recall@5 of each answerable label: its gold among the top 5),
+        over the first ``first`` decisions in the order they were given (all when None)."""
         index, labels, recall = [], [], []
-        for draft_id, decision in self.decisions().items():
+        for draft_id, decision in list(self.decisions().items())[:first]:
             if decision.action == SKIP or draft_id not in self.by_id:
                 continue
             i = self.by_id[draft_id]
@@ -168,11 +169,12 @@ class LabelSession:
 
         return sorted(todo, key=key)
 
-    def figures(self) -> dict[str, Any]:
+    def figures(self, first: int | None = None) -> dict[str, Any]:
         """Leak at recall@5 >= 0.90 with 95% bootstrap intervals on the labelled questions, for the
         floor (top final score, every point on the labels: in sample) and, once it can be fitted, the
-        gate (out-of-fold scores); and how many labels of each kind they rest on."""
-        index, labels, recall = self._labelled()
+        gate (out-of-fold scores); and how many labels of each kind they rest on. ``first`` replays the
+        sitting: only the first that many decisions (skips count as decisions) are read."""
+        index, labels, recall = self._labelled(first)
         out: dict[str, Any] = {"answerable": int(labels.sum()), "refusals": int((~labels).sum())}
         if not labels.any() or labels.all():
             return out
