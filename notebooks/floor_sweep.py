@@ -29,12 +29,14 @@ dump = "runs/dumps/core-off_topic.json"  # written by `nomad-lab eval retrieval 
 out_dir = "results/floor_sweep"
 alpha = 0.10  # target off-topic leak rate for the calibrated floor
 refusal_tag = "off-topic"  # count leaks on this suite's refusals only ("": every refusal)
-gate = []  # gate specs swept as well, one curve each, e.g. ["floor@0.4+contrast", "cosine"]
+gate = []  # more gate specs, one curve each, e.g. ["floor@0.4+contrast", "judge:embedded:gemma3-270m"]
+run = None  # stored run the dump came from, for gates that need more than pools (None: the latest)
+store = None  # workspace store holding that run (None: $NOMAD_LAB_STORE or runs/nomad-lab.duckdb)
 
 # %%
 from IPython.display import Markdown, display
 
-from nomad_lab.core.workspace import in_workspace
+from nomad_lab.core.workspace import in_workspace, store_path
 from nomad_lab.runners.studies import run_study
 from nomad_lab.studies.gating.floor import markdown_table, tag_table
 
@@ -45,6 +47,8 @@ study, paths = run_study(
     alpha=alpha,
     refusal_tag=refusal_tag,
     gate=gate,
+    run=run,
+    store=store_path(store),
 )
 display(Markdown(markdown_table(study)))
 print(study.calibrated.message)

@@ -1,9 +1,10 @@
 """``nomad-lab gate fit`` / ``gate apply``: learn a gate from a stored run's labelled questions, use it.
 
-``gate fit --run RUN --out gates/x.json`` fits a logistic gate over the run's pool statistics and query
-embedding, prints its out-of-fold figures (grouped, repeated folds; thresholds picked inside training
-folds) and saves a small JSON gate file. ``gate apply gates/x.json --run RUN`` scores another run with it
-(refused when that run was embedded by another embedder). Python: ``studies.gating.gate_fit``.
+``gate fit --run RUN --out gates/x.json`` fits a logistic gate over the run's features (by default the
+training folds choose between pool statistics alone and pool statistics with the query embedding),
+prints its out-of-fold figures (grouped, repeated folds; the feature set and thresholds picked inside
+training folds) and saves a small JSON gate file. ``gate apply gates/x.json --run RUN`` scores another
+run with it (refused when that run was embedded by another embedder). Python: ``eval.gating.fit``.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ def register(subparsers: Any) -> None:
     fit.add_argument("--out", type=Path, required=True, help="gate file to write, e.g. gates/minilm.json")
     fit.add_argument(
         "--features",
-        default="pool,query",
-        help="feature kinds: pool, query, judge, comma-joined (default: %(default)s)",
+        default="auto",
+        help="feature kinds, comma-joined (pool, query, judge, and any gathered kind such as ce or "
+        "coverage); '|' between sets lets the training folds choose (pool|pool,ce); "
+        "auto: pool|pool,query (default: %(default)s)",
     )
     fit.add_argument(
         "--bank", type=Path, help="out-of-scope question bank as extra negatives (golden .jsonl)"
@@ -57,14 +60,21 @@ def _triple(t: Any) -> str:
 
 
 def run_fit(args: argparse.Namespace) -> int:
-    from nomad_lab.studies.gating.gate_data import load_run
-    from nomad_lab.studies.gating.gate_fit import bank_run, default_bank, fit_gate
+    from nomad_lab.eval.gating import load_run
+    from nomad_lab.eval.gating.fit import CANDIDATE_KINDS, bank_run, default_bank, fit_gate, with_features
 
-    kinds = [k.strip() for k in args.features.split(",") if k.strip()]
-    data = load_run(args.store, args.run)
+    sets = (
+        CANDIDATE_KINDS
+        if args.features.strip() == "auto"
+        else [tuple(k.strip() for k in part.split(",") if k.strip()) for part in args.features.split("|")]
+    )
+    needed = sorted({k for s in sets for k in s})
+    data = with_features(args.store, load_run(args.store, args.run), needed, progress=True)
     bank_path = None if args.no_bank else (args.bank or default_bank())
     bank = bank_run(args.store, data, bank_path, args.bank_skip) if bank_path else None
-    result = fit_gate(data, kinds, bank, folds=args.folds, repeats=args.repeats)
+    if bank is not None:
+        bank = with_features(args.store, bank, needed)
+    result = fit_gate(data, sets, bank, folds=args.folds, repeats=args.repeats)
     path = result.gate.save(args.out)
     f = result.gate.figures
     refusals = int(data.pools.expect_refusal.sum())
@@ -79,17 +89,23 @@ def run_fit(args: argparse.Namespace) -> int:
         f"  at leak <= {f['leakTarget']} (95% bound): recall@5 {_triple(f['recallAtLeakTarget'])}, "
         f"leak {_triple(f['leakAtLeakTarget'])}"
     )
-    print(f"wrote {path} (threshold {result.gate.threshold:.4f}, {result.seconds:.1f} s)")
+    chosen = result.gate.training["featureSetsChosenPerFold"]
+    if len(chosen) > 1:
+        print("  feature set chosen per training fold: " + ", ".join(f"{k} {v}" for k, v in chosen.items()))
+    print(
+        f"wrote {path} (features {'+'.join(result.gate.kinds)}, threshold {result.gate.threshold:.4f}, "
+        f"{result.seconds:.1f} s)"
+    )
     return 0
 
 
 def run_apply(args: argparse.Namespace) -> int:
+    from nomad_lab.eval.gating import load_run
+    from nomad_lab.eval.gating.fit import apply_gate, with_features
     from nomad_lab.gate.learned import LearnedGate
-    from nomad_lab.studies.gating.gate_data import load_run
-    from nomad_lab.studies.gating.gate_fit import apply_gate
 
     gate = LearnedGate.load(args.gate_file)
-    data = load_run(args.store, args.run, embed="query" in gate.kinds)
+    data = with_features(args.store, load_run(args.store, args.run, embed="query" in gate.kinds), gate.kinds)
     out = apply_gate(gate, data, args.threshold)
     if out["inSample"]:
         label = " (in sample: the gate was fitted on every question of this run)"

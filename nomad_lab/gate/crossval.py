@@ -342,5 +342,10 @@ def _finish(rec_r, ne_r, rec_l, ne_l, refusal, reached, found, splits, auc) -> F
         reached=float(np.mean(reached)) if reached else 0.0,
         folds=len(splits[0]),
         repeats=len(splits),
-        extra={"leak_point_found": float(np.mean(found)) if found else 0.0},
+        extra={
+            "leak_point_found": float(np.mean(found)) if found else 0.0,
+            # per question, averaged over repeats: paired tests and per-tag leak read these
+            "leaked": np.where(refusal, ne_r.mean(axis=0), np.nan),
+            "recall": np.where(answerable, np.nan_to_num(rec_r).mean(axis=0), np.nan),
+        },
     )

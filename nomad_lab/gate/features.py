@@ -6,7 +6,7 @@ spread over |mean|, a WIG-like top-k mean over the pool mean, how many pass the 
 literature finds a linear model over the sorted scores beats any single one of them. Keyword overlap
 (question keywords found in the passages) is what the reranker's boosts see. The question's own
 embedding, with the run's embedder, carries "is this the corpus's kind of question" that no pool
-statistic does. The caller gathers the texts and vectors from the store (studies.gating.gate_data).
+statistic does. The gating service (:mod:`nomad_lab.eval.gating`) gathers texts and vectors from the store.
 """
 
 from __future__ import annotations
@@ -24,9 +24,6 @@ from nomad_lab.gate.pools import PoolSet
 
 TOP_SCORES = 10
 """How many sorted final and semantic scores are features (a pool holds up to top k × 3)."""
-
-KINDS = ("pool", "query", "judge")
-"""Feature groups a learned gate may read: pool statistics, the query embedding, the judge's P(true)."""
 
 
 def _sorted_top(values: np.ndarray, valid: np.ndarray, k: int) -> np.ndarray:
@@ -92,50 +89,62 @@ def keyword_overlap(query: str, passages: Sequence[str]) -> float:
 
 
 @dataclass(frozen=True)
-class FeatureTable:
-    """Every feature of a run's questions, grouped by kind, with where they came from.
+class FeatureBlock:
+    """One kind of feature for every question of a run: a matrix ``(n, f)``, its column names, and the
+    embedder identity its values depend on (pool scores and query vectors; None for a kind that does
+    not, such as a cross-encoder's logits)."""
 
-    ``query`` holds the question embeddings (None when not gathered); ``embedder`` the identity of the
-    embedder that made them and the pools (a learned gate refuses another's); ``p_true`` one judge's
-    P(true) per question (NaN: no verdict).
-    """
+    matrix: np.ndarray
+    names: list[str]
+    embedder: Mapping[str, Any] | None = None
+
+    def subset(self, index: np.ndarray) -> FeatureBlock:
+        return FeatureBlock(self.matrix[index], self.names, self.embedder)
+
+
+@dataclass(frozen=True)
+class FeatureTable:
+    """Every gathered feature of a run's questions, one :class:`FeatureBlock` per kind (``pool``
+    statistics, the ``query`` embedding, the ``judge``'s P(true), and whatever kinds the gating service
+    gathers), with where they came from. ``embedder`` is the identity of the embedder that made the
+    pools and vectors: a learned gate refuses another's."""
 
     ids: list[str]
-    pool: np.ndarray
-    pool_names: list[str]
-    query: np.ndarray | None = None
+    blocks: Mapping[str, FeatureBlock]
     embedder: Mapping[str, Any] | None = None
-    p_true: np.ndarray | None = None
     source: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, blocks: Mapping[str, FeatureBlock], ids: Sequence[str] = ()) -> FeatureTable:
+        """A table of gathered blocks; its embedder is the one any block records."""
+        embedder = next((b.embedder for b in blocks.values() if b.embedder is not None), None)
+        return cls(list(ids), dict(blocks), embedder)
+
+    @property
+    def query(self) -> np.ndarray | None:
+        """The question embeddings, when gathered (near-duplicate grouping reads them)."""
+        block = self.blocks.get("query")
+        return None if block is None else block.matrix
+
+    def with_blocks(self, blocks: Mapping[str, FeatureBlock]) -> FeatureTable:
+        return FeatureTable(self.ids, {**self.blocks, **blocks}, self.embedder, self.source)
 
     def matrix(self, kinds: Sequence[str]) -> tuple[np.ndarray, list[str]]:
         """The columns of the named kinds side by side, and their names."""
-        blocks, names = [], []
-        for kind in kinds:
-            if kind == "pool":
-                blocks.append(self.pool)
-                names += self.pool_names
-            elif kind == "query":
-                if self.query is None:
-                    raise NomadLabError("features: the query embedding was not gathered for this run")
-                blocks.append(self.query)
-                names += [f"query_{i}" for i in range(self.query.shape[1])]
-            elif kind == "judge":
-                if self.p_true is None:
-                    raise NomadLabError("features: no judge P(true) was gathered for this run")
-                blocks.append(np.nan_to_num(self.p_true, nan=0.5)[:, None])
-                names.append("judge_p_true")
-            else:
-                raise NomadLabError(f"features: unknown kind {kind!r} (known: {', '.join(KINDS)})")
-        return np.column_stack(blocks) if blocks else np.zeros((len(self.ids), 0)), names
+        missing = [k for k in kinds if k not in self.blocks]
+        if missing:
+            raise NomadLabError(
+                f"features: {', '.join(missing)} not gathered for this run "
+                f"(gathered: {', '.join(self.blocks) or 'none'})"
+            )
+        blocks = [self.blocks[k] for k in kinds]
+        matrix = np.column_stack([b.matrix for b in blocks]) if blocks else np.zeros((len(self.ids), 0))
+        return matrix, [name for b in blocks for name in b.names]
 
     def subset(self, index: np.ndarray) -> FeatureTable:
         return FeatureTable(
             [self.ids[i] for i in index],
-            self.pool[index],
-            self.pool_names,
-            None if self.query is None else self.query[index],
+            {k: b.subset(index) for k, b in self.blocks.items()},
             self.embedder,
-            None if self.p_true is None else self.p_true[index],
             self.source,
         )

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.gate.families import FAMILIES, OMIT_SWEEP, Family
+from nomad_lab.gate.families import OMIT_SWEEP, Family, families
 
 
 class GateSpecError(NomadLabError, ValueError):
@@ -31,7 +31,7 @@ class GateSpecError(NomadLabError, ValueError):
 
 
 def accepted_forms() -> str:
-    return ", ".join(f.form for f in FAMILIES.values()) + "; A+B keeps what both keep; no number: sweep"
+    return ", ".join(f.form for f in families().values()) + "; A+B keeps what both keep; no number: sweep"
 
 
 def _bad(text: str, why: str) -> GateSpecError:
@@ -58,7 +58,7 @@ class GateAtom:
 
     @property
     def kind(self) -> Family:
-        return FAMILIES[self.family]
+        return families()[self.family]
 
     @property
     def sweeps(self) -> bool:
@@ -100,7 +100,7 @@ def _atom(text: str, part: str) -> GateAtom:
     rest = part[len(word) :]
     if not word:
         raise _bad(text, f"{part!r} does not start with a gate name")
-    family = FAMILIES.get(word)
+    family = families().get(word)
     if family is None or (rest and rest[0] not in ":@"):
         raise _bad(text, f"unknown gate {part.split('@')[0].split(':')[0]!r}")
     if family.target:
@@ -122,7 +122,7 @@ def _atom(text: str, part: str) -> GateAtom:
 
 def split_parts(text: str) -> list[str]:
     """Split a composition at each ``+`` followed by a family word (and ``:``, ``@``, ``+`` or the end)."""
-    words = "|".join(sorted(FAMILIES, key=len, reverse=True))
+    words = "|".join(sorted(families(), key=len, reverse=True))
     return re.split(rf"\+(?=(?:{words})(?:[:@+]|$))", text)
 
 

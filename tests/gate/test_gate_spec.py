@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -9,7 +11,7 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.gate import gates
 from nomad_lab.gate.apply import points_for, spec_curve, spec_mask
-from nomad_lab.gate.families import FAMILIES, GateInputs
+from nomad_lab.gate.families import GateInputs, Need, families
 from nomad_lab.gate.pools import pools_from_records
 from nomad_lab.gate.spec import GateSpecError, parse_gate_spec
 from tests.support.dumps import random_records
@@ -48,7 +50,7 @@ def test_numbers_are_written_canonically_and_targets_keep_their_colons() -> None
 
 
 def test_the_floor_default_is_the_reference_constant() -> None:
-    assert FAMILIES["floor"].default == RAG_MIN_FINAL_SCORE
+    assert families()["floor"].default == RAG_MIN_FINAL_SCORE
 
 
 MALFORMED = {
@@ -88,19 +90,24 @@ def test_a_spec_applies_as_the_gate_functions_do() -> None:
     assert np.array_equal(points, gates.FLOOR_GRID)
     assert np.array_equal(mask, gates.score_floor(pools, gates.FLOOR_GRID))
     _, both = spec_mask(pools, "floor@0.5+contrast")
-    expected = gates.both(gates.score_floor(pools, [0.5]), gates.contrast(pools, FAMILIES["contrast"].grid()))
+    expected = gates.both(
+        gates.score_floor(pools, [0.5]), gates.contrast(pools, families()["contrast"].grid())
+    )
     assert np.array_equal(both, expected)
     curve = spec_curve(pools, "floor@0.62")
     assert curve.gate == "floor@0.62" and curve.points.tolist() == [0.62]
     verdicts = np.where(np.arange(pools.size) % 2 == 0, 1.0, 0.0)
-    _, judged = spec_mask(pools, "judge:embedded:x", GateInputs(verdicts={"embedded:x": verdicts}))
+    judged_inputs = GateInputs(
+        {Need("verdicts", "embedded:x"): SimpleNamespace(verdicts=verdicts, p_true=verdicts)}
+    )
+    _, judged = spec_mask(pools, "judge:embedded:x", judged_inputs)
     assert np.array_equal(judged, gates.judge(pools, verdicts))
-    assert points_for(parse_gate_spec("cosine@0.3").atoms[0]).tolist() == [0.3]
+    assert points_for(parse_gate_spec("cosine@0.3").atoms[0], pools, GateInputs()).tolist() == [0.3]
 
 
 def test_a_judge_gate_without_verdicts_says_so() -> None:
     pools = pools_from_records(random_records(3, 10))
-    with pytest.raises(NomadLabError, match="no verdicts gathered for judge 'embedded:x'"):
+    with pytest.raises(NomadLabError, match="gate input verdicts 'embedded:x' was not gathered"):
         spec_mask(pools, "judge:embedded:x")
 
 
@@ -133,7 +140,7 @@ def test_sweep_dump_takes_gate_specs_and_keeps_its_default_output(tmp_path) -> N
     assert main(argv) == 0
     curves = json.loads((named / "floor_sweep.json").read_text())["curves"]
     assert (
-        len(curves["floor@0.4+contrast"]) == len(FAMILIES["contrast"].grid())
+        len(curves["floor@0.4+contrast"]) == len(families()["contrast"].grid())
         and len(curves["cosine@0.5"]) == 1
     )
     assert main(["sweep", "--dump", str(dump), "--out", str(named), "--gate", "floor@2"]) == 1

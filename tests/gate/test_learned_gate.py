@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.gate.apply import spec_mask
-from nomad_lab.gate.families import GateInputs
-from nomad_lab.gate.features import FeatureTable, pool_features
+from nomad_lab.gate.apply import spec_mask, spec_needs
+from nomad_lab.gate.families import GateInputs, Need
+from nomad_lab.gate.features import FeatureBlock, FeatureTable, pool_features
 from nomad_lab.gate.learned import LearnedGate, fit_logistic
 from nomad_lab.gate.pools import pools_from_records
 from tests.support.dumps import random_records
@@ -23,7 +23,14 @@ def _gate(tmp_path: Path) -> tuple[Path, FeatureTable, np.ndarray]:
     pools = pools_from_records(random_records(5, 80))
     matrix, names = pool_features(pools)
     rng = np.random.default_rng(0)
-    table = FeatureTable(pools.ids, matrix, names, rng.normal(size=(pools.size, 4)), MINILM)
+    query = rng.normal(size=(pools.size, 4))
+    table = FeatureTable.of(
+        {
+            "pool": FeatureBlock(matrix, names, MINILM),
+            "query": FeatureBlock(query, [f"query_{i}" for i in range(4)], MINILM),
+        },
+        pools.ids,
+    )
     x, columns = table.matrix(["pool", "query"])
     y = (~pools.expect_refusal).astype(int)
     mean, scale, coef, intercept = fit_logistic(x, y)
@@ -53,16 +60,20 @@ def test_saved_gate_reads_back_and_scores_like_scikit_learn(tmp_path: Path) -> N
     assert np.allclose(gate.score(x), model.predict_proba(z)[:, 1])
 
 
+def _inputs(table: FeatureTable) -> GateInputs:
+    return GateInputs({Need(kind): block for kind, block in table.blocks.items()})
+
+
 def test_gate_refuses_pools_from_another_embedder(tmp_path: Path) -> None:
     path, table, _ = _gate(tmp_path)
     pools = pools_from_records(random_records(5, 80))
-    points, mask = spec_mask(pools, f"learned:{path}", GateInputs(features=table))
+    assert spec_needs(f"learned:{path}") == (Need("pool"), Need("query"))
+    points, mask = spec_mask(pools, f"learned:{path}", _inputs(table))
     assert points.tolist() == [0.5] and mask.shape[1] == pools.size
-    other = FeatureTable(
-        table.ids, table.pool, table.pool_names, table.query, {**MINILM, "model": "nomic-embed-text"}
-    )
+    nomic = {**MINILM, "model": "nomic-embed-text"}
+    other = FeatureTable.of({k: FeatureBlock(b.matrix, b.names, nomic) for k, b in table.blocks.items()})
     with pytest.raises(NomadLabError, match=r"fitted on all-MiniLM-L6-v2 .* from nomic-embed-text") as info:
-        spec_mask(pools, f"learned:{path}", GateInputs(features=other))
+        spec_mask(pools, f"learned:{path}", _inputs(other))
     assert "\n" not in str(info.value)
 
 

@@ -51,7 +51,7 @@ def test_study_gates_writes_the_leaderboard(run: tuple[Path, str], tmp_path: Pat
         "learned: query only",
         "learned: pool + query + bank",
         f"transfer: gate from run {core}",
-        "reranker nanoranker (best of top 5, swept)",
+        "rerank:nanoranker (swept)",
     ):
         assert f"| {name} |" in printed
     assert "| judge embedded:gemma3-270m | - |" in printed and "lack a cached verdict" in printed

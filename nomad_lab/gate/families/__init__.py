@@ -2,29 +2,31 @@
 
 Why a registry: a gate spec (``floor@0.62``, ``judge:embedded:gemma3-270m@0.5``, ``learned:gates/x.json``)
 is parsed in one place (:mod:`nomad_lab.gate.spec`) from what each family declares here: whether it takes
-a target (a backend spec, a gate file), what its number means, its allowed range and what an omitted
-number means. Adding a gate is one module in this package and one line in ``MODULES``.
+a target (a backend spec, a gate file), what its number means, its allowed range, what an omitted
+number means and which inputs beyond the pools it **needs** (:class:`Need`). Adding a gate is one
+module in this package, found by walking it (:func:`families`); the gating service
+(:mod:`nomad_lab.eval.gating`) gathers what each part needs from the store and hands it in as
+:class:`GateInputs`.
 
-Every family turns its spec into a keep mask shaped ``(points, pools, width)`` like ``gate.gates`` does,
-from the pools and the :class:`GateInputs` a caller has gathered (verdicts, P(true), features).
+Every family turns its spec into a keep mask shaped ``(points, pools, width)`` like ``gate.gates`` does.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+import pkgutil
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from nomad_lab.core.errors import NomadLabError
+
 if TYPE_CHECKING:
     from nomad_lab.gate.pools import PoolSet
 
 GateAtom = Any  # a ``gate.spec.GateAtom`` (family, target, value); named here without importing the parser
-
-MODULES = ("floor", "cosine", "contrast", "judge", "learned")
-"""The family modules, in the order the accepted forms are listed."""
 
 OMIT_SWEEP = "sweep"  # an omitted number sweeps the family's grid
 OMIT_VERDICT = "verdict"  # an omitted number means the judge's all-or-nothing verdict
@@ -32,17 +34,36 @@ OMIT_SAVED = "saved"  # an omitted number means the threshold saved in the gate 
 
 
 @dataclass(frozen=True)
-class GateInputs:
-    """What a caller gathered beyond the pools, one entry per pool (NaN: none).
+class Need:
+    """One input a gate part needs beyond the pools: its ``kind`` (``verdicts``, ``pool``, ``query``,
+    ``pair_scores``, ...: an input kind of :mod:`nomad_lab.eval.gating.inputs`) and ``key`` (which one:
+    a judge spec, a scorer spec; empty when the kind has one value per run)."""
 
-    ``verdicts`` and ``p_true`` are keyed by judge spec; ``features`` is a
-    :class:`nomad_lab.gate.features.FeatureTable` (pool statistics and the query embedding), needed
-    by ``learned:`` gates.
-    """
+    kind: str
+    key: str = ""
 
-    verdicts: Mapping[str, np.ndarray] = field(default_factory=dict)
-    p_true: Mapping[str, np.ndarray] = field(default_factory=dict)
-    features: Any = None
+    def __str__(self) -> str:
+        return self.kind + (f" {self.key!r}" if self.key else "")
+
+
+@dataclass(frozen=True)
+class GateInputs(Mapping):
+    """What a caller gathered beyond the pools: one value per :class:`Need`, aligned with the pools
+    (an array with one entry per pool, NaN for none, or a feature block). Reading one that was not
+    gathered is one error line naming it."""
+
+    gathered: Mapping[Need, Any] = field(default_factory=dict)
+
+    def __getitem__(self, need: Need) -> Any:
+        if need not in self.gathered:
+            raise NomadLabError(f"gate input {need} was not gathered (the gating service gathers it)")
+        return self.gathered[need]
+
+    def __iter__(self) -> Iterator[Need]:
+        return iter(self.gathered)
+
+    def __len__(self) -> int:
+        return len(self.gathered)
 
 
 @dataclass(frozen=True)
@@ -55,6 +76,9 @@ class Family:
     ``saved(atom)`` is the point an omitted number stands for when that is not a sweep (a gate file's
     threshold). ``keep(pools, atom, points, inputs)`` gives the keep mask; ``score(pools, atom, inputs)``
     a per-pool score that grows with "on topic" (for ROC AUC), or None when the family has none.
+    ``needs(atom)`` lists the inputs beyond the pools the part reads from ``inputs``. An empty ``grid``
+    with an omitted number that sweeps means: sweep the quantiles of the family's own score (a logit or
+    a probability whose scale the data sets). ``order`` places the family in the accepted-forms list.
     """
 
     name: str
@@ -69,6 +93,8 @@ class Family:
     grid: Callable[[], np.ndarray] = field(default=lambda: np.zeros(0))
     default: float | None = None
     saved: Callable[[GateAtom], float] | None = None
+    needs: Callable[[GateAtom], tuple[Need, ...]] = field(default=lambda atom: ())
+    order: int = 100
 
 
 def all_or_nothing(score: np.ndarray, pools: PoolSet, points: np.ndarray) -> np.ndarray:
@@ -86,12 +112,24 @@ def top_value(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(top), top, np.nan)
 
 
-def _load() -> dict[str, Family]:
-    families = {}
-    for module in MODULES:
-        family = importlib.import_module(f"{__name__}.{module}").FAMILY
-        families[family.name] = family
-    return families
+def score_grid(score: np.ndarray, points: int = 101) -> np.ndarray:
+    """Operating points for a score of unknown scale: its distinct quantiles (empty when no finite value)."""
+    finite = np.asarray(score, dtype=float)
+    finite = finite[np.isfinite(finite)]
+    return np.unique(np.quantile(finite, np.linspace(0, 1, points))) if finite.size else np.zeros(0)
 
 
-FAMILIES: dict[str, Family] = _load()
+def families() -> dict[str, Family]:
+    """Every family by spec word: each module of this package (its ``__path__``, so a folder added to it
+    registers too) that defines ``FAMILY``, in ``order``, then name. A module whose family word differs
+    from its name is refused: the word a user types is the module a reader opens."""
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        family = getattr(importlib.import_module(f"{__name__}.{info.name}"), "FAMILY", None)
+        if isinstance(family, Family):
+            if family.name != info.name:
+                raise NomadLabError(
+                    f"{__name__}.{info.name}: registers family {family.name!r}; name them alike"
+                )
+            found.append(family)
+    return {f.name: f for f in sorted(found, key=lambda f: (f.order, f.name))}

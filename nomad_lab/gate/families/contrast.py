@@ -23,6 +23,7 @@ def gap(pools: PoolSet) -> np.ndarray:
 
 FAMILY = Family(
     name="contrast",
+    order=30,
     form="contrast[@D]",
     target=False,
     value="delta",

@@ -7,6 +7,7 @@ from nomad_lab.gate.families import OMIT_SWEEP, Family, top_value
 
 FAMILY = Family(
     name="cosine",
+    order=20,
     form="cosine[@F]",
     target=False,
     value="floor",

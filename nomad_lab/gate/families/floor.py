@@ -8,6 +8,7 @@ from nomad_lab.gate.families import OMIT_SWEEP, Family, top_value
 
 FAMILY = Family(
     name="floor",
+    order=10,
     form="floor[@F]",
     target=False,
     value="floor",

@@ -1,28 +1,32 @@
 """``learned:PATH`` (the gate file's own threshold) or ``learned:PATH@T`` (keep when P(on topic) >= T).
 
-The gate file is read here; its features come from the caller's :class:`GateInputs` (gathered from a
-stored run with the run's own embedder), and a file fitted on another embedder is refused.
+The gate file is read here and names the feature kinds it was fitted on; the part needs exactly those
+(``Need(kind)`` each: feature blocks the gating service gathers from a stored run with the run's own
+embedder), and a file fitted on another embedder is refused.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from nomad_lab.core.errors import NomadLabError
 from nomad_lab.gate import gates
-from nomad_lab.gate.families import OMIT_SAVED, Family, GateInputs, all_or_nothing
+from nomad_lab.gate.families import OMIT_SAVED, Family, GateInputs, Need, all_or_nothing
+from nomad_lab.gate.features import FeatureTable
 from nomad_lab.gate.learned import LearnedGate, feature_columns
 from nomad_lab.gate.pools import PoolSet
+
+
+def needs(atom: object) -> tuple[Need, ...]:
+    return tuple(Need(kind) for kind in LearnedGate.load(atom.target).kinds)  # type: ignore[attr-defined]
 
 
 def score(pools: PoolSet, atom: object, inputs: GateInputs) -> np.ndarray:
     """P(on topic) per pool from the gate file named by the spec."""
     where = f"gate {atom}"
-    if inputs.features is None:
-        raise NomadLabError(f"{where}: needs features from a stored run (nomad-lab gate apply --run RUN)")
     gate = LearnedGate.load(atom.target)  # type: ignore[attr-defined]
-    gate.check_embedder(inputs.features.embedder, where)
-    x, names = inputs.features.matrix(gate.kinds)
+    table = FeatureTable.of({need.kind: inputs[need] for need in needs(atom)})
+    gate.check_embedder(table.embedder, where)
+    x, names = table.matrix(gate.kinds)
     return gate.score(x[:, feature_columns(names, gate.features, where)])
 
 
@@ -38,6 +42,7 @@ def threshold(atom: object) -> float:
 
 FAMILY = Family(
     name="learned",
+    order=50,
     form="learned:GATE_FILE[@T]",
     target=True,
     value="threshold",
@@ -48,4 +53,5 @@ FAMILY = Family(
     score=score,
     grid=lambda: gates.UNIT_GRID,
     saved=threshold,
+    needs=needs,
 )

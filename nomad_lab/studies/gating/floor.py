@@ -12,10 +12,12 @@ from pathlib import Path
 
 import numpy as np
 
+from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE as DEFAULT_FLOOR
 from nomad_lab.core.workspace import PROJECT_ROOT
+from nomad_lab.eval.gating import curve, load_run, subset_run
 from nomad_lab.gate import gates
-from nomad_lab.gate.apply import spec_curve
+from nomad_lab.gate.apply import spec_curve, spec_needs
 from nomad_lab.gate.pools import PoolSet, load_dump
 from nomad_lab.gate.spec import GateSpecError, parse_gate_spec
 from nomad_lab.gate.stats import CalibratedFloor
@@ -42,6 +44,41 @@ class FloorStudy:
     extra: tuple[OperatingCurve, ...] = ()  # the curves of gate specs asked for by name (--gate)
 
 
+def _spec_curves(
+    pools: PoolSet, specs: tuple[str, ...], refusal_tag: str | None, store: Path | None, run: str | None
+) -> tuple[OperatingCurve, ...]:
+    """One curve per spec: on the dump's pools when the spec needs nothing else, else through the gating
+    service on the stored run the dump came from (``run``, or the latest run with the dump's index and
+    questions), restricted to the same refusals."""
+    curves = []
+    data = None
+    for spec in specs:
+        if not spec_needs(spec):
+            curves.append(spec_curve(pools, spec))
+            continue
+        if data is None:
+            data = _stored_run(pools, spec, store, run, refusal_tag)
+        curves.append(curve(store, data, spec))
+    return tuple(curves)
+
+
+def _stored_run(pools: PoolSet, spec: str, store: Path | None, run: str | None, refusal_tag: str | None):
+    where = f"gate {spec} needs {', '.join(map(str, spec_needs(spec)))} from a stored run"
+    if store is None:
+        raise NomadLabError(f"{where}: give --store (and --run RUN)")
+    data = load_run(store, run)
+    if data.pools.fingerprint != pools.fingerprint or set(data.pools.ids) < set(pools.ids):
+        raise NomadLabError(
+            f"{where}: run {data.run_id} holds another index or other questions than the dump; "
+            "pass --run with the run the dump was exported from"
+        )
+    keep = np.isin(data.pools.ids, list(pools.ids))
+    if refusal_tag is not None:
+        tagged = np.array([refusal_tag in tags for tags in data.pools.tags], dtype=bool)
+        keep &= ~data.pools.expect_refusal | tagged
+    return subset_run(data, keep)
+
+
 def run_floor_study(
     pools: PoolSet,
     *,
@@ -49,11 +86,16 @@ def run_floor_study(
     refusal_tag: str | None = None,
     default_floor: float = DEFAULT_FLOOR,
     gate_specs: tuple[str, ...] = (),
+    store: Path | None = None,
+    run: str | None = None,
 ) -> FloorStudy:
     """Sweep the three score gates over ``pools``; leak counts only refusals tagged ``refusal_tag``.
 
-    ``gate_specs`` (``floor@0.4+contrast``, ...) add one curve each, named by the canonical spec.
+    ``gate_specs`` (``floor@0.4+contrast``, ``judge:SPEC``, ``ce:SPEC``, ...) add one curve each, named
+    by the canonical spec; a spec that needs more than the pools is evaluated by the gating service on
+    the stored ``run`` in ``store``.
     """
+    extra = _spec_curves(pools, gate_specs, refusal_tag, store, run)
     pools = restrict_refusals(pools, refusal_tag)
     score = sweep(pools, "score_floor", gates.FLOOR_GRID)
     return FloorStudy(
@@ -65,7 +107,7 @@ def run_floor_study(
         weakest_correct_top_hit=gates.weakest_correct_top_hit(pools),
         calibrated=score.calibrated(alpha),
         tags_at_default=leak_by_tag(pools, gates.score_floor(pools, [default_floor])),
-        extra=tuple(spec_curve(pools, spec) for spec in gate_specs),
+        extra=extra,
     )
 
 
@@ -163,12 +205,19 @@ PARAMS = (
         "gate",
         str,
         (),
-        "also sweep this gate spec (repeatable), e.g. floor@0.4+contrast or cosine",
+        "also sweep this gate spec (repeatable), e.g. floor@0.4+contrast, cosine, judge:SPEC, ce:SPEC",
         check=_gate_specs,
         many=True,
         metavar="SPEC",
     ),
     STORE,
+    Param(
+        "run",
+        str,
+        None,
+        "stored run the dump came from, for --gate specs that need more than pools "
+        "(default: the latest run with the dump's index)",
+    ),
 )
 
 
@@ -180,6 +229,8 @@ def compute(params: Params) -> FloorStudy:
         alpha=params.alpha,
         refusal_tag=params.refusal_tag or None,
         gate_specs=tuple(str(parse_gate_spec(text)) for text in params.gate),
+        store=params.store,
+        run=params.run,
     )
 
 

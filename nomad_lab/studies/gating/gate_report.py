@@ -23,27 +23,54 @@ def _triple(t: tuple[float, float, float] | None, pct: bool = True) -> str:
 
 
 def leaderboard(result: dict[str, Any]) -> str:
+    target = f"{crossval.RECALL_TARGET:.2f}"
     lines = [
-        f"| gate | leak at recall@5 >= {crossval.RECALL_TARGET:.2f} [95% CI] | recall@5 there "
+        f"| gate | leak at its recall@5 >= {target} point [95% CI] | out-of-fold recall@5 there [95% CI] "
+        f"| on its curve at recall@5 >= {target}: leak (recall) "
         f"| recall@5 at leak <= {100 * crossval.LEAK_TARGET:.0f}% [95% CI] | ROC AUC [95% CI] "
         "| model calls / question | ms / question | note |",
-        "|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in result["rows"]:
         f = row.figures
         if f is None:
-            lines.append(f"| {row.name} | - | - | - | - | - | - | {row.note} |")
+            lines.append(f"| {row.name} | - | - | - | - | - | - | - | {row.note} |")
             continue
         note = row.note
         if f.reached < 1:
             note = (
                 note + "; " if note else ""
             ) + f"recall target met in {100 * f.reached:.0f}% of training folds"
+        curve = "-" if row.at_target is None else f"{100 * row.at_target[0]:.1f}% ({row.at_target[1]:.3f})"
         lines.append(
-            f"| {row.name} | {_triple(f.leak_at_recall)} | {_triple(f.recall_at_recall, False)} "
+            f"| {row.name} | {_triple(f.leak_at_recall)} | {_triple(f.recall_at_recall, False)} | {curve} "
             f"| {_triple(f.recall_at_leak, False)} | {_triple(f.auc, False)} "
             f"| {row.calls:.2f} | {'-' if row.ms != row.ms else f'{row.ms:.3f}'} | {note} |"
         )
+    return "\n".join(lines)
+
+
+def comparison(result: dict[str, Any]) -> str:
+    """The best row against the floor, paired, and which refusal tags the best row still lets through."""
+    test = result.get("bestVsFloor")
+    if not test:
+        return "No out-of-fold row to compare with the floor."
+    leak, mc, rec = test["leak"], test["leakMcNemar"], test["recall"]
+    verdict = "significantly lower" if test["significant"] else "not significantly lower"
+    lines = [
+        f"Best row at its recall point: **{test['best']}**, against **{test['baseline']}**, paired over the "
+        f"same {leak['n']} refusals: leak difference {100 * leak['difference']:+.1f} points "
+        f"[{100 * leak['low']:+.1f}, {100 * leak['high']:+.1f}] ({leak['method']}, p {leak['p']:.3g}; "
+        f"{mc['method']}: p {mc['p']:.3g}): {verdict}. Recall@5 difference over {rec['n']} answerable "
+        f"questions {rec['difference']:+.3f} [{rec['low']:+.3f}, {rec['high']:+.3f}] (p {rec['p']:.3g}).",
+        "",
+        "| refusal tag | refusals | leaked (repeat-averaged) | leak |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {t['tag']} | {t['refusals']} | {t['leaked']:.1f} | {100 * t['leak']:.1f}% |"
+        for t in result["bestByTag"]
+    ]
     return "\n".join(lines)
 
 
@@ -94,6 +121,7 @@ def markdown(result: dict[str, Any], out: str | Path | None = None) -> str:
             "`" + command_line(result, out) + "`",
             head,
             leaderboard(result),
+            comparison(result),
             f"Largest standardized coefficients of the saved gate ({result['gateName']}, fitted on every "
             f"question with C = {result['gate'].training['regularizationC']}, the strength its training "
             f"folds chose most often; {gate_file}):",

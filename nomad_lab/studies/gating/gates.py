@@ -1,20 +1,22 @@
-"""The gate leaderboard: every gate family side by side on one stored run, out of fold, with intervals.
+"""The gate leaderboard: a list of gate specs and fitted-gate recipes, side by side on one stored run.
 
-Rows: the score floor, the cosine floor and the contrast test (each swept over its grid), the judge's
-verdict and P(true) (from cached verdicts only, unless ``--judge-model`` computes the missing ones), and
-learned gates (logistic regression over the query embedding alone, the pool statistics alone, both,
-and both with the out-of-scope bank as extra negatives), plus a transfer row (a gate fitted on another
-run or read from a file, applied unchanged). Every operating point is chosen on training folds and
-scored on held-out folds (:mod:`nomad_lab.gate.crossval`), fixed gates included, so the rows compare on
-the same footing. Columns: leak at recall@5 >= 0.90, recall@5 at leak <= 5% (95% Clopper–Pearson
-bound on the training folds), ROC AUC, model calls and milliseconds per question.
+Rows come from two lists. **Specs** (``floor``, ``cosine``, ``contrast``, ``judge:SPEC``,
+``rerank:SPEC``, ``ce:SPEC``, any ``--gate``) are evaluated by the gating service over their whole
+operating range; **fits** (feature kinds, with or without the out-of-scope bank) are logistic gates
+fitted and scored out of fold, the feature set chosen inside the training folds where several are
+given. Every operating point is chosen on training folds and scored on held-out folds
+(:mod:`nomad_lab.gate.crossval`), fixed gates included. Each row reports the out-of-fold recall it
+actually reaches at its training-chosen recall point beside its leak there (a row that falls short is
+flagged), the leak where its curve reaches the recall target (the same recall for every row), ROC AUC,
+calls and milliseconds per question; the best row is tested against the floor, paired over the same
+refusals.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,47 +25,45 @@ import numpy as np
 from nomad_lab.backends.spec import DEFAULT_SPEC
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
+from nomad_lab.eval.gating import RunData, gather, load_run, subset_run
+from nomad_lab.eval.gating.fit import apply_gate, bank_run, default_bank, fit_gate, with_features
 from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 from nomad_lab.gate import crossval, gates
-from nomad_lab.gate.apply import spec_mask
+from nomad_lab.gate.apply import spec_mask, spec_score
 from nomad_lab.gate.crossval import Figures
-from nomad_lab.gate.families import FAMILIES, GateInputs, all_or_nothing
-from nomad_lab.gate.features import pool_features
+from nomad_lab.gate.families import all_or_nothing
 from nomad_lab.gate.learned import LearnedGate, coefficient_rows, same_embedder
-from nomad_lab.gate.spec import parse_gate_spec
+from nomad_lab.gate.spec import GateSpec, parse_gate_spec
+from nomad_lab.gate.stats import mcnemar_exact, paired_bootstrap
 from nomad_lab.gate.sweep import OperatingCurve, curve_from_scores
-from nomad_lab.store import Store
-from nomad_lab.studies.gating.gate_data import (
-    RunData,
-    cached_verdicts,
-    load_run,
-    reranker_scores,
-    subset_run,
-)
-from nomad_lab.studies.gating.gate_fit import (
-    DEFAULT_KINDS,
-    apply_gate,
-    bank_run,
-    default_bank,
-    figures_json,
-    fit_gate,
-)
 from nomad_lab.studies.gating.gate_report import markdown, write
 from nomad_lab.studies.gating.judges import judge_run
 from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, STORE
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv, resolve_params
 
 SEED = 1341
-LEARNED = (  # (row name, feature kinds, with the bank)
-    ("learned: query only", ("query",), False),
-    ("learned: pool only", ("pool",), False),
-    ("learned: pool + query", DEFAULT_KINDS, False),
-    ("learned: pool + query + bank", DEFAULT_KINDS, True),
+SPECS = ("floor", "cosine", "contrast")
+"""The no-call gates every leaderboard sweeps; judges, rerankers and ``--gate`` specs join them."""
+FITS: tuple[tuple[tuple[str, ...], bool], ...] = (
+    (("query",), False),
+    (("pool",), False),
+    (("pool", "query"), False),
+    (("pool", "query"), True),
 )
+"""Fitted rows: (feature kinds, with the bank); ``--fit`` adds more (``pool,ce``; ``auto`` chooses)."""
 
 
 def _positive(value: int) -> str | None:
     return None if value >= 1 else "must be at least 1"
+
+
+def _spec_check(values: tuple[str, ...] | list[str]) -> str | None:
+    for value in values:
+        try:
+            parse_gate_spec(value)
+        except NomadLabError as exc:
+            return str(exc)
+    return None
 
 
 PARAMS = (
@@ -99,6 +99,24 @@ PARAMS = (
     Param(
         "reranker", str, None, "trained reranker spec (nanoranker): a row for its best score over the top 5"
     ),
+    Param(
+        "gate",
+        str,
+        (),
+        "more gate specs to rank (ce:SPEC, floor@0.5+judge:SPEC, ...)",
+        many=True,
+        check=_spec_check,
+        metavar="SPEC",
+    ),
+    Param(
+        "fit",
+        str,
+        (),
+        "more fitted rows: comma-joined feature kinds (pool,ce,coverage); '|' between sets lets the training "
+        "folds choose (pool|pool,ce); a trailing ',bank' adds the bank's negatives",
+        many=True,
+        metavar="KINDS",
+    ),
     Param("transfer_run", str, None, "fit the pool + query gate on this run, apply it to --run"),
     Param(
         "transfer_corpus",
@@ -129,6 +147,8 @@ class Row:
     ms: float = float("nan")
     note: str = ""
     curve: OperatingCurve | None = field(default=None, repr=False)
+    family: str = ""
+    at_target: tuple[float, float] | None = None  # (leak, recall) where the curve reaches the recall target
 
 
 def _retrieve(p: Params, corpus: Path | None = None, goldens: Path | None = None) -> str:
@@ -145,97 +165,139 @@ def _retrieve(p: Params, corpus: Path | None = None, goldens: Path | None = None
     return retrieve(config).run_id
 
 
-def _grid_row(name: str, data: RunData, spec: str, splits: list, inputs: GateInputs | None = None) -> Row:
-    """A gate spec swept over its grid (or at its one point), out of fold."""
-    parsed = parse_gate_spec(spec)
-    started = time.perf_counter()
-    points, mask = spec_mask(data.pools, parsed, inputs)
-    per_question = (time.perf_counter() - started) / max(1, len(points) * data.pools.size)
-    atom = parsed.atoms[0]
-    score = atom.kind.score(data.pools, atom, inputs or GateInputs())
-    return _mask_row(name, data, points, mask, score, splits, 1000 * per_question)
+def at_target(curve: OperatingCurve, target: float = crossval.RECALL_TARGET) -> tuple[float, float] | None:
+    """(leak, recall@5) at the curve's least-leaking point whose recall@5 reaches ``target``."""
+    recall, leak = np.asarray(curve.recall, dtype=float), np.asarray(curve.leak, dtype=float)
+    meets = np.flatnonzero(recall >= target - 1e-12)
+    if not meets.size:
+        return None
+    best = meets[np.lexsort((-recall[meets], leak[meets]))[0]]
+    return float(leak[best]), float(recall[best])
 
 
-def _mask_row(
-    name: str,
-    data: RunData,
-    points: np.ndarray,
-    mask: np.ndarray,
-    score: np.ndarray | None,
-    splits: list,
-    ms: float,
-) -> Row:
+def _finish_row(row: Row) -> Row:
+    if row.curve is not None:
+        row.at_target = at_target(row.curve)
+    return row
+
+
+def _mask_row(name: str, data: RunData, points: np.ndarray, mask: np.ndarray, score, splits) -> Row:
     recall, nonempty = gates.evaluate(data.pools, mask)
     figures = crossval.grid_figures(recall, nonempty, data.pools.expect_refusal, splits, score)
     curve = curve_from_scores(data.pools, recall, nonempty, points, name, gates.DEFAULT_K)
-    return Row(name, figures, 0.0, ms, curve=curve)
+    return Row(name, figures, curve=curve)
+
+
+def _cost(inputs: Mapping[Any, Any], n: int) -> tuple[float, float] | None:
+    """(calls or pairs per question, ms per question) that gathering cost, when a gatherer measured it."""
+    for value in inputs.values():
+        if hasattr(value, "seconds") and hasattr(value, "pairs"):
+            return value.pairs / max(1, n), 1000 * value.seconds / max(1, n)
+    return None
+
+
+def spec_row(store: Path, data: RunData, spec: GateSpec, splits: list, name: str | None = None) -> Row:
+    """One spec over its whole operating range (the judge's verdict stays one point), out of fold."""
+    _, inputs = gather(store, data, spec, progress=True)
+    atom = spec.atoms[0]
+    started = time.perf_counter()
+    points, mask = spec_mask(data.pools, spec, inputs, sweep=atom.family != "judge" or atom.value is not None)
+    ms = 1000 * (time.perf_counter() - started) / max(1, data.pools.size * len(points))
+    name = name or (f"{spec} (swept)" if len(points) > 1 else str(spec))
+    row = _mask_row(name, data, points, mask, spec_score(data.pools, spec, inputs), splits)
+    row.family, row.ms = atom.family, ms
+    cost = _cost(inputs, data.pools.size)
+    if cost is not None:
+        row.calls, row.ms = cost
+    return _finish_row(row)
 
 
 def _reference_row(data: RunData) -> Row:
     """The reference floor as shipped: one fixed point, nothing fitted, scored on every question."""
     pools = data.pools
     recall, nonempty = gates.evaluate_score_floors(pools, [RAG_MIN_FINAL_SCORE])
-    score = parse_gate_spec("floor").atoms[0]
-    top = score.kind.score(pools, score, GateInputs())
+    top = spec_score(pools, "floor")
     figures = crossval.point_figures(recall[0], nonempty[0], pools.expect_refusal, top)
     return Row(
-        f"floor@{RAG_MIN_FINAL_SCORE} (the reference, fixed)", figures, 0.0, note="in sample: nothing chosen"
+        f"floor@{RAG_MIN_FINAL_SCORE} (the reference, fixed)",
+        figures,
+        note="in sample: nothing chosen",
+        family="floor",
     )
-
-
-def _score_curve(data: RunData, scores: np.ndarray, name: str) -> OperatingCurve:
-    points = np.unique(np.quantile(scores, np.linspace(0, 1, 101)))
-    mask = all_or_nothing(scores, data.pools, points)
-    return curve_from_scores(data.pools, *gates.evaluate(data.pools, mask), points, name, gates.DEFAULT_K)
-
-
-def _learned_ms(data: RunData, gate: LearnedGate) -> float:
-    """Pool features plus the gate's dot product, per question (the query vector is retrieval's own)."""
-    started = time.perf_counter()
-    pool_features(data.pools)
-    apply_gate(gate, data)
-    return 1000 * (time.perf_counter() - started) / max(1, data.pools.size)
 
 
 def _judge_rows(p: Params, data: RunData, splits: list) -> list[Row]:
     specs = list(dict.fromkeys([*(p.judge or []), *([p.judge_model] if p.judge_model else [])]))
     if p.judge_model:
+        from nomad_lab.store import Store  # heavy
+
         with Store(p.store) as store:
             judge_run(store, data.run_id, p.judge_model, floor=0.0, progress=True)
     rows = []
     for spec in specs:
-        cv = cached_verdicts(p.store, data, spec)
-        if cv.missing:
+        verdict = parse_gate_spec(f"judge:{spec}")
+        _, inputs = gather(p.store, data, verdict)
+        cached = next(iter(inputs.values()))
+        if cached.missing:
             note = (
-                f"not measured: {cv.missing} question(s) lack a cached verdict "
+                f"not measured: {cached.missing} question(s) lack a cached verdict "
                 f"(--judge-model {spec} makes the calls, one per question with a non-empty pool)"
             )
-            rows.append(Row(f"judge {spec}", None, note=note))
+            rows.append(Row(f"judge {spec}", None, note=note, family="judge"))
             continue
-        inputs = GateInputs(verdicts={spec: cv.verdicts}, p_true={spec: cv.p_true})
         calls = float(np.mean(data.base_nonempty))
-        ms = float(np.nanmedian(cv.ms)) if np.isfinite(cv.ms).any() else float("nan")
-        verdict = _grid_row(f"judge {spec}: verdict", data, f"judge:{spec}", splits, inputs)
-        points = FAMILIES["judge"].grid()
-        unjudged_kept = np.where(np.isnan(cv.p_true), np.inf, cv.p_true)  # no verdict: the pipeline keeps
-        mask = all_or_nothing(unjudged_kept, data.pools, points)
-        p_true = _mask_row(f"judge {spec}: P(true) swept", data, points, mask, cv.p_true, splits, ms)
-        verdict.ms = ms
-        verdict.calls = p_true.calls = calls
-        rows += [verdict, p_true]
+        ms = float(np.nanmedian(cached.ms)) if np.isfinite(cached.ms).any() else float("nan")
+        for name, swept in ((f"judge {spec}: verdict", False), (f"judge {spec}: P(true) swept", True)):
+            spec_value = GateSpec((replace(verdict.atoms[0], value=0.5),)) if swept else verdict
+            row = spec_row(p.store, data, spec_value, splits, name)
+            row.calls, row.ms = calls, ms
+            rows.append(row)
     return rows
 
 
-def _reranker_row(p: Params, data: RunData, splits: list) -> Row:
-    """The trained reranker's best score over the top-5 set as an all-or-nothing gate, swept."""
-    scores, pairs, seconds = reranker_scores(p.store, data, p.reranker)
+def _fit_name(kinds: tuple[tuple[str, ...], ...], with_bank: bool) -> str:
+    sets = " | ".join(" + ".join(k) for k in kinds)
+    label = f"choose {sets}" if len(kinds) > 1 else sets + (" only" if len(kinds[0]) == 1 else "")
+    return f"learned: {label}" + (" + bank" if with_bank else "")
+
+
+def parse_fit(text: str) -> tuple[tuple[tuple[str, ...], ...], bool]:
+    """``pool,ce`` / ``pool|pool,ce,bank``: the candidate feature sets and whether the bank joins."""
+    sets = [tuple(k.strip() for k in part.split(",") if k.strip()) for part in text.split("|")]
+    with_bank = any("bank" in s for s in sets)
+    sets = [tuple(k for k in s if k != "bank") for s in sets]
+    if not sets or not all(sets):
+        raise NomadLabError(f"study gates: --fit {text!r}: give feature kinds, e.g. pool,ce or pool|pool,ce")
+    return tuple(sets), with_bank
+
+
+def _fit_rows(
+    p: Params, data: RunData, bank: RunData | None, fits
+) -> tuple[list[Row], dict[str, LearnedGate]]:
+    rows, fitted = [], {}
+    for kinds, with_bank in fits:
+        if with_bank and bank is None:
+            continue
+        name = _fit_name(kinds, with_bank)
+        needed = sorted({k for s in kinds for k in s})
+        data = with_features(p.store, data, needed, progress=True)
+        used_bank = with_features(p.store, bank, needed) if with_bank and bank is not None else None
+        result = fit_gate(data, list(kinds), used_bank, folds=p.folds, repeats=p.repeats, seed=SEED)
+        fitted[name] = result.gate
+        started = time.perf_counter()
+        apply_gate(result.gate, data)
+        ms = 1000 * (time.perf_counter() - started) / max(1, data.pools.size)
+        row = Row(name, result.figures, 0.0, ms, family="learned")
+        scores = result.oof[0]
+        row.curve = _score_curve(data, scores, name)
+        rows.append(_finish_row(row))
+    return rows, fitted
+
+
+def _score_curve(data: RunData, scores: np.ndarray, name: str) -> OperatingCurve:
     points = np.unique(np.quantile(scores[np.isfinite(scores)], np.linspace(0, 1, 101)))
     mask = all_or_nothing(scores, data.pools, points)
-    n = max(1, data.pools.size)
-    row = _mask_row(f"reranker {p.reranker} (best of top 5, swept)", data, points, mask, scores, splits, 0.0)
-    row.ms, row.calls = 1000 * seconds / n, pairs / n
-    row.note = "calls: reranker (question, passage) pairs, on this CPU"
-    return row
+    return curve_from_scores(data.pools, *gates.evaluate(data.pools, mask), points, name, gates.DEFAULT_K)
 
 
 def _transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunData | None) -> Row | None:
@@ -255,18 +317,20 @@ def _transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunDat
         same_index = bank is not None and bank.pools.fingerprint == source_run.pools.fingerprint
         if bank_path and not (same_index and same_embedder(bank.embedder, source_run.embedder)):
             bank = bank_run(p.store, source_run, bank_path, p.transfer_bank_skip)  # the source's corpus
-        gate = fit_gate(source_run, DEFAULT_KINDS, bank, folds=p.folds, repeats=p.repeats, seed=SEED).gate
+        gate = fit_gate(source_run, ("pool", "query"), bank, folds=p.folds, repeats=p.repeats, seed=SEED).gate
         source = f"corpus {p.transfer_corpus}" if p.transfer_corpus else f"run {transfer_run}"
     seen = set(gate.training.get("questionIds", []))
     unseen = np.array([i not in seen for i in data.pools.ids], dtype=bool)
     name = f"transfer: gate from {source}"
     if not unseen.any():
-        return Row(name, None, note="every question of this run was in the gate's training run")
-    data = subset_run(data, unseen)
+        return Row(
+            name, None, note="every question of this run was in the gate's training run", family="transfer"
+        )
+    data = with_features(p.store, subset_run(data, unseen), gate.kinds)
     try:
         applied = apply_gate(gate, data)
     except NomadLabError as exc:
-        return Row(name, None, note=f"refused: {exc}")
+        return Row(name, None, note=f"refused: {exc}", family="transfer")
     scores = np.array([applied["scores"][i] for i in data.pools.ids])
     at_leak = gate.training.get("thresholdAtLeak")
     refusal = data.pools.expect_refusal
@@ -284,9 +348,77 @@ def _transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunDat
     )
     if figures.recall_at_recall[0] < crossval.RECALL_TARGET:
         note += f"; its saved threshold misses recall@5 {crossval.RECALL_TARGET} on these questions"
-    row = Row(name, figures, 0.0, _learned_ms(data, gate), note)
+    row = Row(name, figures, 0.0, applied["msPerQuestion"], note, family="transfer")
     row.curve = _score_curve(data, scores, "transfer")
-    return row
+    return _finish_row(row)
+
+
+def reaches_target(row: Row) -> bool:
+    """Whether the row's out-of-fold recall at its training-chosen point reaches the recall target."""
+    return row.figures is not None and row.figures.recall_at_recall[0] >= crossval.RECALL_TARGET - 1e-9
+
+
+def best_row(rows: list[Row]) -> Row | None:
+    """The least-leaking row at its recall point among the out-of-fold rows that reach the target (or,
+    when none does, among all out-of-fold rows), fixed and transfer rows aside."""
+    scored = [
+        r
+        for r in rows
+        if r.figures is not None and r.family not in ("transfer", "") and "fixed" not in r.name
+    ]
+    pool = [r for r in scored if reaches_target(r)] or scored
+    return min(pool, key=lambda r: r.figures.leak_at_recall[0]) if pool else None
+
+
+def paired_test(best: Row, floor: Row, refusal: np.ndarray, base_recall: np.ndarray) -> dict[str, Any]:
+    """Best row against the floor at their recall points: paired over the same refusals (McNemar on each
+    refusal's majority outcome over repeats, and a paired bootstrap of the repeat-averaged leak) and over
+    the same answerable questions (paired bootstrap of recall@5)."""
+    a, b = floor.figures.extra["leaked"][refusal], best.figures.extra["leaked"][refusal]
+    answerable = ~np.isnan(base_recall)
+    ra, rb = floor.figures.extra["recall"][answerable], best.figures.extra["recall"][answerable]
+    mcnemar = mcnemar_exact(a > 0.5, b > 0.5)
+    leak, recall = paired_bootstrap(a, b), paired_bootstrap(ra, rb)
+    return {
+        "best": best.name,
+        "baseline": floor.name,
+        "leak": {
+            "difference": leak.statistic,
+            "low": leak.low,
+            "high": leak.high,
+            "p": leak.p_value,
+            "n": leak.n,
+            "method": leak.method,
+        },
+        "leakMcNemar": {
+            "difference": mcnemar.statistic,
+            "p": mcnemar.p_value,
+            "n": mcnemar.n,
+            "method": "exact McNemar on each refusal's majority outcome over repeats",
+        },
+        "recall": {
+            "difference": recall.statistic,
+            "low": recall.low,
+            "high": recall.high,
+            "p": recall.p_value,
+            "n": recall.n,
+            "method": recall.method,
+        },
+        "significant": bool(leak.p_value < 0.05 and leak.high < 0),
+    }
+
+
+def leak_by_tag(row: Row, tags: list[list[str]], refusal: np.ndarray) -> list[dict[str, Any]]:
+    """The row's repeat-averaged leak at its recall point per refusal tag (which kinds still pass)."""
+    leaked = row.figures.extra["leaked"]
+    out: dict[str, list[float]] = {}
+    for i in np.flatnonzero(refusal):
+        for tag in tags[i]:
+            out.setdefault(tag, []).append(float(leaked[i]))
+    return [
+        {"tag": t, "refusals": len(v), "leaked": float(np.sum(v)), "leak": float(np.mean(v))}
+        for t, v in sorted(out.items())
+    ]
 
 
 def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
@@ -301,33 +433,29 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
     labels = (~refusal).astype(int)
     groups = crossval.question_groups(data.pools.tags, refusal, data.features.query)
     splits = crossval.repeated_splits(labels, groups, p.folds, p.repeats, SEED)
-    rows = [
-        _grid_row("floor (swept)", data, "floor", splits),
-        _grid_row("cosine floor (swept)", data, "cosine", splits),
-        _grid_row("contrast (swept)", data, "contrast", splits),
-    ]
+    specs = [*SPECS, *([f"rerank:{p.reranker}"] if p.reranker else []), *p.gate]
+    rows = [spec_row(p.store, data, parse_gate_spec(s), splits) for s in specs[:3]]
     rows.append(_reference_row(data))
     rows += _judge_rows(p, data, splits)
-    if p.reranker:
-        rows.append(_reranker_row(p, data, splits))
+    rows += [spec_row(p.store, data, parse_gate_spec(s), splits) for s in specs[3:]]
     bank_path = None if p.no_bank else (p.bank or default_bank())
     bank = bank_run(p.store, data, bank_path, p.bank_skip) if bank_path else None
-    fitted: dict[str, LearnedGate] = {}
-    for name, kinds, with_bank in LEARNED:
-        if with_bank and bank is None:
-            continue
-        result = fit_gate(
-            data, kinds, bank if with_bank else None, folds=p.folds, repeats=p.repeats, seed=SEED
-        )
-        fitted[name] = result.gate
-        row = Row(name, result.figures, 0.0, _learned_ms(data, result.gate))
-        row.curve = _score_curve(data, result.oof[0], name)
-        rows.append(row)
+    fits = [*((tuple([k]), b) for k, b in FITS), *(parse_fit(f) for f in p.fit)]
+    fit_rows, fitted = _fit_rows(p, data, bank, fits)
+    rows += fit_rows
     transfer = _transfer_row(p, data, bank_path, bank)
     if transfer is not None:
         rows.append(transfer)
-    best_name = LEARNED[3][0] if LEARNED[3][0] in fitted else LEARNED[2][0]
-    best = fitted[best_name]
+    for row in rows:
+        if row.figures is not None and not reaches_target(row) and "fixed" not in row.name:
+            reached = row.figures.recall_at_recall[0]
+            row.note = (row.note + "; " if row.note else "") + (
+                f"out-of-fold recall@5 {reached:.3f} falls short of {crossval.RECALL_TARGET:.2f}"
+            )
+    best = best_row(rows)
+    floor = rows[0]
+    by_name = {r.name: r for r in rows}
+    gate_name = min(fitted, key=lambda n: by_name[n].figures.leak_at_recall[0])  # the file users apply
     return {
         "run": run_id,
         "questions": data.pools.size,
@@ -338,22 +466,36 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
         "bank": None if bank is None else {"path": str(bank_path), "questions": bank.pools.size},
         "groups": int(groups.max() + 1),
         "rows": rows,
-        "gate": best,
-        "gateName": best_name,
-        "coefficients": coefficient_rows(best),
+        "best": None if best is None else best.name,
+        "bestVsFloor": None if best is None else paired_test(best, floor, refusal, data.base_recall),
+        "bestByTag": None if best is None else leak_by_tag(best, data.pools.tags, refusal),
+        "gate": fitted[gate_name],
+        "gateName": gate_name,
+        "coefficients": coefficient_rows(fitted[gate_name]),
         "seconds": time.perf_counter() - started,
         "params": {k: str(v) if isinstance(v, Path) else v for k, v in p.as_dict().items() if k != "out"},
     }
+
+
+def _figures_json(f: Figures) -> dict[str, Any]:
+    from nomad_lab.eval.gating.fit import figures_json  # the gate file's own figure format
+
+    return figures_json(f)
 
 
 def rows_json(result: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         {
             "gate": r.name,
+            "family": r.family,
             "calls": r.calls,
             "msPerQuestion": r.ms,
             "note": r.note,
-            **({} if r.figures is None else figures_json(r.figures)),
+            "reachesRecallTarget": reaches_target(r),
+            "onCurveAtRecallTarget": None
+            if r.at_target is None
+            else {"leak": r.at_target[0], "recall": r.at_target[1]},
+            **({} if r.figures is None else _figures_json(r.figures)),
         }
         for r in result["rows"]
     ]
@@ -361,7 +503,7 @@ def rows_json(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 STUDY = Study(
     name="gates",
-    title="Gate leaderboard: floor, contrast, judge, learned gates, out of fold with intervals",
+    title="Gate leaderboard: floor, contrast, judge, rerankers, learned gates, out of fold with intervals",
     run=compute,
     rows=rows_json,
     markdown=markdown,

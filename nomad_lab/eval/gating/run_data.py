@@ -1,6 +1,6 @@
-"""A stored retrieval run as gate inputs: pools, features, query vectors and cached judge verdicts.
+"""A stored retrieval run ready for gating: pools, labels, the queries, and its base features.
 
-Why here (a study-level module): gathering reads the store and, for the query embedding, the run's own
+Why here (the eval ring): gathering reads the store and, for the query embedding, the run's own
 embedder; the feature math itself stays pure in ``nomad_lab.gate.features``. Query vectors are embedded
 with the embedder the run RECORDS (its spec, checked against its recorded identity: model, version,
 method, dimension), never with whatever embedder is at hand, and cached in the store's embedding table
@@ -10,7 +10,6 @@ under a query key, so a second gather makes no embedding call.
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,13 +19,12 @@ import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.gate import gates
-from nomad_lab.gate.features import FeatureTable, keyword_overlap, pool_features
+from nomad_lab.gate.features import FeatureBlock, FeatureTable, keyword_overlap, pool_features
 from nomad_lab.gate.learned import describe, same_embedder
 from nomad_lab.gate.pools import PoolSet, pools_from_records
 from nomad_lab.retrieval.embedding import load_embedder
 from nomad_lab.retrieval.index import query_texts
-from nomad_lab.retrieval.reranker import load_reranker
-from nomad_lab.services.verdict_cache import judge_passages_and_key, judged_set
+from nomad_lab.services.verdict_cache import judged_set
 from nomad_lab.store import Store
 
 
@@ -111,8 +109,11 @@ def load_run(store_path: str | Path, run_id: str | None = None, *, embed: bool =
         vectors = query_vectors(store, identity, queries, f"run {run_id}") if embed else None
         index = store.get_index(run.fingerprint)
     matrix, names = pool_features(pools, overlap)
+    blocks = {"pool": FeatureBlock(matrix, names, identity)}
+    if vectors is not None:
+        blocks["query"] = FeatureBlock(vectors, [f"query_{i}" for i in range(vectors.shape[1])], identity)
     features = FeatureTable(
-        pools.ids, matrix, names, vectors, identity, source={"run": run_id, "fingerprint": run.fingerprint}
+        list(pools.ids), blocks, identity, source={"run": run_id, "fingerprint": run.fingerprint}
     )
     recall, nonempty = gates.evaluate(pools, pools.valid[None])
     return RunData(
@@ -126,57 +127,3 @@ def load_run(store_path: str | Path, run_id: str | None = None, *, embed: bool =
         None if index is None else index.corpus_dir,
         bool(run.params.get("includeDistractors", True)),
     )
-
-
-@dataclass(frozen=True)
-class CachedVerdicts:
-    """One judge's cached verdicts over a run (NaN: none cached), and how many it would still need."""
-
-    spec: str
-    verdicts: np.ndarray
-    p_true: np.ndarray
-    ms: np.ndarray
-    missing: int
-
-
-def cached_verdicts(store_path: str | Path, data: RunData, spec: str, floor: float = 0.0) -> CachedVerdicts:
-    """Read the verdicts ``spec`` gave on each question's top-5 set at ``floor`` from the cache only."""
-    n = data.pools.size
-    verdicts, p_true, ms = (np.full(n, np.nan) for _ in range(3))
-    missing = 0
-    with Store(store_path, read_only=True) as store:
-        run = store.get_run(data.run_id)
-        stored = store.get_pools(data.run_id)
-        chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
-        for i, (gid, query) in enumerate(zip(data.pools.ids, data.queries, strict=True)):
-            passages = judged_set(stored.get(gid, []), chunks, floor)
-            if not passages:
-                continue
-            verdict = store.get_verdict(spec, judge_passages_and_key(query, passages)[1])
-            if verdict is None:
-                missing += 1
-                continue
-            if verdict.ok and verdict.on_topic is not None:
-                verdicts[i] = 1.0 if verdict.on_topic else 0.0
-            p_true[i] = np.nan if verdict.p_true is None else verdict.p_true
-            ms[i] = np.nan if verdict.ms is None else verdict.ms
-    return CachedVerdicts(spec, verdicts, p_true, ms, missing)
-
-
-def reranker_scores(store_path: str | Path, data: RunData, spec: str) -> tuple[np.ndarray, int, float]:
-    """A trained reranker's best score over each question's top-5 set at floor 0 (NaN: empty pool), the
-    number of (question, passage) pairs scored, and the seconds it took (the reranker runs here)."""
-    reranker = load_reranker(spec)
-    best = np.full(data.pools.size, np.nan)
-    pairs = 0
-    with Store(store_path, read_only=True) as store:
-        run = store.get_run(data.run_id)
-        stored = store.get_pools(data.run_id)
-        chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
-    started = time.perf_counter()
-    for i, (gid, query) in enumerate(zip(data.pools.ids, data.queries, strict=True)):
-        texts = [c.text for c in judged_set(stored.get(gid, []), chunks, 0.0)]
-        if texts:
-            best[i] = max(reranker.score(query, texts))
-            pairs += len(texts)
-    return best, pairs, time.perf_counter() - started

@@ -1,6 +1,9 @@
 """Fit a learned gate on a stored run (out of fold), save it, and apply a saved gate to another run.
 
 The functions behind ``nomad-lab gate fit`` / ``gate apply`` and the learned rows of ``study gates``.
+The feature kinds are gathered through the gating service's input kinds (any kind that gathers a
+:class:`~nomad_lab.gate.features.FeatureBlock`), and when several candidate feature sets are given the
+set is chosen inside each training fold, with the regularization strength, never on a scored fold.
 Labels: a question is on topic unless its golden expects a refusal. Optional extra negatives come from
 a generic out-of-scope bank (golden format, every line a refusal), retrieved against the run's own
 corpus with the run's own embedder; they only ever join training folds, never a scored fold.
@@ -19,9 +22,14 @@ import numpy as np
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.workspace import DEFAULT_BANK_PATH
 from nomad_lab.data.bank import bank_category, drop_near_duplicates, load_bank
+from nomad_lab.eval.gating.context import GatherContext
+from nomad_lab.eval.gating.inputs import gather_needs
+from nomad_lab.eval.gating.run_data import RunData, load_run, subset_run
 from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 from nomad_lab.gate import crossval
 from nomad_lab.gate.crossval import Figures
+from nomad_lab.gate.families import Need
+from nomad_lab.gate.features import FeatureBlock
 from nomad_lab.gate.learned import (
     REGULARIZATION_C,
     LearnedGate,
@@ -29,9 +37,23 @@ from nomad_lab.gate.learned import (
     fit_logistic,
     logistic_scores,
 )
-from nomad_lab.studies.gating.gate_data import RunData, load_run, subset_run
 
 DEFAULT_KINDS = ("pool", "query")
+CANDIDATE_KINDS: tuple[tuple[str, ...], ...] = (("pool",), ("pool", "query"))
+"""What ``gate fit`` chooses between by default, inside each training fold (pool statistics alone were
+better out of fold than with the query embedding on both repository corpora, so neither is imposed)."""
+
+
+def with_features(
+    store_path: str | Path, data: RunData, kinds: Sequence[str], progress: bool = False
+) -> RunData:
+    """``data`` with every feature kind in ``kinds`` gathered (computed and cached where missing)."""
+    todo = [k for k in dict.fromkeys(kinds) if k not in data.features.blocks]
+    if not todo:
+        return data
+    gathered = gather_needs(GatherContext(Path(store_path), data, progress), [Need(k) for k in todo])
+    blocks: dict[str, FeatureBlock] = {need.kind: value for need, value in gathered.items()}
+    return replace(data, features=data.features.with_blocks(blocks))
 
 
 def default_bank() -> Path | None:
@@ -90,35 +112,51 @@ def _labels(data: RunData) -> np.ndarray:
     return (~data.pools.expect_refusal).astype(int)
 
 
+def candidate_sets(kinds: Sequence[str] | Sequence[Sequence[str]]) -> list[tuple[str, ...]]:
+    """One feature set (``["pool", "query"]``) or several candidates (``[["pool"], ["pool", "query"]]``)."""
+    if not kinds:
+        raise NomadLabError("gate fit: no feature kinds given")
+    if all(isinstance(k, str) for k in kinds):
+        return [tuple(kinds)]  # type: ignore[arg-type]
+    return [tuple(k) for k in kinds]
+
+
 def fit_gate(
     data: RunData,
-    kinds: Sequence[str] = DEFAULT_KINDS,
+    kinds: Sequence[str] | Sequence[Sequence[str]] = CANDIDATE_KINDS,
     bank: RunData | None = None,
     *,
     folds: int = crossval.FOLDS,
     repeats: int = crossval.REPEATS,
     seed: int = 1341,
 ) -> FitResult:
-    """Out-of-fold figures of a logistic gate over ``kinds`` features, then the gate fitted on all of it.
+    """Out-of-fold figures of a logistic gate, then the gate fitted on all of it.
 
-    The saved threshold is the recall-target point of the out-of-fold scores (the final model's
-    behaviour on unseen questions, as well as the run can tell); ``figures`` are the honest ones.
+    ``kinds`` is one feature set or several candidates: each outer training fold chooses the set and the
+    regularization strength by its own inner out-of-fold scores, so the figures include that choice;
+    the saved gate uses the (set, strength) the training folds chose most often. Every kind must already
+    be gathered on ``data`` and ``bank`` (:func:`with_features`). The saved threshold is the
+    recall-target point of the out-of-fold scores; ``figures`` are the honest ones.
     """
     started = time.perf_counter()
-    x, names = data.features.matrix(list(kinds))
+    sets = candidate_sets(kinds)
+    matrices = [data.features.matrix(list(k)) for k in sets]
     y = _labels(data)
     groups = crossval.question_groups(data.pools.tags, data.pools.expect_refusal, data.features.query)
     splits = crossval.repeated_splits(y, groups, folds, repeats, seed)
-    xb = None if bank is None else bank.features.matrix(list(kinds))[0]
+    banks = [None if bank is None else bank.features.matrix(list(k))[0] for k in sets]
 
-    def training(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def training(s: int, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x, xb = matrices[s][0], banks[s]
         if xb is None:
             return x[index], y[index]
         return np.vstack([x[index], xb]), np.concatenate([y[index], np.zeros(len(xb), dtype=int)])
 
-    def fit_score(train: np.ndarray, score: np.ndarray, c: float) -> np.ndarray:
-        return logistic_scores(*fit_logistic(*training(train), c), x[score])
+    def fit_score(train: np.ndarray, score: np.ndarray, choice: tuple[int, float]) -> np.ndarray:
+        s, c = choice
+        return logistic_scores(*fit_logistic(*training(s, train), c), matrices[s][0][score])
 
+    choices = [(s, c) for s in range(len(sets)) for c in REGULARIZATION_C]
     figures, oof, chosen = crossval.learned_figures(
         fit_score,
         y,
@@ -127,11 +165,12 @@ def fit_gate(
         data.base_nonempty,
         splits,
         seed=seed,
-        choices=REGULARIZATION_C,
+        choices=choices,
     )
     everything = np.arange(y.size)
-    c = max(set(chosen), key=chosen.count)  # the strength the training folds chose most often
-    mean, scale, coef, intercept = fit_logistic(*training(everything), c)
+    s, c = max(set(chosen), key=chosen.count)  # what the training folds chose most often
+    kinds, names = sets[s], matrices[s][1]
+    mean, scale, coef, intercept = fit_logistic(*training(s, everything), c)
     pooled = np.nanmean(oof, axis=0)
     thresholds, rec, ne = crossval.threshold_grid(pooled, data.base_recall, data.base_nonempty)
     at_recall, at_leak = crossval.choose_points(
@@ -156,7 +195,10 @@ def fit_gate(
             "bank": None if bank is None else {"run": bank.run_id, "questions": bank.pools.size},
             "thresholdAtLeak": None if at_leak is None else float(thresholds[at_leak]),
             "regularizationC": c,
-            "regularizationChosenPerFold": {str(k): chosen.count(k) for k in REGULARIZATION_C},
+            "regularizationChosenPerFold": {str(k): sum(x[1] == k for x in chosen) for k in REGULARIZATION_C},
+            "featureSetsChosenPerFold": {
+                "+".join(k): sum(x[0] == i for x in chosen) for i, k in enumerate(sets)
+            },
         },
         figures=figures_json(figures),
     )

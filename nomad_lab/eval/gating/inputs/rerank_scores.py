@@ -1,0 +1,36 @@
+"""``rerank_scores`` (key: a trained reranker spec, e.g. nanoranker): its best score over each
+question's top-5 set (NaN: empty pool), with the pairs scored and the seconds it took on this CPU."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from nomad_lab.eval.gating.context import GatherContext
+from nomad_lab.retrieval.reranker import load_reranker
+
+KIND = "rerank_scores"
+
+
+@dataclass(frozen=True)
+class PairScores:
+    """Each question's best (question, passage) score, and what scoring cost."""
+
+    best: np.ndarray
+    pairs: int
+    seconds: float
+
+
+def gather(ctx: GatherContext, key: str) -> PairScores:
+    reranker = load_reranker(key)
+    best = np.full(ctx.data.pools.size, np.nan)
+    pairs = 0
+    started = time.perf_counter()
+    for i, query in ctx.track(enumerate(ctx.data.queries), f"rerank {key}", ctx.data.pools.size):
+        texts = ctx.passages(i)
+        if texts:
+            best[i] = max(reranker.score(query, texts))
+            pairs += len(texts)
+    return PairScores(best, pairs, time.perf_counter() - started)
