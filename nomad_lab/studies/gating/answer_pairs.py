@@ -26,10 +26,10 @@ import numpy as np
 
 from nomad_lab.data.goldens import load_suites
 from nomad_lab.data.synthetic_refusals import answers_swap, lacks_answer, swap_questions
+from nomad_lab.eval.gating.run_data import RunData
 from nomad_lab.retrieval.answer_model import passage_windows
 from nomad_lab.services.verdict_cache import judged_set
 from nomad_lab.store import Store
-from nomad_lab.studies.gating.gate_data import RunData
 
 GOLD_CHUNKS = 3
 """Relevant-document chunks of a pool read for positives (best ranked first)."""

@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.eval.gating.fit import figures_json
 from nomad_lab.gate import crossval
 from nomad_lab.gate.answer_file import AnswerGate, file_sha256
 from nomad_lab.retrieval.answer_model import MAX_LENGTH, WINDOW_STRIDE, WINDOW_WORDS, quantized_state
-from nomad_lab.studies.gating.gate_fit import figures_json
 
 GATE_NAME = "answer-gate.json"
 TAG_SKIP = ("off-topic",)

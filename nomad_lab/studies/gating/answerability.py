@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.eval.gating.fit import bank_run, default_bank
+from nomad_lab.eval.gating.run_data import load_run
 from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
 from nomad_lab.gate import crossval
 from nomad_lab.retrieval.answer_cache import BodyCache, cache_root
@@ -36,8 +38,6 @@ from nomad_lab.studies.gating.answer_pairs import (
     training_examples,
 )
 from nomad_lab.studies.gating.answer_report import markdown, rows, save_gate, write
-from nomad_lab.studies.gating.gate_data import load_run
-from nomad_lab.studies.gating.gate_fit import bank_run, default_bank
 from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, positive
 from nomad_lab.studies.shape import Param, Params, Study
 
