@@ -16,15 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from nomad_lab.gate.answer_file import AnswerGate
+from nomad_lab.gate.answer_file import AnswerGate, file_sha256
 from nomad_lab.retrieval.answer_model import (
     MAX_LENGTH,
+    WINDOW_STRIDE,
+    WINDOW_WORDS,
     AnswerBody,
     BodyOut,
     dequantized_state,
     head_logits,
     make_head,
     passage_windows,
+    quantized_state,
 )
 
 
@@ -115,3 +118,36 @@ def gate_scores(
         best.append(float(logits[at : at + len(pairs)].max()) if pairs else float("nan"))
         at += len(pairs)
     return np.array(best, dtype=float)
+
+
+def save_gate_files(
+    path: str | Path,
+    head: Any,
+    body: AnswerBody,
+    threshold: float,
+    embedder: dict[str, Any] | None,
+    training: dict[str, Any],
+    figures: dict[str, Any] | None = None,
+) -> Path:
+    """Write ``path`` (the JSON record) and the head beside it as INT8 ``.npz``; returns the JSON path."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    weights = out.with_suffix(".npz")
+    np.savez(weights, **quantized_state(head))
+    gate = AnswerGate(
+        threshold=float(threshold),
+        weights=weights.name,
+        weights_sha256=file_sha256(weights),
+        body={
+            "digest": body.digest,
+            "topLayer": body.top,
+            "heads": body.heads,
+            "words": WINDOW_WORDS,
+            "stride": WINDOW_STRIDE,
+            "maxTokens": MAX_LENGTH,
+        },
+        embedder=None if embedder is None else dict(embedder),
+        training=training,
+        figures=figures or {},
+    )
+    return gate.save(out)

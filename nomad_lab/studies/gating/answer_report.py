@@ -11,8 +11,8 @@ import numpy as np
 
 from nomad_lab.eval.gating.fit import figures_json
 from nomad_lab.gate import crossval
-from nomad_lab.gate.answer_file import AnswerGate, file_sha256
-from nomad_lab.retrieval.answer_model import MAX_LENGTH, WINDOW_STRIDE, WINDOW_WORDS, quantized_state
+from nomad_lab.retrieval.answer_cache import save_gate_files
+from nomad_lab.retrieval.answer_model import MAX_LENGTH, WINDOW_STRIDE, WINDOW_WORDS
 
 GATE_NAME = "answer-gate.json"
 TAG_SKIP = ("off-topic",)
@@ -130,26 +130,24 @@ def write(result: dict[str, Any], out: Path) -> dict[str, Path]:
 
 
 def save_gate(result: dict[str, Any], out: Path) -> Path:
-    """The final model (fitted on every question) as ``answer-gate.npz`` (INT8) + ``answer-gate.json``."""
-    data, body = result["data"], result["body"]
-    weights = out / GATE_NAME.replace(".json", ".npz")
-    np.savez(weights, **quantized_state(result["head"]))
+    """The final model (fitted on every question) as ``answer-gate.json`` + its INT8 ``answer-gate.npz``."""
+    data = result["data"]
     s = summary(result)
-    gate = AnswerGate(
-        threshold=result["threshold"],
-        weights=weights.name,
-        weights_sha256=file_sha256(weights),
-        body={"digest": body.digest, "topLayer": body.top, "heads": body.heads, **s["windows"]},
-        embedder=dict(data.embedder),
-        training={
-            "run": s["run"],
-            "bankRun": s["bankRun"],
-            "fingerprint": s["fingerprint"],
-            "questions": s["questions"],
-            "questionIds": list(data.pools.ids),
-            "examples": s["examples"],
-            "config": s["config"],
-        },
-        figures=s["fineTuned"],
+    training = {
+        "run": s["run"],
+        "bankRun": s["bankRun"],
+        "fingerprint": s["fingerprint"],
+        "questions": s["questions"],
+        "questionIds": list(data.pools.ids),
+        "examples": s["examples"],
+        "config": s["config"],
+    }
+    return save_gate_files(
+        out / GATE_NAME,
+        result["head"],
+        result["body"],
+        result["threshold"],
+        data.embedder,
+        training,
+        s["fineTuned"],
     )
-    return gate.save(out / GATE_NAME)
