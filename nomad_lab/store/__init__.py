@@ -2,9 +2,9 @@
 
 Every SQL statement of the project lives in this package: ``schema`` holds the DDL, ``records`` the
 rows as dataclasses, and one small module per table group holds that group's SQL (``index_tables``,
-``runs``, ``dumps``, ``verdicts``, ``study_rows``, ``notebook_cells``, ``calls``, ``answers``, over the
-shared connection of ``tables``); ``db`` opens the file and composes them into :class:`Store`. Import
-from here.
+``runs``, ``dumps``, ``verdicts``, ``pair_scores``, ``study_rows``, ``notebook_cells``, ``calls``,
+``answers``, over the shared connection of ``tables``); ``db`` opens the file and composes them into
+:class:`Store`. Import from here.
 """
 
 from nomad_lab.store.db import (
@@ -15,6 +15,7 @@ from nomad_lab.store.db import (
     StoreSchemaError,
     record_study_rows,
 )
+from nomad_lab.store.pair_scores import pair_sha256
 from nomad_lab.store.records import (
     CaseRecord,
     ChunkRecord,
@@ -46,6 +47,7 @@ __all__ = [
     "Verdict",
     "json_sha256",
     "judge_input_sha256",
+    "pair_sha256",
     "record_study_rows",
     "text_sha256",
 ]

@@ -16,12 +16,14 @@ FULL pre-floor candidate pool of every question), ``run_metrics``; ``judge_verdi
 version 2, ``generation_answers`` (eval generation's answer cache), ``study_rows`` (the measured rows of
 the estimator and placement studies, one run id per study run) and ``notebook_cells`` (one row per
 executed notebook grid cell); since version 3, ``model_calls``, the log of every chat call (see
-``calls.CallLog``, whose methods ``Store`` has).
+``calls.CallLog``, whose methods ``Store`` has); since version 6, ``pair_scores``, the cross-encoder's
+score per (model, question + passage window).
 
 Each table group is its own small module holding its SQL, mixed into :class:`Store` here: ``index_tables``
 (indexes, chunks, embeddings), ``runs`` (runs, cases, pools, run metrics), ``dumps`` (the reference's
-candidate dump, SPEC §2.5), ``verdicts``, ``study_rows``, ``notebook_cells``, ``calls`` (the model-call
-log) and ``answers`` (generation answers). This module opens the file: lock wait, schema check, migrations.
+candidate dump, SPEC §2.5), ``verdicts``, ``pair_scores`` (cross-encoder scores), ``study_rows``,
+``notebook_cells``, ``calls`` (the model-call log) and ``answers`` (generation answers). This module opens the
+file: lock wait, schema check, migrations.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from nomad_lab.store.calls import CallLog
 from nomad_lab.store.dumps import DumpFormat
 from nomad_lab.store.index_tables import IndexTables
 from nomad_lab.store.notebook_cells import NotebookCells
+from nomad_lab.store.pair_scores import PairScoreCache
 from nomad_lab.store.schema import MIGRATIONS, SCHEMA_VERSION
 from nomad_lab.store.study_rows import StudyRows
 from nomad_lab.store.tables import StoreError, StoreLockedError, StoreSchemaError
@@ -75,7 +78,16 @@ def _raise_if_locked(exc: Exception) -> None:
         raise _Locked(match.group(1) if match else None) from exc
 
 
-class Store(IndexTables, DumpFormat, VerdictTable, StudyRows, NotebookCells, CallLog, GenerationAnswers):
+class Store(
+    IndexTables,
+    DumpFormat,
+    VerdictTable,
+    PairScoreCache,
+    StudyRows,
+    NotebookCells,
+    CallLog,
+    GenerationAnswers,
+):
     """One DuckDB file per workspace. Use as a context manager, or call :meth:`close`."""
 
     def __init__(self, path: str | os.PathLike[str], read_only: bool = False, lock_wait: float | None = None):

@@ -93,12 +93,22 @@ CREATE TABLE IF NOT EXISTS model_calls (
     failure VARCHAR);
 """
 
+# Version 6: the pair-score cache, one score per (scorer model key, SHA-256 of question + NUL + passage
+# window), ever: what a cross-encoder gate reads (``pair_scores.PairScoreCache``). ``ms`` is the time the
+# pair took to score, so a run's cost per question can be read back from a fully cached run.
+V6_PAIR_SCORES = """
+CREATE TABLE IF NOT EXISTS pair_scores (
+    scorer VARCHAR NOT NULL, pair_sha256 VARCHAR NOT NULL, score DOUBLE NOT NULL, ms DOUBLE,
+    created_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (scorer, pair_sha256));
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     V1_TABLES,
     V2_RESULT_TABLES,
     V3_VERDICT_CONFIDENCE,
     V4_ANY_DIMENSION,
     V5_MODEL_CALLS,
+    V6_PAIR_SCORES,
 )
 """``MIGRATIONS[n - 1]`` is the DDL of migration ``n``; a store at version ``v`` lacks ``MIGRATIONS[v:]``."""
 

@@ -1,8 +1,8 @@
 """What every table group of the store shares: the open DuckDB connection and all-or-nothing writes.
 
-Why a base: each table group (``index_tables``, ``runs``, ``dumps``, ``verdicts``, ``study_rows``,
-``notebook_cells``, ``calls``, ``answers``) is a small mixin holding that group's SQL; :class:`Store`
-(``db``) composes them over one connection, so callers keep one object and one file.
+Why a base: each table group (``index_tables``, ``runs``, ``dumps``, ``verdicts``, ``pair_scores``,
+``study_rows``, ``notebook_cells``, ``calls``, ``answers``) is a small mixin holding that group's SQL;
+:class:`Store` (``db``) composes them over one connection, so callers keep one object and one file.
 """
 
 from __future__ import annotations

@@ -60,6 +60,7 @@ def specs(workspace: dict) -> dict[str, str]:
         "learned": f"learned:{workspace['gate']}",
         "rerank": "rerank:nanoranker",
         "answer": f"answer:{workspace['answer']}",
+        "ce": "ce:ms-marco-minilm-l12",
     }
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from nomad_lab.store import SCHEMA_VERSION, ModelCall, Store, StoreSchemaError, Verdict
+from nomad_lab.store import SCHEMA_VERSION, ModelCall, Store, StoreSchemaError, Verdict, pair_sha256
 from nomad_lab.store.schema import MIGRATIONS
 
 
@@ -162,3 +162,33 @@ def test_a_version_two_store_gains_the_call_log_and_keeps_its_answers(tmp_path: 
         assert again.model_calls(limit=1)[0].request_sha256 == "h2"  # the latest, ids kept across opens
         again.record_call(ModelCall("m", "judge", "h3", 1, 1, 1.0))
         assert [c.request_sha256 for c in again.model_calls(purpose="judge")] == ["h1", "h3"]
+
+
+def version_five_store(path: Path) -> None:
+    """A store as the release before the pair-score cache wrote it: migrations 1–5, one verdict, one call."""
+    version_two_store(path)
+    con = duckdb.connect(str(path))
+    for migration in MIGRATIONS[2:5]:
+        con.execute(migration)
+    con.execute("UPDATE nomad_lab_meta SET value = '5' WHERE key = 'schema_version'")
+    con.execute(
+        "INSERT INTO model_calls (created_at, model, purpose, request_sha256, ms, ok) "
+        "VALUES (?, 'm', 'judge', 'h1', 3.0, true)",
+        [datetime.now(UTC)],
+    )
+    con.close()
+
+
+def test_a_version_five_store_gains_the_pair_score_cache_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "v5.duckdb"
+    version_five_store(path)
+    assert "pair_scores" not in tables(path)
+    with Store(path, read_only=True) as old:  # read as it is: no cache yet, so nothing cached
+        assert old.schema_version == 5 and old.get_pair_scores("ce", [pair_sha256("q", "p")]) == {}
+    with Store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION >= 6
+        assert store.get_verdict("embedded:gemma3-270m", "abc") is not None
+        assert [c.request_sha256 for c in store.model_calls()] == ["h1"]
+        store.put_pair_scores("ce", [(pair_sha256("q", "p"), -3.5, 12.0)])
+    with Store(path, read_only=True) as again:
+        assert again.get_pair_scores("ce", [pair_sha256("q", "p")]) == {pair_sha256("q", "p"): (-3.5, 12.0)}

@@ -49,6 +49,8 @@ FITS: tuple[tuple[tuple[str, ...], bool], ...] = (
     (("pool",), False),
     (("pool", "query"), False),
     (("pool", "query"), True),
+    (("pool", "coverage"), False),
+    (("pool", "coverage"), True),
 )
 """Fitted rows: (feature kinds, with the bank); ``--fit`` adds more (``pool,ce``; ``auto`` chooses)."""
 

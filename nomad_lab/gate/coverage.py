@@ -1,0 +1,92 @@
+"""Lexical coverage: how much of the question the retrieved passages, and the whole index, even mention.
+
+Why: a floor, a reranker and pool statistics all ask "is this passage close to the question"; an
+in-domain question about something the library does not hold (a fictional attribute of a real entity,
+a neighbouring topic) retrieves close passages that still lack its rarest words. Inverse document
+frequency over the index's own chunks weighs a word by how specific it is to this library, with no
+label and no model: the IDF share and the largest IDF of the question's words missing from its top-5
+set, and the share of its words absent from the whole index. Pure: standard library and numpy.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from nomad_lab.gate.keywords import english_stopwords
+
+NAMES = ("missing_idf_share", "missing_idf_max", "unseen_share", "unseen_count", "query_terms")
+"""The feature columns, in order."""
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_SUFFIXES = ("ies", "es", "s", "ing", "ed")
+
+
+def stem(word: str) -> str:
+    """A crude, general English suffix strip so "tourniquets" matches "tourniquet" (both sides alike)."""
+    word = word.split("'")[0]
+    for suffix in _SUFFIXES:
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """Content words of ``text``: lower-cased, stop words and one-letter tokens out, suffixes stripped."""
+    stop = english_stopwords()
+    return [stem(w) for w in _WORD.findall(text.lower().replace("’", "'")) if len(w) > 1 and w not in stop]
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Document frequencies of the index's chunks: ``idf(t)`` is BM25's smoothed inverse frequency."""
+
+    frequencies: Counter
+    documents: int
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> Vocabulary:
+        frequencies: Counter = Counter()
+        documents = 0
+        for text in texts:
+            frequencies.update(set(terms(text)))
+            documents += 1
+        return cls(frequencies, documents)
+
+    def idf(self, term: str) -> float:
+        df = self.frequencies.get(term, 0)
+        return math.log(1.0 + (self.documents - df + 0.5) / (df + 0.5))
+
+
+def coverage(query: str, passages: Sequence[str], vocabulary: Vocabulary) -> list[float]:
+    """The :data:`NAMES` features of one question and its top-5 passages (an empty question: zeros)."""
+    asked = list(dict.fromkeys(terms(query)))
+    if not asked:
+        return [0.0] * len(NAMES)
+    present = set()
+    for passage in passages:
+        present.update(terms(passage))
+    weights = {t: vocabulary.idf(t) for t in asked}
+    missing = [t for t in asked if t not in present]
+    unseen = [t for t in asked if vocabulary.frequencies.get(t, 0) == 0]
+    total = sum(weights.values())
+    return [
+        sum(weights[t] for t in missing) / total if total > 0 else 0.0,
+        max((weights[t] for t in missing), default=0.0),
+        len(unseen) / len(asked),
+        float(len(unseen)),
+        float(len(asked)),
+    ]
+
+
+def coverage_matrix(
+    queries: Sequence[str], passages: Sequence[Sequence[str]], vocabulary: Vocabulary
+) -> np.ndarray:
+    """One row of :data:`NAMES` per question."""
+    rows = [coverage(q, p, vocabulary) for q, p in zip(queries, passages, strict=True)]
+    return np.array(rows, dtype=float).reshape(len(rows), len(NAMES))
