@@ -23,7 +23,8 @@ def gather(ctx: GatherContext, key: str) -> np.ndarray:
         from tqdm import tqdm  # heavy
 
         bar = tqdm(desc=f"answer {key}: new windows", leave=False)
-    scores = gate_scores(gate, questions, cache_root(ctx.store_path), where, bar.update if bar else None)
-    if bar:
+    update = None if bar is None else bar.update
+    scores = gate_scores(gate, questions, cache_root(ctx.store_path), where, update)
+    if bar is not None:
         bar.close()
     return scores
