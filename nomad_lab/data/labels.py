@@ -154,9 +154,7 @@ class LabelFile:
             self.goldens(corpus_doc_ids)  # a hand-broken line is named here, by file:line
 
 
-HEADER = (
-    "// Labelled by a person in notebooks/label.ipynb (nomad-lab): one line per decision that is a golden."
-)
+HEADER = "// Labels from a labelling sitting (notebooks/label.ipynb): who and when on each line."
 
 
 def _line_id(raw: str) -> str | None:

@@ -34,7 +34,20 @@ def workspace(tmp_path_factory, embedder) -> dict:
     gate = tmp / "gate.json"
     fit = ["gate", "fit", "--run", run_id, "--store", str(store), "--out", str(gate), "--no-bank"]
     assert main([*fit, "--folds", "2", "--repeats", "1"]) == 0
-    return {"store": store, "dump": dump, "run": run_id, "gate": gate, "tmp": tmp}
+    answer = answer_gate(store, run_id, tmp / "answer.json")
+    return {"store": store, "dump": dump, "run": run_id, "gate": gate, "answer": answer, "tmp": tmp}
+
+
+def answer_gate(store: Path, run_id: str, path: Path) -> Path:
+    """An answerability gate file locked to the run: the real ONNX body with its zero-shot head."""
+    from nomad_lab.eval.gating.run_data import load_run
+    from nomad_lab.retrieval.answer_cache import save_gate_files
+    from nomad_lab.retrieval.answer_model import AnswerBody, make_head
+
+    data = load_run(store, run_id, embed=False)
+    body = AnswerBody(threads=1)
+    training = {"run": run_id, "fingerprint": data.pools.fingerprint}
+    return save_gate_files(path, make_head(body.weights, body.heads), body, 0.0, data.embedder, training)
 
 
 def specs(workspace: dict) -> dict[str, str]:
@@ -46,6 +59,7 @@ def specs(workspace: dict) -> dict[str, str]:
         "judge": "judge:counting@0.5",
         "learned": f"learned:{workspace['gate']}",
         "rerank": "rerank:nanoranker",
+        "answer": f"answer:{workspace['answer']}",
         "ce": "ce:ms-marco-minilm-l12",
     }
 

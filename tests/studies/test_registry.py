@@ -33,6 +33,7 @@ STUDIES = {
     "per-passage",
     "embedders",
     "rewrite",
+    "answerability",
 }
 
 
@@ -78,7 +79,7 @@ def test_study_help_lists_every_registered_study(capsys: pytest.CaptureFixture[s
 
 
 def test_an_unknown_study_is_one_error_naming_the_known_ones() -> None:
-    with pytest.raises(NomadLabError, match=r"'nope': no such study \(known: embedders, estimator"):
+    with pytest.raises(NomadLabError, match=r"no such study \(known: answerability, embedders, estimator"):
         registry.get("nope")
 
 

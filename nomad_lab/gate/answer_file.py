@@ -1,0 +1,95 @@
+"""An answerability gate file: a JSON record (threshold, training run, fingerprint, out-of-fold figures)
+beside the ``.npz`` of its fine-tuned head, quantized to INT8.
+
+Why a record of its own beside :class:`nomad_lab.gate.learned.LearnedGate`: this gate's number comes
+from a model that reads the passages (the ONNX body named by its digest plus the stored head), not
+from a dot product over features, so the file must also pin the body it was trained on. Like learned
+gates it is valid only where it was fitted: another embedder, another index fingerprint or another
+ONNX body is refused in one line, since its threshold was chosen on that run's pools.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nomad_lab.core.errors import NomadLabError
+from nomad_lab.gate.learned import describe, same_embedder
+
+FORMAT = "nomad-lab answerability gate v1"
+
+
+def file_sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@dataclass(frozen=True)
+class AnswerGate:
+    """A fitted answerability gate: keep a question's passages when its best window logit >= threshold."""
+
+    threshold: float
+    weights: str  # the .npz file name, beside the JSON
+    weights_sha256: str
+    body: dict[str, Any]  # digest, top layer, heads, max_length, window, stride
+    embedder: dict[str, Any] | None
+    training: dict[str, Any] = field(default_factory=dict)
+    figures: dict[str, Any] = field(default_factory=dict)
+    path: str = ""
+
+    @property
+    def weights_path(self) -> Path:
+        return Path(self.path).with_name(self.weights)
+
+    def check_run(self, identity: Mapping[str, Any] | None, fingerprint: str | None, where: str) -> None:
+        """Refuse a run from another embedder or index than the one the gate was fitted on."""
+        if not same_embedder(self.embedder, identity):
+            raise NomadLabError(
+                f"{where}: the answerability gate was fitted on {describe(self.embedder)} pools, these come "
+                f"from {describe(identity)}; fit one on this run (nomad-lab study answerability --run RUN)"
+            )
+        trained = self.training.get("fingerprint")
+        if trained and fingerprint != trained:
+            raise NomadLabError(
+                f"{where}: the answerability gate was fitted on index {trained}, this run's index is "
+                f"{fingerprint}; fit one on this run (nomad-lab study answerability --run RUN)"
+            )
+
+    def check_body(self, digest: str, where: str) -> None:
+        if digest != self.body.get("digest"):
+            raise NomadLabError(
+                f"{where}: the gate's head was trained on ONNX body {self.body.get('digest')}, "
+                f"the installed one is {digest}; refit it"
+            )
+
+    def save(self, path: str | Path) -> Path:
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        record = {k: v for k, v in asdict(self).items() if k != "path"}
+        out.write_text(json.dumps({"format": FORMAT, **record}, indent=1) + "\n")
+        return out
+
+    @classmethod
+    def load(cls, path: str | Path) -> AnswerGate:
+        """Read a gate file; a missing, foreign or incomplete file, or weights that changed, is one line."""
+        where = str(path)
+        try:
+            data = json.loads(Path(path).read_text())
+        except FileNotFoundError:
+            raise NomadLabError(f"{where}: no such answerability gate file") from None
+        except json.JSONDecodeError as exc:
+            raise NomadLabError(f"{where}: not JSON ({exc.msg}, line {exc.lineno})") from None
+        if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
+            raise NomadLabError(f"{where}: not an answerability gate file (expected format {FORMAT!r})")
+        try:
+            gate = cls(**data, path=str(path))
+        except TypeError as exc:
+            raise NomadLabError(f"{where}: {exc}") from None
+        if not gate.weights_path.is_file():
+            raise NomadLabError(f"{where}: its weights {gate.weights_path} are missing")
+        if file_sha256(gate.weights_path) != gate.weights_sha256:
+            raise NomadLabError(f"{where}: {gate.weights_path} does not match the sha256 the file records")
+        return gate

@@ -1,0 +1,244 @@
+"""``nomad-lab study answerability``: a cross-encoder fine-tuned on the user's goldens to tell whether a
+retrieved passage ANSWERS the question, evaluated out of fold and saved as an ``answer:`` gate file.
+
+Why: every score- and distance-based gate lets through questions about a real entity's unstated
+attribute (the pool is on topic, nothing answers), and the zero-shot ms-marco cross-encoder judges
+topicality too. This study fine-tunes the last layer's [CLS] path of the offline ms-marco MiniLM-L12
+(:mod:`nomad_lab.retrieval.answer_model`) on positives from answerable questions' gold windows and
+negatives from refusals, the out-of-scope bank and model-free synthetic unanswerables
+(:mod:`nomad_lab.studies.gating.answer_pairs`), all built from training folds only.
+
+Out of fold with 5x1 grouped folds (:func:`nomad_lab.gate.crossval.learned_figures`: each outer fold
+trains 3 inner models to set its threshold, then one for the held-out fold, 20 trainings in all; 5x5
+would be 100, beyond the ~30 min budget on two cores). The zero-shot model over the same windows is
+the comparison row. Opt-in (``published=False``): reading every window with the ONNX body takes
+minutes the first time (cached beside the store, so a rerun skips it).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nomad_lab.core.errors import NomadLabError
+from nomad_lab.eval.gating.fit import bank_run, default_bank
+from nomad_lab.eval.gating.run_data import load_run
+from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
+from nomad_lab.gate import crossval
+from nomad_lab.retrieval.answer_cache import BodyCache, cache_root
+from nomad_lab.retrieval.answer_model import AnswerBody, TrainConfig, head_logits, train_head
+from nomad_lab.studies.gating.answer_pairs import (
+    Question,
+    best_per_question,
+    run_questions,
+    scoring_pairs,
+    training_examples,
+)
+from nomad_lab.studies.gating.answer_report import markdown, rows, save_gate, write
+from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, positive
+from nomad_lab.studies.shape import Param, Params, Study
+
+SEED = 1341
+
+PARAMS = (
+    Param("run", str, None, "stored retrieval run id (default: retrieve --suite at floor 0 now)"),
+    STORE,
+    CORPUS,
+    GOLDENS,
+    Param("suite", str, "core,off_topic", "suites to retrieve when no --run is given"),
+    EMBEDDER,
+    Param("bank", Path, None, "out-of-scope question bank (default: datasets/out_of_scope/bank.jsonl)"),
+    Param("bank_skip", str, (), "bank categories this corpus answers", many=True, metavar="CATEGORY"),
+    Param("folds", int, crossval.FOLDS, "outer folds", check=positive),
+    Param("repeats", int, 1, "repeated fold draws (each costs 4 trainings per fold)", check=positive),
+    Param("epochs", int, TrainConfig().epochs, "training epochs per model", check=positive),
+    PROGRESS,
+)
+
+
+class _Bar:
+    """A counted progress line on stderr (tqdm when it is installed)."""
+
+    def __init__(self, label: str, total: int, show: bool) -> None:
+        from tqdm import tqdm  # heavy
+
+        self.bar = tqdm(total=total, desc=label, disable=not show, leave=False)
+
+    def __call__(self, n: int) -> None:
+        self.bar.update(n)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _recording(fit_score: Any, n: int, data: Any, splits: list) -> tuple[Any, np.ndarray]:
+    """Wrap ``fit_score`` to recover the held-out keep decisions ``learned_figures`` makes: inner
+    scores are gathered per outer training set, and at the outer call the recall-target threshold is
+    chosen from them by the same rule (``threshold_grid`` + ``choose_points``)."""
+    refusal = data.pools.expect_refusal
+    keep = np.zeros((len(splits), n), dtype=bool)
+    outer = {tuple(np.sort(test)): (r, test) for r, split in enumerate(splits) for _, test in split}
+    inner: dict[tuple[int, ...], np.ndarray] = {}
+
+    def wrapped(train: np.ndarray, score: np.ndarray, choice: Any) -> np.ndarray:
+        s = fit_score(train, score, choice)
+        key = tuple(np.sort(score))
+        if key in outer and tuple(np.sort(train)) in inner:
+            r, _ = outer[key]
+            got = inner.pop(tuple(np.sort(train)))
+            thresholds, rec, ne = crossval.threshold_grid(
+                got[train], data.base_recall[train], data.base_nonempty[train]
+            )
+            at, _ = crossval.choose_points(
+                rec, ne, refusal[train], crossval.RECALL_TARGET, crossval.LEAK_TARGET
+            )
+            t = thresholds[at] if at is not None else -np.inf
+            keep[r, score] = np.nan_to_num(s, nan=-np.inf) >= t
+        else:
+            whole = tuple(np.sort(np.concatenate([train, score])))
+            inner.setdefault(whole, np.full(n, np.nan))[score] = s
+        return s
+
+    return wrapped, keep
+
+
+def compute(p: Params) -> dict[str, Any]:
+    started = time.perf_counter()
+    store = Path(p.store)
+    run_id = p.run or retrieve(
+        RetrievalRequest(
+            corpus_dir=Path(p.corpus), goldens_dir=Path(p.goldens), suite=p.suite, floor=0.0,
+            store_path=store, embedder=p.embedder, progress=False,
+        )
+    ).run_id  # fmt: skip
+    data = load_run(store, run_id)
+    bank_path = p.bank or default_bank()
+    if bank_path is None:
+        raise NomadLabError("study answerability: no out-of-scope bank (pass --bank FILE)")
+    bank = bank_run(store, data, bank_path, p.bank_skip)
+    questions = run_questions(store, data, p.goldens, p.suite)
+    bank_questions = [q for q in run_questions(store, bank, None, "") if q.top]
+    body = AnswerBody()
+    cache = BodyCache(cache_root(store), body)
+    everything = list(
+        dict.fromkeys(
+            scoring_pairs(questions)
+            + scoring_pairs(bank_questions)
+            + [(q.query, w) for q in questions for w in q.gold]
+        )
+    )
+    bar = _Bar("answerability: reading windows", len(everything), not p.no_progress)
+    read_started = time.perf_counter()
+    outs, zero = cache.read(everything, bar)
+    bar.close()
+    read_seconds = time.perf_counter() - read_started
+    index = {pair: i for i, pair in enumerate(everything)}
+    zero_shot = dict(zip(everything, zero.tolist(), strict=True))
+    config = TrainConfig(epochs=p.epochs, seed=SEED)
+    y = (~data.pools.expect_refusal).astype(int)
+    groups = crossval.question_groups(data.pools.tags, data.pools.expect_refusal, data.features.query)
+    splits = crossval.repeated_splits(y, groups, p.folds, p.repeats, SEED)
+    trainings = len(splits) * len(splits[0]) * (crossval.INNER_FOLDS + 1)
+    bar = _Bar("answerability: trainings", trainings, not p.no_progress)
+    train_seconds: list[float] = []
+
+    def fit(train: np.ndarray) -> tuple[Any, dict[str, int]]:
+        ex = training_examples(questions, train, bank_questions, zero_shot, SEED)
+        ex_outs, _ = cache.read(ex.pairs)
+        began = time.perf_counter()
+        head = train_head(body.weights, body.heads, ex_outs, np.array(ex.labels), config)
+        train_seconds.append(time.perf_counter() - began)
+        return head, ex.counts()
+
+    def score(head: Any, chosen: list[Question]) -> np.ndarray:
+        pairs = scoring_pairs(chosen)
+        logits = head_logits(head, [outs[index[pair]] for pair in pairs])
+        return best_per_question(chosen, dict(zip(pairs, logits.tolist(), strict=True)))
+
+    def fit_score(train: np.ndarray, scored: np.ndarray, _: Any) -> np.ndarray:
+        head, _counts = fit(train)
+        bar(1)
+        return score(head, [questions[i] for i in scored])
+
+    recorder, keep = _recording(fit_score, y.size, data, splits)
+    figures, oof, _ = crossval.learned_figures(
+        recorder, y, groups, data.base_recall, data.base_nonempty, splits, seed=SEED
+    )
+    bar.close()
+    zs = best_per_question(questions, zero_shot)
+    thresholds, rec, ne = crossval.threshold_grid(zs, data.base_recall, data.base_nonempty)
+    zero_figures = crossval.grid_figures(rec, ne, data.pools.expect_refusal, splits, zs[None])
+    head, counts = fit(np.arange(y.size))
+    pooled = np.nanmean(oof, axis=0)
+    thresholds, rec, ne = crossval.threshold_grid(pooled, data.base_recall, data.base_nonempty)
+    at, _ = crossval.choose_points(
+        rec, ne, data.pools.expect_refusal, crossval.RECALL_TARGET, crossval.LEAK_TARGET
+    )
+    timing = _time_questions(body, head, questions[:: max(1, len(questions) // 20)][:20])
+    return {
+        "run": run_id,
+        "bank_run": bank.run_id,
+        "data": data,
+        "questions": questions,
+        "figures": figures,
+        "zero_figures": zero_figures,
+        "oof": oof,
+        "keep": keep,
+        "zero_scores": zs,
+        "head": head,
+        "body": body,
+        "threshold": float(thresholds[at]) if at is not None else float("-inf"),
+        "examples": counts,
+        "splits": splits,
+        "config": config,
+        "seconds": {
+            "total": time.perf_counter() - started,
+            "read": read_seconds,
+            "readPairs": cache.computed,
+            "pairs": len(everything),
+            "trainMean": float(np.mean(train_seconds)),
+            "trainings": len(train_seconds),
+        },
+        "timing": timing,
+    }
+
+
+def _time_questions(body: AnswerBody, head: Any, chosen: list[Question]) -> dict[str, float]:
+    """Milliseconds per question to score it from scratch (body over every window, then the head),
+    timed on a fixed sample of questions with passages; uncached."""
+    chosen = [q for q in chosen if q.top]
+    pairs = scoring_pairs(chosen)
+    began = time.perf_counter()
+    outs, _ = body.read(pairs)
+    head_logits(head, outs)
+    seconds = time.perf_counter() - began
+    return {
+        "questions": len(chosen),
+        "windows": len(pairs),
+        "msPerQuestion": 1000 * seconds / max(1, len(chosen)),
+    }
+
+
+def _write(result: dict[str, Any], out: Path) -> dict[str, Path]:
+    paths = write(result, out)
+    paths["gate"] = save_gate(result, out)
+    return paths
+
+
+STUDY = Study(
+    name="answerability",
+    title="Answerability: a cross-encoder fine-tuned on the goldens, out of fold",
+    run=compute,
+    rows=rows,
+    markdown=markdown,
+    write=_write,
+    out_dir="results/answerability",
+    command=("study", "answerability"),
+    tables=("answerability.md",),
+    published=False,
+    stage=60,
+    params=PARAMS,
+)
