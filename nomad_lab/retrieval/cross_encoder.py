@@ -40,7 +40,8 @@ from urllib.parse import parse_qsl
 
 import numpy as np
 
-from nomad_lab.core.errors import NomadLabError
+from nomad_lab.retrieval import cross_encoder_models as models
+from nomad_lab.retrieval.cross_encoder_models import CrossEncoderError
 
 __all__ = [
     "DEFAULT_CROSS_ENCODER",
@@ -64,10 +65,6 @@ FORMS = (
     "options ?window=WORDS&stride=WORDS (window=0: one pass of 512 tokens)"
 )
 _HF_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
-
-
-class CrossEncoderError(NomadLabError, ValueError):
-    """A cross-encoder spec that does not parse, or a model that is missing or will not load."""
 
 
 @dataclass(frozen=True)
@@ -168,8 +165,6 @@ class CrossEncoder:
 
 def load_cross_encoder(spec: str | CrossEncoderSpec = DEFAULT_CROSS_ENCODER) -> CrossEncoder:
     """The cross-encoder ``spec`` names, loaded (a second or two); one-line errors for anything missing."""
-    from nomad_lab.retrieval import cross_encoder_models as models  # cycle
-
     parsed = spec if isinstance(spec, CrossEncoderSpec) else parse_cross_encoder_spec(spec)
     model = parsed.model
     path = Path(model).expanduser()

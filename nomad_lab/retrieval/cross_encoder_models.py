@@ -19,7 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from nomad_lab.retrieval.cross_encoder import CrossEncoderError
+from nomad_lab.core.errors import NomadLabError
+
+
+class CrossEncoderError(NomadLabError, ValueError):
+    """A cross-encoder spec that does not parse, or a model that is missing or will not load."""
+
 
 __all__ = ["bundled", "hf_directory", "hf_hub", "onnx_file"]
 
@@ -37,10 +42,11 @@ def _first_line(exc: BaseException) -> str:
 
 
 def files_sha256(paths: Iterable[Path]) -> str:
-    """One SHA-256 over the files' names and bytes, in the given order."""
+    """One SHA-256 over the files' bytes, in the given order (each file's length first, so the boundary
+    between files counts); names are left out, so a renamed copy of a model is the same model."""
     digest = hashlib.sha256()
     for path in paths:
-        digest.update(path.name.encode() + b"\x00")
+        digest.update(str(path.stat().st_size).encode() + b"\x00")
         with path.open("rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)

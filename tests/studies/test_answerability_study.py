@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from nomad_lab.gate import crossval
-from nomad_lab.studies.gating.answerability import STUDY, _recording
+from nomad_lab.studies.gating.answerability import STUDY, recording
 
 
 def test_recorded_keep_decisions_reproduce_the_out_of_fold_leak_and_recall():
@@ -27,7 +27,7 @@ def test_recorded_keep_decisions_reproduce_the_out_of_fold_leak_and_recall():
         shift = float(np.mean(signal[train]))  # depends on the training questions, like a fitted model
         return signal[scored] - shift
 
-    recorder, keep = _recording(fit_score, n, data, splits)
+    recorder, keep = recording(fit_score, n, data, splits)
     figures, _, _ = crossval.learned_figures(recorder, y, groups, base_recall, base_nonempty, splits, seed=3)
     leak = (keep[0] & base_nonempty)[refusal].mean()
     recall = np.where(keep[0], base_recall, 0.0)[~refusal].mean()

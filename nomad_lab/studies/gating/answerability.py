@@ -74,7 +74,7 @@ class _Bar:
         self.bar.close()
 
 
-def _recording(fit_score: Any, n: int, data: Any, splits: list) -> tuple[Any, np.ndarray]:
+def recording(fit_score: Any, n: int, data: Any, splits: list) -> tuple[Any, np.ndarray]:
     """Wrap ``fit_score`` to recover the held-out keep decisions ``learned_figures`` makes: inner
     scores are gathered per outer training set, and at the outer call the recall-target threshold is
     chosen from them by the same rule (``threshold_grid`` + ``choose_points``)."""
@@ -163,7 +163,7 @@ def compute(p: Params) -> dict[str, Any]:
         bar(1)
         return score(head, [questions[i] for i in scored])
 
-    recorder, keep = _recording(fit_score, y.size, data, splits)
+    recorder, keep = recording(fit_score, y.size, data, splits)
     figures, oof, _ = crossval.learned_figures(
         recorder, y, groups, data.base_recall, data.base_nonempty, splits, seed=SEED
     )
