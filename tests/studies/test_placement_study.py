@@ -126,8 +126,8 @@ def test_the_design_spans_the_turns_it_models() -> None:
 def test_real_llama_cpp_calls_count_what_the_accounting_says() -> None:
     """A sample of real embedded calls (turns 2-4 of each placement and a rewrite between): llama.cpp's
     own prompt counts and reuse equal the accounting's, call by call."""
-    from nomad_lab.studies.budgeting.placement import chain_calls, probe, series_plans
-    from nomad_lab.studies.budgeting.placement_calls import Tokens, run_chain
+    from nomad_lab.studies.budgeting.placement import probe
+    from nomad_lab.studies.budgeting.placement_calls import Tokens, chain_calls, run_chain, series_plans
 
     prober = probe("embedded:gemma3-270m", 2048)
     plans = series_plans(TURNS, CHUNKS, 2048)

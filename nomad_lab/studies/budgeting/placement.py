@@ -36,8 +36,10 @@ from nomad_lab.studies.budgeting.placement_calls import (
     Tokens,
     Turn,
     account_series,
-    plan_turns,
+    chain_calls,
+    conversation_from_corpus,
     run_chain,
+    series_plans,
 )
 from nomad_lab.studies.budgeting.placement_report import SEED_TURN, SERIES, markdown, write
 from nomad_lab.studies.budgeting.prefill_cost import Fit, Point, design, sample_until
@@ -72,36 +74,6 @@ def probe(backend: str, context_window: int, tokenizer: str | None = None) -> Pr
     from nomad_lab.backends.server_prefill import ServerPrefill  # heavy
 
     return ServerPrefill(backend, tokenizer=tokenizer, num_ctx=context_window)
-
-
-def series_plans(
-    turns: Sequence[tuple[str, str]], chunks_per_turn: Sequence[Sequence[str]], context_window: int
-) -> dict[str, list[Turn]]:
-    """Every series' calls: each placement, with and without a rewrite call between turns."""
-    return {
-        key: plan_turns(
-            turns,
-            chunks_per_turn,
-            placement=key.partition("+")[0],
-            context_window=context_window,
-            rewrite_between=key.endswith("+rewrite"),
-        )
-        for key in SERIES
-    }
-
-
-def chain_calls(plain: Sequence[Turn], rewritten: Sequence[Turn], first: int) -> list[tuple[str, list]]:
-    """Real calls for one placement: turns ``first`` and ``first + 1`` as the plain series makes them,
-    then the rewrite call and turn ``first + 2`` as the rewrite series does (the slot then holds the
-    rewrite prompt, exactly as in that series)."""
-    a, b, c = plain[first - 1], plain[first], rewritten[first + 1]
-    assert c.rewrite is not None
-    return [
-        (f"turn {a.number}", a.messages),
-        (f"turn {b.number}", b.messages),
-        ("rewrite", c.rewrite),
-        (f"turn {c.number} after a rewrite", c.messages),
-    ]
 
 
 def exact_rows(plans: dict[str, list[Turn]], tokens: Tokens) -> list[dict[str, Any]]:
@@ -249,7 +221,8 @@ def run_study(
         "seed_front_over_tail": SEED_RATIO,
         "cost_model": fit.summary() | {"cells": [list(c) for c in cells]},
         "calibration": [asdict(p) for p in fit.points],
-        "checks": [c | direct(c, fit) for c in checks],
+        "checks": (checks := [c | direct(c, fit) for c in checks]),
+        "summary": summarize(rows, checks, at),
         "check_summary": check_summary(checks),
         "reload": reload_cost(backend, context_window, context_window // 2, sample),
     }
@@ -258,6 +231,23 @@ def run_study(
 
         result["replay"] = replay_check(prober, plans, fit, replays)
     return result | {"seconds": time.perf_counter() - started}
+
+
+def summarize(rows: Sequence[dict[str, Any]], checks: Sequence[dict[str, Any]], at: int) -> dict[str, Any]:
+    """Per series at turn ``at``: its exact tokens and modelled ms, and where a real call timed that very
+    turn (tail and front), the measured ms beside it and their front/tail ratio."""
+    keep = ("turn", "prompt_tokens", "evaluated_tokens", "reused_tokens", "modelled_ms")
+    out: dict[str, Any] = {
+        key: {k: row[k] for k in (*keep, "modelled_low", "modelled_high")}
+        for key in SERIES
+        if (row := at_turn(rows, key, at))
+    }
+    for c in checks:
+        if c["call"] == f"turn {at}" and c["ms"]:
+            out[c["placement"]] |= {"timed_ms": c["ms"], "timed_over_modelled": c["measured_over_modelled"]}
+    if "timed_ms" in out["tail"] and "timed_ms" in out["front"]:
+        out["timed_front_over_tail"] = out["front"]["timed_ms"] / out["tail"]["timed_ms"]
+    return out
 
 
 def modelled(row: dict[str, Any], fit: Fit) -> TurnRow:
@@ -280,30 +270,6 @@ def check_summary(checks: Sequence[dict[str, Any]]) -> dict[str, int]:
             out["calls"] += 1
             out[c["verdict"]] += 1
     return out
-
-
-def conversation_from_corpus(
-    corpus: str | Path, n_turns: int, chunk_chars: int = 1200
-) -> tuple[list[tuple[str, str]], list[list[str]]]:
-    """A replayable conversation over the domain corpus: one question per document, two retrieved chunks.
-
-    Each turn asks about the next domain document (sorted by name), the canned answer is that
-    document's first paragraph, and the turn's retrieved block is two slices of it and its neighbour,
-    so the block changes every turn as it does in a real chat.
-    """
-    docs = [p for p in sorted(Path(corpus).glob("*.md")) if not p.name.startswith("distractor-")]
-    if not docs:
-        raise FileNotFoundError(f"{corpus}: no domain documents (*.md) to build a conversation from")
-    turns, chunks = [], []
-    for t in range(n_turns):
-        doc = docs[t % len(docs)]
-        text = doc.read_text(encoding="utf-8")
-        title = text.splitlines()[0].lstrip("# ").strip() if text else doc.stem
-        body = " ".join(text.split())
-        turns.append((f"What should I know about {title.lower()}?", body[:400]))
-        neighbour = " ".join(docs[(t + 1) % len(docs)].read_text(encoding="utf-8").split())
-        chunks.append([body[:chunk_chars], neighbour[:chunk_chars]])
-    return turns, chunks
 
 
 BUDGET_S = 240.0

@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from nomad_lab.backends.base import Message, Prefill
 from nomad_lab.core.planner import plan_prompt
 from nomad_lab.core.prefix_cache import FULL_CACHE, CacheRule, Charge, Slot
 from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT, QUERY_REWRITE_SYSTEM_PROMPT
+from nomad_lab.studies.budgeting.placement_report import SERIES
 
 EVICT: list[Message] = [{"role": "user", "content": "Unrelated warm-up: name a colour."}]
 """A short call that starts every chain of real calls, so the slot holds known tokens on any backend
@@ -75,6 +77,60 @@ def plan_turns(
         out.append(Turn(t + 1, plan.messages, rewrite, plan.budget.chunks_kept, plan.budget.turns_kept))
         history += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
     return out
+
+
+def series_plans(
+    turns: Sequence[tuple[str, str]], chunks_per_turn: Sequence[Sequence[str]], context_window: int
+) -> dict[str, list[Turn]]:
+    """Every series' calls: each placement, with and without a rewrite call between turns."""
+    return {
+        key: plan_turns(
+            turns,
+            chunks_per_turn,
+            placement=key.partition("+")[0],
+            context_window=context_window,
+            rewrite_between=key.endswith("+rewrite"),
+        )
+        for key in SERIES
+    }
+
+
+def chain_calls(plain: Sequence[Turn], rewritten: Sequence[Turn], first: int) -> list[tuple[str, list]]:
+    """Real calls for one placement: turns ``first`` and ``first + 1`` as the plain series makes them,
+    then the rewrite call and turn ``first + 2`` as the rewrite series does (the slot then holds the
+    rewrite prompt, exactly as in that series)."""
+    a, b, c = plain[first - 1], plain[first], rewritten[first + 1]
+    assert c.rewrite is not None
+    return [
+        (f"turn {a.number}", a.messages),
+        (f"turn {b.number}", b.messages),
+        ("rewrite", c.rewrite),
+        (f"turn {c.number} after a rewrite", c.messages),
+    ]
+
+
+def conversation_from_corpus(
+    corpus: str | Path, n_turns: int, chunk_chars: int = 1200
+) -> tuple[list[tuple[str, str]], list[list[str]]]:
+    """A replayable conversation over the domain corpus: one question per document, two retrieved chunks.
+
+    Each turn asks about the next domain document (sorted by name), the canned answer is that
+    document's first paragraph, and the turn's retrieved block is two slices of it and its neighbour,
+    so the block changes every turn as it does in a real chat.
+    """
+    docs = [p for p in sorted(Path(corpus).glob("*.md")) if not p.name.startswith("distractor-")]
+    if not docs:
+        raise FileNotFoundError(f"{corpus}: no domain documents (*.md) to build a conversation from")
+    turns, chunks = [], []
+    for t in range(n_turns):
+        doc = docs[t % len(docs)]
+        text = doc.read_text(encoding="utf-8")
+        title = text.splitlines()[0].lstrip("# ").strip() if text else doc.stem
+        body = " ".join(text.split())
+        turns.append((f"What should I know about {title.lower()}?", body[:400]))
+        neighbour = " ".join(docs[(t + 1) % len(docs)].read_text(encoding="utf-8").split())
+        chunks.append([body[:chunk_chars], neighbour[:chunk_chars]])
+    return turns, chunks
 
 
 class Tokens:

@@ -45,6 +45,12 @@ def markdown(result: dict[str, Any]) -> str:
         f"{100 * model['half_width']:.1f}% after {model['rounds']} sample rounds: the ±"
         f"{100 * model['target']:.0f}% target is {'met' if model['met'] else 'NOT met'}",
     ]
+    summary = result["summary"]
+    if "timed_front_over_tail" in summary:
+        lines.append(
+            f"timed directly at turn {turn}: tail {summary['tail']['timed_ms']:.0f} ms, front "
+            f"{summary['front']['timed_ms']:.0f} ms ({summary['timed_front_over_tail']:.2f}x; one call each)"
+        )
     checks = result["check_summary"]
     lines.append(
         f"real calls against the accounting: {checks['calls']} checked, {checks['equal']} equal, "
