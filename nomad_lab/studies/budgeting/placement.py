@@ -216,6 +216,8 @@ def run_study(
             "half_width": (high - low) / 2 / value,
             "target": target,
             "met": (high - low) / 2 <= target * value,
+            "verdict": "met" if (high - low) / 2 <= target * value else "not met",
+            "seed": "inside" if low <= SEED_RATIO <= high else ("above" if high < SEED_RATIO else "below"),
             "rounds": rounds,
         },
         "seed_front_over_tail": SEED_RATIO,

@@ -131,7 +131,8 @@ def write(result: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "placement.json", "md": out / "placement.md", "png": out / "prefill_vs_turn.png"}
     paths["json"].write_text(json.dumps(result, indent=2) + "\n")
-    paths["md"].write_text("\n\n".join([markdown(result), cost_table(result), check_table(result)]) + "\n")
+    tables = [markdown(result), cost_table(result), check_table(result), turn_table(result)]
+    paths["md"].write_text("\n\n".join(tables) + "\n")
     fig, (tokens_ax, ms_ax) = plt.subplots(1, 2, figsize=(10, 4))
     for key in SERIES:
         series = _series(result, key)
