@@ -33,7 +33,7 @@ context_window = 8192
 backend = "embedded:gemma3-270m"  # or ollama://HOST:PORT/MODEL, openai://HOST:PORT/v1/MODEL
 tokenizer = None  # a server's GGUF tokenizer (None: the served model when it is an embedded alias)
 recompute = False  # False: reuse the stored run in out_dir when there is one
-rounds = 6  # at most N rounds of the cost model's planned sample
+rounds = 3  # at most N rounds of the cost model's planned sample
 store = None  # workspace store for the rows (None: runs/nomad-lab.duckdb)
 
 # %%

@@ -301,7 +301,7 @@ PARAMS = (
     Param(
         "rounds",
         int,
-        6,
+        3,
         "at most N rounds of the cost model's planned sample (more only while the ratio's interval "
         "exceeds ±5%)",
         check=positive,
