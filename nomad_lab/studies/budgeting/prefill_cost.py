@@ -46,11 +46,19 @@ def features(evaluated: Any, context: Any) -> np.ndarray:
 
 
 def fit(points: Sequence[Point]) -> np.ndarray:
-    """The three coefficients, least squares on relative error (each row weighted by 1 / ms)."""
+    """The three coefficients, least squares on relative error: each row weighted by 1 / its modelled
+    ms (two reweighting passes from plain least squares). Weighting by the measured ms instead would
+    pull the fit under every slow outlier; the bootstrap resamples around the same weights."""
     x = features([p.evaluated for p in points], [p.context for p in points])
     y = np.array([p.ms for p in points])
-    w = 1.0 / np.maximum(y, 1e-9)
-    coef, *_ = np.linalg.lstsq(x * w[:, None], y * w, rcond=None)
+    return _weighted(x, y)
+
+
+def _weighted(x: np.ndarray, y: np.ndarray, passes: int = 2) -> np.ndarray:
+    coef, *_ = np.linalg.lstsq(x, y, rcond=None)
+    for _ in range(passes):
+        w = 1.0 / np.maximum(x @ coef, 1e-3 * max(float(y.max()), 1e-9))
+        coef, *_ = np.linalg.lstsq(x * w[:, None], y * w, rcond=None)
     return coef
 
 
@@ -70,11 +78,9 @@ def bootstrap(points: Sequence[Point], seed: int = 0, resamples: int = BOOTSTRAP
     y = np.array([p.ms for p in points])
     rel = y / fitted - 1
     rel *= np.sqrt(len(points) / max(len(points) - len(TERMS), 1))
-    w = 1.0 / fitted
     out = np.empty((resamples, len(TERMS)))
     for b in range(resamples):
-        ys = fitted * (1 + rng.choice(rel, size=len(points), replace=True))
-        out[b], *_ = np.linalg.lstsq(x * w[:, None], ys * w, rcond=None)
+        out[b] = _weighted(x, fitted * (1 + rng.choice(rel, size=len(points), replace=True)), passes=1)
     return out
 
 
