@@ -16,10 +16,11 @@
 # %% [markdown]
 # # Prefill by RAG placement (`RAG_PLACEMENT`: tail vs front)
 #
-# Replays a multi-turn conversation turn by turn through llama.cpp with its prompt cache on, with a
-# different retrieved block every turn, and records prefill per turn for both placements, with and
-# without a query rewrite on the same slot between turns. The seed measured 231 ms (tail) against
-# 539 ms (front) at turn 14 on llama3:8b.
+# Every turn of a multi-turn conversation, with a different retrieved block every turn, charged in
+# prompt tokens by the KV-prefix cache rule for both placements, with and without a query rewrite on
+# the same slot between turns (exact, no decode; checked against the engine's own counts on real
+# calls), and timed through a prefill cost model fitted to a planned sample of prefills. The seed
+# measured 231 ms (tail) against 539 ms (front) at turn 14 on llama3:8b.
 
 # %% [markdown]
 # Relative paths below are read from the repository root, wherever the kernel runs.
@@ -29,9 +30,10 @@ out_dir = "results/placement"
 corpus = "datasets/corpus"
 turns = 16
 context_window = 8192
-model = None  # a GGUF path; None: the embedded Gemma 3 270M
+backend = "embedded:gemma3-270m"  # or ollama://HOST:PORT/MODEL, openai://HOST:PORT/v1/MODEL
+tokenizer = None  # a server's GGUF tokenizer (None: the served model when it is an embedded alias)
 recompute = False  # False: reuse the stored run in out_dir when there is one
-repeats = 6  # at most N paired replays per series; prefill is the median per turn
+rounds = 3  # at most N rounds of the cost model's planned sample
 store = None  # workspace store for the rows (None: runs/nomad-lab.duckdb)
 
 # %%
@@ -39,7 +41,7 @@ from IPython.display import Image, Markdown, display
 
 from nomad_lab.core.workspace import in_workspace
 from nomad_lab.studies.budgeting.placement import load_or_run
-from nomad_lab.studies.budgeting.placement_report import markdown, turn_table, write
+from nomad_lab.studies.budgeting.placement_report import check_table, cost_table, markdown, turn_table, write
 
 result = load_or_run(
     recompute=recompute,
@@ -47,8 +49,9 @@ result = load_or_run(
     corpus=in_workspace(corpus),
     turns=turns,
     context_window=context_window,
-    model=in_workspace(model),
-    repeats=repeats,
+    backend=backend,
+    tokenizer=tokenizer,
+    rounds=rounds,
     store=in_workspace(store),
 )
 paths = write(result, in_workspace(out_dir))
@@ -56,4 +59,6 @@ display(Markdown(markdown(result)))
 display(Image(filename=str(paths["png"])))
 
 # %%
+display(Markdown(cost_table(result)))
+display(Markdown(check_table(result)))
 display(Markdown(turn_table(result)))

@@ -194,9 +194,9 @@ class Prefill:
     """One prompt evaluated on a model's single slot, as the engine itself counted and timed it."""
 
     prompt_tokens: int
-    evaluated_tokens: int  # tokens the engine actually ran through the model
-    reused_tokens: int  # tokens served from the KV cache (the longest common prefix with the last call)
-    ms: float  # the engine's own prompt-eval time, not wall clock
+    evaluated_tokens: int | None  # tokens the engine ran through the model (None: a server did not say)
+    reused_tokens: int | None  # tokens served from the KV cache (the common prefix with the last call)
+    ms: float | None  # the engine's own prompt-eval time, not wall clock
 
 
 @runtime_checkable
@@ -215,6 +215,14 @@ class PrefillProbe(Protocol):
 
     def prefill(self, prompt: str) -> Prefill:
         """Evaluate ``prompt`` plus one greedy token, reusing whatever prefix the KV cache holds."""
+        ...
+
+    def tokens(self, messages: list[Message]) -> list[int]:
+        """The exact prompt tokens a call with ``messages`` evaluates (what the cache compares)."""
+        ...
+
+    def prefill_messages(self, messages: list[Message]) -> Prefill:
+        """:meth:`prefill` of the prompt ``messages`` render to."""
         ...
 
     def forget_prefix(self) -> None:

@@ -191,7 +191,8 @@ class EmbeddedBackend:
             prompt_eval_ms=perf.t_p_eval_ms,
             eval_ms=perf.t_eval_ms,
             source="llama_cpp:tokenized-prompt",
-            cached_prompt_tokens=cached,
+            # never the last token: llama.cpp re-evaluates it for its logits (core.prefix_cache rule 1)
+            cached_prompt_tokens=min(cached, len(prep.tokens) - 1),
         )
 
     def forget_prefix(self) -> None:
@@ -213,6 +214,17 @@ class EmbeddedBackend:
     def render(self, messages: list[Message]) -> str:
         return self.formatter()([dict(m) for m in messages]).prompt
 
+    def tokens(self, messages: list[Message]) -> list[int]:
+        """The tokens :meth:`prefill_messages` evaluates for ``messages``: the input of exact accounting."""
+        return self._tokenize(self.loaded().llama, self.render(messages))
+
+    @staticmethod
+    def _tokenize(llama: Any, prompt: str) -> list[int]:
+        return llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+
+    def prefill_messages(self, messages: list[Message]) -> Prefill:
+        return self.prefill(self.render(messages))
+
     def prefill(self, prompt: str) -> Prefill:
         import llama_cpp
         from llama_cpp import Llama
@@ -220,7 +232,7 @@ class EmbeddedBackend:
         loaded = self.loaded()
         with loaded.lock:
             llama = loaded.llama
-            tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+            tokens = self._tokenize(llama, prompt)
             # llama.cpp re-evaluates at least the last token to produce logits
             reused = min(Llama.longest_token_prefix(llama._input_ids.tolist(), tokens), len(tokens) - 1)
             llama_cpp.llama_perf_context_reset(llama.ctx)

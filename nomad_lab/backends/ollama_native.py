@@ -63,9 +63,11 @@ def backend_error(exc: BaseException) -> BackendError:
     return BackendError("error", f"{type(exc).__name__}: {exc}")
 
 
-def _usage(part: Any) -> Usage:
+def _usage(part: Any, cached: int | None = None) -> Usage:
     """Ollama's counts. Current Ollama counts cached prompt tokens in ``prompt_eval_count``; older
-    versions omitted the field on a fully cached prompt, which the source label records."""
+    versions omitted the field on a fully cached prompt, which the source label records. ``cached`` is
+    ``prompt_eval_cached_count`` where the server sends it (newer Ollama, ``nomad-lab serve``): the
+    prompt tokens read from the KV cache, which the ``ollama`` client's model drops."""
     prompt = part.prompt_eval_count
     duration = part.prompt_eval_duration
     eval_duration = part.eval_duration
@@ -75,6 +77,7 @@ def _usage(part: Any) -> Usage:
         prompt_eval_ms=duration / 1e6 if duration is not None else None,
         eval_ms=eval_duration / 1e6 if eval_duration is not None else None,
         source="ollama:prompt_eval_count" if prompt is not None else "ollama:missing-prompt_eval_count",
+        cached_prompt_tokens=cached,
     )
 
 
@@ -152,28 +155,32 @@ class OllamaBackend:
             body["top_logprobs"] = opts.logprobs
         return body
 
-    def _chat_with_logprobs(self, body: dict[str, Any]) -> tuple[ollama.ChatResponse, Any]:
-        """The raw ``/api/chat`` answer, its ``logprobs`` read apart: the client's strict model would
-        turn one malformed number into a failed call, and the verdict must stand without them."""
+    def _chat_raw(self, body: dict[str, Any]) -> tuple[ollama.ChatResponse, Any, int | None]:
+        """The raw ``/api/chat`` answer, its ``logprobs`` and ``prompt_eval_cached_count`` read apart:
+        the client's strict model would turn one malformed number into a failed call (the verdict must
+        stand without them), and it drops the cached count."""
         wire = {k: v for k, v in body.items() if v is not None}
         data = self.client._request_raw("POST", "/api/chat", json=wire).json()
         if not isinstance(data, dict):
             raise BackendError("bad-response", f"/api/chat answered {str(data)[:200]!r}")
         raw_logprobs = data.pop("logprobs", None)
-        return ollama.ChatResponse.model_validate(data), raw_logprobs
+        cached = data.pop("prompt_eval_cached_count", None)
+        return (
+            ollama.ChatResponse.model_validate(data),
+            raw_logprobs,
+            cached if isinstance(cached, int) else None,
+        )
 
     def chat(self, request: ChatRequest) -> ChatResult:
         started = time.perf_counter()
         body = self._body(request, stream=False)
         logprobs = None
         try:
+            response, raw_logprobs, cached = self._chat_raw(body)
             if request.options.logprobs is not None:
-                response, raw_logprobs = self._chat_with_logprobs(body)
                 logprobs = choices_from_wire(raw_logprobs)
-            else:
-                response = self.client.chat(**body)
             message = response.message
-            usage = _usage(response)
+            usage = _usage(response, cached)
         except Exception as exc:
             raise backend_error(exc) from exc
         return normalize_result(

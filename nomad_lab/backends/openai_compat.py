@@ -175,7 +175,7 @@ class OpenAICompatBackend:
             if not isinstance(response, ChatCompletion):
                 raise BackendError("bad-response", f"not a chat completion: {str(response)[:200]!r}")
             choice = response.choices[0]
-            usage = self._usage(response.usage, "openai:usage")
+            usage = self._usage(response.usage, "openai:usage", (response.model_extra or {}).get("timings"))
             logprobs = self._logprobs(choice) if "logprobs" in params else None
         except Exception as exc:
             raise backend_error(exc) from exc
@@ -200,10 +200,21 @@ class OpenAICompatBackend:
         return choices_from_wire(dumped.get("content") if isinstance(dumped, dict) else dumped)
 
     @staticmethod
-    def _usage(usage: Any, source: str) -> Usage:
+    def _usage(usage: Any, source: str, timings: Any = None) -> Usage:
+        """``usage``, its ``prompt_tokens_details.cached_tokens`` where sent, and llama.cpp server's
+        ``timings`` (``prompt_ms`` for the newly evaluated prompt, ``cache_n`` tokens from the cache)."""
         if usage is None:
             return Usage(source="openai:no-usage")
-        return Usage(usage.prompt_tokens, usage.completion_tokens, None, None, source)
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached = getattr(details, "cached_tokens", None)
+        prompt_ms = None
+        if isinstance(timings, dict):
+            prompt_ms = timings.get("prompt_ms")
+            cached = timings.get("cache_n", cached)
+            source += ";timings"
+        return Usage(
+            usage.prompt_tokens, usage.completion_tokens, prompt_ms, None, source, cached_prompt_tokens=cached
+        )
 
     def chat_stream(self, request: ChatRequest) -> Iterator[ChatChunk]:
         return normalize_stream(self._raw_stream(request))

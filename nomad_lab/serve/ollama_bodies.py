@@ -22,9 +22,12 @@ SHOW_ARRAY_LIMIT = 5
 
 
 def ollama_stats(usage: Usage | None, total_ms: float, load_ms: float) -> dict[str, Any]:
+    """Ollama's metrics: ``prompt_eval_count`` is the whole prompt (cached tokens included, as Ollama
+    counts it since 0.2), ``prompt_eval_cached_count`` the tokens read from the KV cache (as newer
+    Ollama sends it), ``prompt_eval_duration`` llama.cpp's own time for the tokens it evaluated."""
     usage = usage or Usage()
     ns = 1_000_000
-    return {
+    stats = {
         "total_duration": int(total_ms * ns),
         "load_duration": int(load_ms * ns),
         "prompt_eval_count": usage.prompt_tokens,
@@ -32,6 +35,9 @@ def ollama_stats(usage: Usage | None, total_ms: float, load_ms: float) -> dict[s
         "eval_count": usage.completion_tokens,
         "eval_duration": int((usage.eval_ms or 0) * ns),
     }
+    if usage.cached_prompt_tokens is not None:
+        stats["prompt_eval_cached_count"] = usage.cached_prompt_tokens
+    return stats
 
 
 def ollama_message(content: str, thinking: str) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """The OpenAI-compatible ``/v1/chat/completions`` bodies, as Ollama's compat layer answers them.
 
 Why apart from the app: one JSON completion or server-sent events, and ``response_format`` mapped onto
-Ollama's ``format``; the routes (``ollama_server``) only validate and dispatch.
+Ollama's ``format``; the routes (``ollama_server``) only validate and dispatch. A non-streamed answer
+also carries llama.cpp server's ``timings`` (prompt tokens evaluated, their ms, tokens from the cache),
+so a prefill study can run over the OpenAI-compatible wire too.
 """
 
 from __future__ import annotations
@@ -34,10 +36,26 @@ def v1_usage(usage: Usage | None) -> dict[str, Any] | None:
     if usage is None or usage.prompt_tokens is None:
         return None
     completion = usage.completion_tokens or 0
-    return {
+    body: dict[str, Any] = {
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": completion,
         "total_tokens": usage.prompt_tokens + completion,
+    }
+    if usage.cached_prompt_tokens is not None:
+        body["prompt_tokens_details"] = {"cached_tokens": usage.cached_prompt_tokens}
+    return body
+
+
+def v1_timings(usage: Usage | None) -> dict[str, Any] | None:
+    """llama.cpp server's ``timings`` object: tokens evaluated and their ms, tokens from the cache."""
+    if usage is None or usage.prompt_tokens is None or usage.cached_prompt_tokens is None:
+        return None
+    return {
+        "prompt_n": usage.prompt_tokens - usage.cached_prompt_tokens,
+        "prompt_ms": usage.prompt_eval_ms,
+        "cache_n": usage.cached_prompt_tokens,
+        "predicted_n": usage.completion_tokens,
+        "predicted_ms": usage.eval_ms,
     }
 
 
@@ -63,6 +81,7 @@ def v1_once(state: ShimState, request: ChatRequest) -> dict[str, Any]:
             }
         ],
         "usage": v1_usage(result.usage),
+        **({"timings": t} if (t := v1_timings(result.usage)) else {}),
     }
 
 

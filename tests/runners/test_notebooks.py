@@ -61,11 +61,11 @@ def test_placement_notebook(tmp_path: Path) -> None:
         turns=3,
         context_window=2048,
         recompute=True,
-        repeats=1,
+        rounds=1,
         store=str(tmp_path / "ws.duckdb"),
     )
     rows = json.loads((tmp_path / "pl" / "placement.json").read_text())["rows"]
-    assert {r["placement"] for r in rows} == {"tail", "front"} and len(rows) == 12
+    assert {r["placement"] for r in rows} == {"tail", "front"} and len(rows) == 12  # 4 series x 3 turns
     assert _stored_rows(tmp_path / "ws.duckdb", "placement") == rows
 
 

@@ -1,17 +1,24 @@
-"""Prefill by placement on a real model: does ``tail`` keep the KV-cache prefix and make turns cheap?
+"""Prefill by placement: does ``tail`` keep the KV-cache prefix and make turns cheap?
 
 The seed moved the per-turn retrieved block behind history so the prompt prefix stays byte-identical
-turn to turn; llama.cpp then re-evaluates only the new tail. It measured, at turn 14, 231 ms prefill
-at the tail against 539 ms at the front (llama3:8b). This replays a multi-turn conversation turn by
-turn through the embedded backend, llama.cpp in-process (its prompt cache reuses the longest common
-token prefix, as a llama.cpp server slot does), for both placements, with a different retrieved block
-every turn, and records per turn: prompt tokens, tokens evaluated vs reused, prefill time (llama.cpp's
-own ``t_p_eval``) and the share of the prompt text identical to the previous turn's. Counts and
-timings come from the backend's ``PrefillProbe`` capability; the study never touches llama.cpp.
+turn to turn; the server then re-evaluates only the new tail. It measured, at turn 14, 231 ms prefill
+at the tail against 539 ms at the front (llama3:8b under Ollama). This study answers in two parts:
 
-Two effects the seed names are measured too: a query-rewrite call on the same single slot between
-turns (it evicts the chat prefix), and the cost of a context-window change (a model reload, which
-memoizing the resolved window avoids).
+1. **Tokens, exactly.** Every turn of a 16-turn conversation over the corpus (a different retrieved
+   block every turn) is rendered and tokenized for both placements, with and without a query-rewrite
+   call on the same slot between turns, and charged by the KV-prefix cache rule of
+   :mod:`nomad_lab.core.prefix_cache`, with no decode. A sample of real calls (turns 13-15 of every
+   series, each after a known warm-up call) checks the accounting against the engine's own counts.
+2. **Time, from a fitted cost model.** A planned sample of prefills at a few (evaluated tokens,
+   context) cells is timed on the backend (:mod:`.prefill_cost`), rounds added only while the
+   modelled turn-14 front/tail ratio's interval is wider than +/-5%, and every turn's ms read off
+   the model; the real calls of part 1 are the directly timed points beside it.
+
+Replaying whole conversations pair by pair (the old protocol: 161 model calls, the answer depending on
+the machine's load) stays available as an opt-in check that the model predicts it (``--replay N``,
+:mod:`.placement_replay`). Any backend spec runs the same protocol: the embedded model by default, or
+an Ollama or OpenAI-compatible server (:class:`~nomad_lab.backends.server_prefill.ServerPrefill`),
+whose token sequences then come from a local GGUF tokenizer (``--tokenizer``).
 """
 
 from __future__ import annotations
@@ -23,15 +30,23 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.backends.base import PrefillProbe
-from nomad_lab.backends.embedded import EmbeddedBackend
-from nomad_lab.backends.models import gemma_path
-from nomad_lab.core.planner import plan_prompt
-from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT, QUERY_REWRITE_SYSTEM_PROMPT
 from nomad_lab.core.reference import RAG_FRONT, RAG_PLACEMENTS, RAG_TAIL
+from nomad_lab.studies.budgeting.placement_calls import (
+    Prober,
+    Tokens,
+    Turn,
+    account_series,
+    chain_calls,
+    conversation_from_corpus,
+    run_chain,
+    series_plans,
+)
 from nomad_lab.studies.budgeting.placement_report import SEED_TURN, SERIES, markdown, write
-from nomad_lab.studies.params import CORPUS, STORE, positive
+from nomad_lab.studies.budgeting.prefill_cost import Fit, Point, design, sample_until
+from nomad_lab.studies.params import CORPUS, STORE, not_negative, positive
 from nomad_lab.studies.shape import Param, Params, Study, execute
+
+SEED_RATIO = 539 / 231  # the seed's turn-14 front/tail prefill (llama3:8b under Ollama)
 
 
 @dataclass(frozen=True)
@@ -42,285 +57,280 @@ class TurnRow:
     prompt_tokens: int
     evaluated_tokens: int
     reused_tokens: int
-    prefill_ms: float
-    prefix_share: float  # share of this prompt's characters identical to the previous prompt's start
+    rewrite_evaluated_tokens: int  # the rewrite call before this turn (0: none)
+    modelled_ms: float
+    modelled_low: float
+    modelled_high: float
     chunks_kept: int
     turns_kept: int
 
 
-def _common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+def probe(backend: str, context_window: int, tokenizer: str | None = None) -> Prober:
+    """The study's only way to a model: the embedded backend in-process, or a server by its spec."""
+    if backend.startswith("embedded:"):
+        from nomad_lab.backends.embedded import EmbeddedBackend  # heavy
+
+        return EmbeddedBackend(backend.removeprefix("embedded:"), n_ctx=context_window)
+    from nomad_lab.backends.server_prefill import ServerPrefill  # heavy
+
+    return ServerPrefill(backend, tokenizer=tokenizer, num_ctx=context_window)
 
 
-def probe(model_path: str | Path, n_ctx: int, n_threads: int = 2) -> PrefillProbe:
-    """The embedded backend on ``model_path`` at ``n_ctx``: the study's only way to the model."""
-    return EmbeddedBackend(str(model_path), n_ctx=n_ctx, threads=n_threads)
-
-
-def replay(
-    llm: PrefillProbe,
-    turns: Sequence[tuple[str, str]],
-    chunks_per_turn: Sequence[Sequence[str]],
-    *,
-    placement: str,
-    context_window: int,
-    rewrite_between: bool = False,
-) -> list[TurnRow]:
-    """Replay ``turns`` (user, assistant) one by one; turn t retrieves ``chunks_per_turn[t]``."""
-    llm.forget_prefix()
-    rows: list[TurnRow] = []
-    previous = ""
-    history: list[dict[str, str]] = []
-    for t, (user, assistant) in enumerate(turns):
-        if rewrite_between and history:
-            rewrite = [
-                {"role": "system", "content": QUERY_REWRITE_SYSTEM_PROMPT},
-                {"role": "user", "content": f'Conversation:\nUser: "{user}"\n\nRewritten Query:'},
-            ]
-            llm.prefill(llm.render(rewrite))
-        plan = plan_prompt(
-            system_blocks=[{"role": "system", "content": DEFAULT_SYSTEM_PROMPT}],
-            history=history,
-            query=user,
-            rag_chunks=[{"text": c} for c in chunks_per_turn[t % len(chunks_per_turn)]],
-            context_window=context_window,
-            rag_placement=placement,
-        )
-        prompt = llm.render(plan.messages)
-        done = llm.prefill(prompt)
-        share = _common_prefix(previous, prompt) / len(prompt) if previous else 0.0
-        rows.append(
-            TurnRow(
-                placement,
-                rewrite_between,
-                t + 1,
-                done.prompt_tokens,
-                done.evaluated_tokens,
-                done.reused_tokens,
-                done.ms,
-                share,
-                plan.budget.chunks_kept,
-                plan.budget.turns_kept,
+def exact_rows(plans: dict[str, list[Turn]], tokens: Tokens) -> list[dict[str, Any]]:
+    """Every turn of every series, charged by the cache rule (no model call)."""
+    rows = []
+    for key, plan in plans.items():
+        placement, _, rewrite = key.partition("+")
+        for turn, (chat, before) in zip(plan, account_series(plan, tokens), strict=True):
+            rows.append(
+                {
+                    "placement": placement,
+                    "rewrite_between": bool(rewrite),
+                    "turn": turn.number,
+                    "prompt_tokens": chat.prompt_tokens,
+                    "evaluated_tokens": chat.evaluated_tokens,
+                    "reused_tokens": chat.reused_tokens,
+                    "rewrite_evaluated_tokens": before.evaluated_tokens if before else 0,
+                    "chunks_kept": turn.chunks_kept,
+                    "turns_kept": turn.turns_kept,
+                }
             )
-        )
-        previous = prompt
-        history += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
     return rows
 
 
-def reload_cost(model_path: str | Path, n_ctx: int, other_ctx: int, prompt: str) -> dict[str, float]:
-    """What a context-window change costs: a reload plus re-evaluating the whole prompt, against a warm
-    turn that only appends a short follow-up question to the cached prompt."""
-    warm = probe(model_path, n_ctx)
-    warm.prefill(prompt)
-    warm_ms = warm.prefill(prompt + "\n" + WARM_FOLLOW_UP).ms
-    reloaded = probe(model_path, other_ctx)
-    load_ms = reloaded.load_ms()
-    cold_ms = reloaded.prefill(prompt + "\n" + WARM_FOLLOW_UP).ms
+def calibration_round(
+    prober: Prober,
+    tokens: Tokens,
+    text: str,
+    cells: Sequence[tuple[int, int]],
+    chars_per_token: float,
+    r: int,
+) -> list[Point]:
+    """One timed round of the planned sample: per context level a priming call, then each evaluated
+    size appended to it; every call's (evaluated, context) from the accounting, its ms from the engine."""
+
+    def piece(k: int, n_tokens: int) -> str:
+        start = (k * 104_729 + r * 7_919) % len(text)  # a different start for every call and round
+        return (text + " " + text)[start : start + max(1, int(n_tokens * chars_per_token))]
+
+    calls: list[tuple[str, list]] = []
+    for k, context in enumerate(sorted({c for _, c in cells})):
+        prefix = piece(100 + k, context) + " " if context else ""
+        if context:
+            calls.append(("prime", [{"role": "user", "content": prefix}]))
+        for j, (n, c) in enumerate(cells):
+            if c == context:
+                calls.append((f"n{n}/c{c}", [{"role": "user", "content": prefix + piece(10 * k + j, n)}]))
+    rows = run_chain(prober, calls, tokens)
+    return [
+        Point(row["evaluated_tokens"], row["reused_tokens"], row["ms"], row["call"])
+        for row in rows[1:]
+        if row["ms"]
+    ]
+
+
+def reload_cost(backend: str, n_ctx: int, other_ctx: int, messages: list) -> dict[str, float] | None:
+    """What a context-window change costs in-process: a reload plus re-evaluating the whole prompt,
+    against a warm turn that only appends a short follow-up question (None on a server)."""
+    if not backend.startswith("embedded:"):
+        return None
+    follow = [*messages, {"role": "user", "content": WARM_FOLLOW_UP}]
+    warm = probe(backend, n_ctx)
+    warm.prefill_messages(messages)
+    warm_ms = warm.prefill_messages(follow).ms
+    reloaded = probe(backend, other_ctx)
+    load_ms = reloaded.load_ms()  # type: ignore[attr-defined]  # the embedded backend's
+    cold_ms = reloaded.prefill_messages(follow).ms
     return {"reload_ms": load_ms, "cold_prefill_ms": cold_ms, "warm_prefill_ms": warm_ms}
 
 
 WARM_FOLLOW_UP = "And how long does that take?"
 
 
-def median_rows(runs: Sequence[Sequence[TurnRow]]) -> list[TurnRow]:
-    """One row per turn with the median prefill time of the repeats (token counts are deterministic)."""
-    import statistics
-
-    return [
-        TurnRow(**{**asdict(same[0]), "prefill_ms": statistics.median(r.prefill_ms for r in same)})
-        for same in zip(*runs, strict=True)
-    ]
-
-
-def summarize(rows: Sequence[dict[str, Any]], turn: int = SEED_TURN) -> dict[str, Any]:
-    """Per series: prefill at ``turn`` (or the last turn, if shorter) and the least-squares growth per turn.
-
-    The slope is the robust figure: one turn's prefill is one noisy sample, the slope uses them all.
-    """
-    import numpy as np
-
-    out: dict[str, Any] = {}
-    for key in SERIES:
-        placement, _, rewrite = key.partition("+")
-        series = sorted(
-            (r for r in rows if r["placement"] == placement and r["rewrite_between"] == bool(rewrite)),
-            key=lambda r: r["turn"],
-        )
-        if not series:
-            continue
-        at = min(turn, series[-1]["turn"])
-        turns = np.array([r["turn"] for r in series], dtype=float)
-        ms = np.array([r["prefill_ms"] for r in series])
-        slope = float(np.polyfit(turns, ms, 1)[0]) if len(series) > 1 else float("nan")
-        row = next(r for r in series if r["turn"] == at)
-        out[key] = {
-            "turn": at,
-            "prefill_ms": row["prefill_ms"],
-            "evaluated_tokens": row["evaluated_tokens"],
-            "slope_ms_per_turn": slope,
-        }
-    if RAG_TAIL in out and RAG_FRONT in out:
-        out["front_over_tail"] = out[RAG_FRONT]["prefill_ms"] / out[RAG_TAIL]["prefill_ms"]
-        out["seed_front_over_tail"] = 539 / 231
-    return out
-
-
-def fitted_ratio(tail: Sequence[TurnRow], front: Sequence[TurnRow], turn: int = SEED_TURN) -> float:
-    """front/tail prefill at ``turn`` read off each series' least-squares line over all its turns: one
-    replay's estimate, steadier than the single noisy sample at that turn."""
-    import numpy as np
-
-    def at(series: Sequence[TurnRow]) -> float:
-        slope, intercept = np.polyfit([r.turn for r in series], [r.prefill_ms for r in series], 1)
-        return float(slope * min(turn, series[-1].turn) + intercept)
-
-    return at(front) / at(tail)
-
-
-def t_interval(values: Sequence[float]) -> tuple[float, float, float]:
-    """Mean and 95% Student-t interval of independent replays' estimates (nan bounds for one)."""
-    import statistics
-
-    from scipy.stats import t
-
-    mean = statistics.fmean(values)
-    if len(values) < 2:
-        return mean, float("nan"), float("nan")
-    half = float(t.ppf(0.975, len(values) - 1)) * statistics.stdev(values) / len(values) ** 0.5
-    return mean, mean - half, mean + half
+def at_turn(rows: Sequence[dict[str, Any]], key: str, turn: int) -> dict[str, Any]:
+    placement, _, rewrite = key.partition("+")
+    series = [r for r in rows if r["placement"] == placement and r["rewrite_between"] == bool(rewrite)]
+    return next(r for r in series if r["turn"] == min(turn, max(s["turn"] for s in series)))
 
 
 def run_study(
-    model_path: str | Path,
+    backend: str,
     turns: Sequence[tuple[str, str]],
     chunks_per_turn: Sequence[Sequence[str]],
     *,
     context_window: int = 8192,
-    repeats: int = 6,
-    min_repeats: int = 3,
+    tokenizer: str | None = None,
     target: float = 0.05,
+    min_rounds: int = 1,
+    max_rounds: int = 6,
     budget_s: float | None = None,
+    replays: int = 0,
 ) -> dict[str, Any]:
-    """Both placements, with and without a rewrite between turns, plus the reload cost.
-
-    The headline, front/tail at turn 14, gets as many paired replays of ``tail`` and ``front`` as its
-    interval needs: at least ``min_repeats``, then more until the 95% interval of the per-replay
-    :func:`fitted_ratio` is within ``target`` (relative half-width) of its mean, up to ``repeats``, and
-    no new replay once ``budget_s`` seconds are spent. Rows are the per-turn medians of the replays. The
-    rewrite series are replayed once: what they show (the evicted prefix) is in their token counts,
-    which are deterministic.
-    """
-    from tqdm import tqdm
-
-    if repeats < 1 or min_repeats < 1:
-        raise ValueError(f"repeats and min_repeats must be at least 1, got {repeats}, {min_repeats}")
+    """Exact tokens for every turn, the real-call check, the cost model and the modelled times."""
     started = time.perf_counter()
-    llm = probe(model_path, context_window)
-
-    def one(placement: str, rewrite: bool) -> list[TurnRow]:
-        return replay(
-            llm,
-            turns,
-            chunks_per_turn,
-            placement=placement,
-            context_window=context_window,
-            rewrite_between=rewrite,
-        )
-
-    runs: dict[tuple[bool, str], list[list[TurnRow]]] = {(True, p): [one(p, True)] for p in RAG_PLACEMENTS}
-    runs |= {(False, p): [] for p in RAG_PLACEMENTS}
-    ratios: list[float] = []
-    bar = tqdm(total=repeats, desc="placement replays (tail, front)", unit="pair")
-    while len(ratios) < repeats:
-        if len(ratios) >= min(min_repeats, repeats):
-            mean, low, high = t_interval(ratios)
-            spent = time.perf_counter() - started
-            if (high - low) / 2 <= target * mean or (budget_s is not None and spent >= budget_s):
-                break
-        for placement in RAG_PLACEMENTS:
-            runs[(False, placement)].append(one(placement, False))
-        ratios.append(fitted_ratio(runs[(False, RAG_TAIL)][-1], runs[(False, RAG_FRONT)][-1]))
-        bar.update()
-    bar.close()
-    settings = [(rewrite, placement) for rewrite in (False, True) for placement in RAG_PLACEMENTS]
-    rows = [asdict(r) for k in settings for r in median_rows(runs[k])]
-    long_prompt = llm.render([{"role": "user", "content": " ".join(chunks_per_turn[0])}])
-    mean, low, high = t_interval(ratios)
-    return {
-        "model": Path(model_path).name,
+    prober = probe(backend, context_window, tokenizer)
+    tokens = Tokens(prober)
+    plans = series_plans(turns, chunks_per_turn, context_window)
+    rows = exact_rows(plans, tokens)
+    at = min(SEED_TURN, len(turns))
+    first = max(1, min(at - 1, len(turns) - 2))
+    checks = [
+        {"placement": p, **row}
+        for p in RAG_PLACEMENTS
+        for row in run_chain(prober, chain_calls(plans[p], plans[f"{p}+rewrite"], first), tokens)
+    ]
+    sample = plans[RAG_TAIL][0].messages
+    rendered = sum(len(m["content"]) for m in sample)
+    chars_per_token = rendered / len(tokens(sample))
+    cells = design(max(r["evaluated_tokens"] for r in rows), max(r["reused_tokens"] for r in rows))
+    text = " ".join(" ".join(c) for c in chunks_per_turn)
+    tail, front = at_turn(rows, RAG_TAIL, at), at_turn(rows, RAG_FRONT, at)
+    tail_nc = (tail["evaluated_tokens"], tail["reused_tokens"])
+    front_nc = (front["evaluated_tokens"], front["reused_tokens"])
+    fit, rounds = sample_until(
+        lambda r: calibration_round(prober, tokens, text, cells, chars_per_token, r),
+        lambda f: f.ratio(front_nc, tail_nc),
+        target=target,
+        min_rounds=min_rounds,
+        max_rounds=max_rounds,
+        over_budget=lambda: budget_s is not None and time.perf_counter() - started >= budget_s,
+    )
+    rows = [asdict(modelled(row, fit)) for row in rows]
+    value, low, high = fit.ratio(front_nc, tail_nc)
+    result: dict[str, Any] = {
+        "backend": backend,
+        "model": getattr(prober, "name", backend),
         "context_window": context_window,
-        "repeats": len(ratios),
+        "turns": len(turns),
         "rows": rows,
-        "summary": summarize(rows),
-        "front_over_tail_fit": {"mean": mean, "low": low, "high": high, "replays": ratios, "target": target},
-        "reload": reload_cost(model_path, context_window, context_window // 2, long_prompt),
-        "seconds": time.perf_counter() - started,
+        "tokens": {
+            "turn": at,
+            RAG_TAIL: tail["evaluated_tokens"],
+            RAG_FRONT: front["evaluated_tokens"],
+            "front_over_tail": front["evaluated_tokens"] / tail["evaluated_tokens"],
+            "by_series": {k: at_turn(rows, k, at)["evaluated_tokens"] for k in SERIES},
+        },
+        "modelled": {
+            "turn": at,
+            "front_over_tail": {"mean": value, "low": low, "high": high},
+            "half_width": (high - low) / 2 / value,
+            "target": target,
+            "met": (high - low) / 2 <= target * value,
+            "verdict": "met" if (high - low) / 2 <= target * value else "not met",
+            "seed": "inside" if low <= SEED_RATIO <= high else ("above" if high < SEED_RATIO else "below"),
+            "rounds": rounds,
+        },
+        "seed_front_over_tail": SEED_RATIO,
+        "cost_model": fit.summary() | {"cells": [list(c) for c in cells]},
+        "calibration": [asdict(p) for p in fit.points],
+        "checks": (checks := [c | direct(c, fit) for c in checks]),
+        "summary": summarize(rows, checks, at),
+        "check_summary": check_summary(checks),
+        "reload": reload_cost(backend, context_window, context_window // 2, sample),
     }
+    if replays:
+        from nomad_lab.studies.budgeting.placement_replay import replay_check  # heavy
+
+        result["replay"] = replay_check(prober, plans, fit, replays)
+    return result | {"seconds": time.perf_counter() - started}
 
 
-def conversation_from_corpus(
-    corpus: str | Path, n_turns: int, chunk_chars: int = 1200
-) -> tuple[list[tuple[str, str]], list[list[str]]]:
-    """A replayable conversation over the domain corpus: one question per document, two retrieved chunks.
-
-    Each turn asks about the next domain document (sorted by name), the canned answer is that
-    document's first paragraph, and the turn's retrieved block is two slices of it and its neighbour,
-    so the block changes every turn as it does in a real chat.
-    """
-    docs = [p for p in sorted(Path(corpus).glob("*.md")) if not p.name.startswith("distractor-")]
-    if not docs:
-        raise FileNotFoundError(f"{corpus}: no domain documents (*.md) to build a conversation from")
-    turns, chunks = [], []
-    for t in range(n_turns):
-        doc = docs[t % len(docs)]
-        text = doc.read_text(encoding="utf-8")
-        title = text.splitlines()[0].lstrip("# ").strip() if text else doc.stem
-        body = " ".join(text.split())
-        turns.append((f"What should I know about {title.lower()}?", body[:400]))
-        neighbour = " ".join(docs[(t + 1) % len(docs)].read_text(encoding="utf-8").split())
-        chunks.append([body[:chunk_chars], neighbour[:chunk_chars]])
-    return turns, chunks
+def summarize(rows: Sequence[dict[str, Any]], checks: Sequence[dict[str, Any]], at: int) -> dict[str, Any]:
+    """Per series at turn ``at``: its exact tokens and modelled ms, and where a real call timed that very
+    turn (tail and front), the measured ms beside it and their front/tail ratio."""
+    keep = ("turn", "prompt_tokens", "evaluated_tokens", "reused_tokens", "modelled_ms")
+    out: dict[str, Any] = {
+        key: {k: row[k] for k in (*keep, "modelled_low", "modelled_high")}
+        for key in SERIES
+        if (row := at_turn(rows, key, at))
+    }
+    for c in checks:
+        if c["call"] == f"turn {at}" and c["ms"]:
+            out[c["placement"]] |= {"timed_ms": c["ms"], "timed_over_modelled": c["measured_over_modelled"]}
+    if "timed_ms" in out[RAG_TAIL] and "timed_ms" in out[RAG_FRONT]:
+        out["timed_front_over_tail"] = out[RAG_FRONT]["timed_ms"] / out[RAG_TAIL]["timed_ms"]
+    return out
 
 
-BUDGET_S = 420.0
-"""The placement study's share of the main job: three paired replays took about this long here."""
+def modelled(row: dict[str, Any], fit: Fit) -> TurnRow:
+    ms, low, high = fit.ms(row["evaluated_tokens"], row["reused_tokens"])
+    return TurnRow(**row, modelled_ms=ms, modelled_low=low, modelled_high=high)
+
+
+def direct(check: dict[str, Any], fit: Fit) -> dict[str, Any]:
+    """A real call's time beside the model's for the same (evaluated, context)."""
+    ms, _, _ = fit.ms(check["evaluated_tokens"], check["reused_tokens"])
+    return {"modelled_ms": ms, "measured_over_modelled": check["ms"] / ms if check["ms"] else None}
+
+
+def check_summary(checks: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """How many real calls (warm-ups excluded: on a server the slot's earlier content is unknown) the
+    accounting matched exactly, could not be checked, or missed."""
+    out = {"calls": 0, "equal": 0, "not reported": 0, "differs": 0}
+    for c in checks:
+        if c["call"] != "evict":
+            out["calls"] += 1
+            out[c["verdict"]] += 1
+    return out
+
+
+BUDGET_S = 240.0
+"""No new round of the cost model's sample after this many seconds of the study."""
+
+
+def at_least_three(value: int) -> str | None:
+    return (
+        None
+        if value >= 3
+        else f"must be at least 3 (turns {SEED_TURN - 1}..{SEED_TURN + 1} are checked), got {value}"
+    )
+
 
 PARAMS = (
-    Param("model", Path, None, "GGUF path (default: the embedded Gemma 3 270M)"),
+    Param("backend", str, "embedded:gemma3-270m", "backend spec: embedded:MODEL, ollama://..., openai://..."),
+    Param(
+        "tokenizer",
+        str,
+        None,
+        "GGUF (path or embedded alias) whose tokenizer and chat template give a server's token sequences "
+        "(default: the server's model when it names an embedded alias)",
+    ),
     CORPUS,
-    Param("turns", int, 16, "conversation turns replayed", check=positive),
+    Param("turns", int, 16, "conversation turns", check=at_least_three),
     Param("context_window", int, 8192, "the model's context window", check=positive),
     Param(
-        "repeats",
+        "rounds",
         int,
-        6,
-        "at most N paired tail/front replays (at least 3; more only until the front/tail interval is "
-        "within ±5%); the median per turn",
+        3,
+        "at most N rounds of the cost model's planned sample (more only while the ratio's interval "
+        "exceeds ±5%)",
         check=positive,
     ),
-    Param("budget", float, BUDGET_S, "start no new replay after S seconds (measured)", metavar="S"),
+    Param("budget", float, BUDGET_S, "start no new sample round after S seconds (measured)", metavar="S"),
+    Param(
+        "replay",
+        int,
+        0,
+        "also replay whole conversations N times per placement, timed, to check the model (the old protocol)",
+        check=not_negative,
+    ),
     STORE,
 )
 
 
 def compute(params: Params) -> dict[str, Any]:
-    """The study from its declared parameters (``model`` None: the embedded Gemma 3 270M)."""
+    """The study from its declared parameters."""
     conversation, chunks = conversation_from_corpus(params.corpus, params.turns)
-    result = run_study(
-        params.model or gemma_path(),
+    return run_study(
+        params.backend,
         conversation,
         chunks,
         context_window=params.context_window,
-        repeats=params.repeats,
+        tokenizer=params.tokenizer,
+        max_rounds=params.rounds,
         budget_s=params.budget,
+        replays=params.replay,
     )
-    return result | {"turns": params.turns}
 
 
 def load_or_run(*, recompute: bool = False, **given: Any) -> dict[str, Any]:

@@ -374,13 +374,5 @@ STUDY = Study(
             ("gates.png",),
             ("gates.md",),
         ),
-        Output(
-            "Gate leaderboard with the cross-encoder row and the fits that read it (opt-in: it scores every "
-            "window of every top-5 set, minutes on 2 cores; the scores are cached in the store)",
-            argv("study gates --reranker nanoranker --out results/gates/ce"),
-            "results/gates/ce",
-            ("gates.png",),
-            ("gates.md",),
-        ),
     ),
 )
