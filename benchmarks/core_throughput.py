@@ -15,7 +15,7 @@ from pathlib import Path
 
 from _measure import best_of, peak_mib, published
 
-from nomad_lab.core.judge import excerpt_for
+from nomad_lab.core.judge_prompt import excerpt_for
 from nomad_lab.core.token_estimator import estimate_tokens
 
 ROOT = Path(__file__).resolve().parents[1]

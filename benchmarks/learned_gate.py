@@ -7,7 +7,8 @@ process, best of ``--repeats``:
 - baseline: the 101-floor score-floor sweep over the same pools (``gates.evaluate_score_floors``), the
   cheapest gate study there is;
 - features: the pool statistics of every question;
-- fit: standardize + logistic regression (``gate.learned.fit_logistic``) on pool features + query vector;
+- fit: standardize + logistic regression (``gate.logistic_gate.fit_logistic``) on pool features + query
+vector;
 - apply: the saved gate's numpy scoring (standardize, dot product, sigmoid), as ``gate apply`` runs it.
 
 Each is reported in seconds and as a ratio to the baseline, so the figure survives a noisy machine.
@@ -22,9 +23,9 @@ import argparse
 import numpy as np
 from _measure import best_of, published
 
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.features import pool_features
-from nomad_lab.gate.learned import LearnedGate, fit_logistic
+from nomad_lab.gate.logistic_gate import LearnedGate, fit_logistic
 from nomad_lab.gate.pools import PoolSet
 
 WIDTH = 15
@@ -69,7 +70,7 @@ def main() -> None:
         def featurize() -> None:
             features["pool"] = pool_features(pools)[0]
 
-        baseline = best_of(lambda: gates.evaluate_score_floors(pools, gates.FLOOR_GRID), args.repeats)
+        baseline = best_of(lambda: masks.evaluate_score_floors(pools, masks.FLOOR_GRID), args.repeats)
         t_features = best_of(featurize, args.repeats)
         x = np.hstack([features["pool"], query])
         fitted = {}

@@ -31,7 +31,7 @@ from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR
 from nomad_lab.data.bank import load_bank
 from nomad_lab.data.corpus import load_corpus
 from nomad_lab.retrieval.index import chunk_text
-from nomad_lab.retrieval.reranker import Reranker, load_reranker
+from nomad_lab.retrieval.trained_reranker import Reranker, load_reranker
 
 
 def timed_calls(reranker: Reranker, pool: list[str], queries: list[str], calls: int, per_call: int):

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 from _measure import peak_mib, published
 
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.pools import PoolSet, pools_from_records
 
 WIDTH = 15
@@ -84,7 +84,7 @@ def naive_sweep(records: list[dict], floors: np.ndarray, k: int = 5) -> tuple[li
 
 
 def vectorized_sweep(pools: PoolSet, floors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    recall, nonempty = gates.evaluate_score_floors(pools, floors)
+    recall, nonempty = masks.evaluate_score_floors(pools, floors)
     return nonempty[:, pools.expect_refusal].mean(1), np.nanmean(recall[:, pools.n_relevant > 0], 1)
 
 
@@ -101,9 +101,9 @@ def retrieval_per_floor(floors: int) -> tuple[float, int, float, float]:
     import shutil
 
     from nomad_lab.core.workspace import DEFAULT_STORE_PATH
-    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.eval.retrieval_eval import RetrievalEvalConfig, run_retrieval_eval
     from nomad_lab.gate.pools import load_dump
-    from nomad_lab.studies.gating.floor import run_floor_study
+    from nomad_lab.studies.gating.floor_sweep import run_floor_study
 
     with tempfile.TemporaryDirectory() as scratch:
         dump = Path(scratch) / "dump.json"
@@ -124,7 +124,7 @@ def retrieval_per_floor(floors: int) -> tuple[float, int, float, float]:
         spent = [timed(lambda f=f: run(f))[0] for f in np.linspace(0.0, 0.7, floors)]
         pools = load_dump(dump)
         study_s, _ = timed(lambda: run_floor_study(pools, refusal_tag="off-topic"))
-        sweep_s, _ = timed(lambda: vectorized_sweep(pools, gates.FLOOR_GRID))
+        sweep_s, _ = timed(lambda: vectorized_sweep(pools, masks.FLOOR_GRID))
     return float(np.mean(spent)), pools.size, study_s, sweep_s
 
 
@@ -142,7 +142,7 @@ def main() -> None:
         help="also measure re-running real retrieval per floor, at N floors (0: skip)",
     )
     args = parser.parse_args()
-    floors = gates.FLOOR_GRID
+    floors = masks.FLOOR_GRID
     per_question = None
     if args.retrieval_floors:
         run_s, questions, study_s, sweep_s = retrieval_per_floor(args.retrieval_floors)

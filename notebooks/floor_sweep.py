@@ -38,10 +38,10 @@ from IPython.display import Markdown, display
 
 from nomad_lab.core.workspace import in_workspace, store_path
 from nomad_lab.runners.studies import run_study
-from nomad_lab.studies.gating.floor import markdown_table, tag_table
+from nomad_lab.studies.gating.floor_sweep import markdown_table, tag_table
 
 study, paths = run_study(
-    "floor",
+    "floor-sweep",
     dump=in_workspace(dump),
     out=in_workspace(out_dir),
     alpha=alpha,

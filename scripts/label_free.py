@@ -35,11 +35,11 @@ import numpy as np
 from nomad_lab.eval.gating import RunData, gather, load_run
 from nomad_lab.eval.gating.fit import bank_run, default_bank, fit_gate, with_features
 from nomad_lab.eval.gating.label_free import fit_label_free, pseudo_run, score_threshold, spec_point
-from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
-from nomad_lab.gate import crossval, gates
+from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
+from nomad_lab.gate import crossval, masks
 from nomad_lab.gate.apply import spec_mask
 from nomad_lab.gate.crossval import Figures
-from nomad_lab.gate.learned import REGULARIZATION_C, feature_columns, fit_logistic, logistic_scores
+from nomad_lab.gate.logistic_gate import REGULARIZATION_C, feature_columns, fit_logistic, logistic_scores
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPORA = {
@@ -82,7 +82,7 @@ def _labelled(store: Path, corpus: Path, goldens: Path, skip: tuple[str, ...]) -
 def _floor_curve(store: Path, data: RunData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     _, inputs = gather(store, data, "floor")
     points, keep = spec_mask(data.pools, "floor", inputs)
-    recall, nonempty = gates.evaluate(data.pools, keep)
+    recall, nonempty = masks.evaluate(data.pools, keep)
     return points, recall, nonempty
 
 

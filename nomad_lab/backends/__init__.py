@@ -21,7 +21,7 @@ from nomad_lab.backends.base import (
     Usage,
     collect_stream,
 )
-from nomad_lab.backends.spec import (
+from nomad_lab.backends.backend_spec import (
     BACKEND_SPEC,
     DEFAULT_SPEC,
     BackendSpec,

@@ -23,7 +23,7 @@ def _positive(text: str) -> int:
 
 
 def register(subparsers: Any) -> None:
-    from nomad_lab.backends.spec import BACKEND_SPEC
+    from nomad_lab.backends.backend_spec import BACKEND_SPEC
     from nomad_lab.cli.study import forms_line
     from nomad_lab.cli.workspace_args import add_workspace_arguments
     from nomad_lab.core.reference import RAG_PLACEMENTS, RAG_TAIL

@@ -25,7 +25,7 @@ def _floor(text: str) -> float:
 
 
 def register(subparsers: Any) -> None:
-    from nomad_lab.backends.spec import BACKEND_SPEC
+    from nomad_lab.backends.backend_spec import BACKEND_SPEC
     from nomad_lab.cli.study import forms_line
     from nomad_lab.cli.workspace_args import add_embedder_argument, add_workspace_arguments
     from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
@@ -60,7 +60,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from nomad_lab.cli.workspace_args import workspace_config
     from nomad_lab.eval.ablation import ablation_markdown
-    from nomad_lab.eval.retrieval import RetrievalEvalConfig, format_summary, run_retrieval_eval
+    from nomad_lab.eval.retrieval_eval import RetrievalEvalConfig, format_summary, run_retrieval_eval
     from nomad_lab.eval.separation import separation_markdown
 
     config = RetrievalEvalConfig(

@@ -2,7 +2,7 @@
 
 Why a command: the floor a user should set depends on the embedding model they run; this turns a stored
 ``eval retrieval`` run (any ``--embedder``) into a small JSON of preset floors with intervals to carry to
-the assistant's settings. Rules: ``nomad_lab.gate.presets``.
+the assistant's settings. Rules: ``nomad_lab.gate.floor_presets``.
 """
 
 from __future__ import annotations

@@ -146,7 +146,7 @@ def run_fit(args: argparse.Namespace) -> int:
 def run_apply(args: argparse.Namespace) -> int:
     from nomad_lab.eval.gating import load_run
     from nomad_lab.eval.gating.fit import apply_gate, with_features
-    from nomad_lab.gate.learned import LearnedGate
+    from nomad_lab.gate.logistic_gate import LearnedGate
 
     gate = LearnedGate.load(args.gate_file)
     data = with_features(args.store, load_run(args.store, args.run, embed="query" in gate.kinds), gate.kinds)

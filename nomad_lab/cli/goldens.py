@@ -20,7 +20,7 @@ from nomad_lab.cli.workspace_args import add_corpus_arguments, add_progress_argu
 
 
 def register(subparsers: Any) -> None:
-    from nomad_lab.backends.spec import DEFAULT_SPEC
+    from nomad_lab.backends.backend_spec import DEFAULT_SPEC
     from nomad_lab.data.drafts import DraftOptions
 
     defaults = DraftOptions()

@@ -1,7 +1,7 @@
 """``nomad-lab library build``: a tens-of-megabytes corpus of openly licensed documentation.
 
 The library-scale study needs text at the size of a user's library; this writes it from installed
-Debian documentation packages (and any folders given) with its provenance (``nomad_lab.data.library``).
+Debian documentation packages (and any folders given) with its provenance (``nomad_lab.data.library_corpus``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from nomad_lab.cli.workspace_args import add_progress_argument
 
 def register(subparsers: Any) -> None:
     from nomad_lab.core.workspace import PROJECT_ROOT
-    from nomad_lab.data.library import DEBIAN_SOURCES
+    from nomad_lab.data.library_corpus import DEBIAN_SOURCES
 
     parser = subparsers.add_parser("library", help="build a large openly licensed library corpus")
     sub = parser.add_subparsers(dest="library_command", metavar="LIBRARY_COMMAND", required=True)
@@ -47,7 +47,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from nomad_lab.data.library import DEBIAN_SOURCES, MANIFEST_NAME, MIN_DOC_BYTES, build_library
+    from nomad_lab.data.library_corpus import DEBIAN_SOURCES, MANIFEST_NAME, MIN_DOC_BYTES, build_library
 
     sources = [s for s in DEBIAN_SOURCES if s.name in args.source]
     library = build_library(args.out, sources, args.add, progress=not args.no_progress)

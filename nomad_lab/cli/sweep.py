@@ -5,7 +5,8 @@ retrieval, no model). ``nomad-lab sweep NOTEBOOK -p name value …`` executes th
 once per grid cell (a name given twice is an axis), here or on Dask, keeping each cell under
 ``results/notebooks/``; a rerun skips every cell already computed.
 
-The gate sweep is the registered ``floor`` study (``nomad-lab study floor`` runs the same): its options
+The gate sweep is the registered ``floor-sweep`` study (``nomad-lab study floor-sweep`` runs the same): its
+options
 here are generated from that study's declaration, and it runs through the same door.
 """
 
@@ -56,7 +57,7 @@ def register(subparsers: Any) -> None:
     )
     add_cluster_arguments(parser)
     # the floor study's options (--dump, --alpha, --refusal-tag, --out); --store is the one above
-    add_params(parser, declared(get("floor")), skip=("store",), suppress=True)
+    add_params(parser, declared(get("floor-sweep")), skip=("store",), suppress=True)
     parser.set_defaults(func=run)
 
 
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from nomad_lab.studies.registry import get
     from nomad_lab.studies.shape import declared
 
-    floor = get("floor")
+    floor = get("floor-sweep")
     options = given(args, declared(floor))  # only the options given, and --store
     dump = options.get("dump")
     if args.notebook and dump:
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         raise NomadLabError("sweep: give a NOTEBOOK to run, or --dump DUMP for a gate sweep")
     if args.parameter:
         raise NomadLabError("sweep: -p sets notebook parameters; name the NOTEBOOK first")
-    study, paths = run_study("floor", **options)  # --store is sweep's own option, the same declaration
+    study, paths = run_study("floor-sweep", **options)  # --store is sweep's own option, the same declaration
     print(floor.markdown(study))
     for name, path in paths.items():
         print(f"wrote {name}: {path}")

@@ -1,7 +1,7 @@
 """The system prompts and schemas the pipeline sends, in one place so every caller sends the same bytes.
 
 The seed keeps these in ``constants/ollama.ts``, which is not in the seed documents; the texts below
-follow SPEC §1.4, §5.3 and §5.5 clause by clause. The judge prompt lives in ``nomad_lab.core.judge``.
+follow SPEC §1.4, §5.3 and §5.5 clause by clause. The judge prompt lives in ``nomad_lab.core.judge_prompt``.
 """
 
 from __future__ import annotations

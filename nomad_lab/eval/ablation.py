@@ -26,7 +26,7 @@ from nomad_lab.eval.retrieval_metrics import (
     metric_intervals,
     score_case,
 )
-from nomad_lab.gate.rerank import Candidate, RankedResult, apply_source_diversity
+from nomad_lab.gate.reference_ranking import Candidate, RankedResult, apply_source_diversity
 from nomad_lab.gate.stats import paired_bootstrap
 
 __all__ = ["ARMS", "Ablation", "ablation_markdown", "arm_chunks"]

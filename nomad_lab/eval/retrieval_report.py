@@ -1,4 +1,4 @@
-"""The retrieval report: a stored retrieval run (``eval.retrieve``) as the reference's report JSON,
+"""The retrieval report: a stored retrieval run (``eval.retrieval_service``) as the reference's report JSON,
 the markdown beside it and what ``nomad-lab eval retrieval`` prints.
 
 Why apart from the service: studies need the stored run only; this module only reads a
@@ -14,7 +14,7 @@ from typing import Any
 
 from nomad_lab.eval.reports import EvalReport
 from nomad_lab.eval.retrieval_metrics import AggregateMetrics, CaseResult, Interval
-from nomad_lab.eval.retrieve import RetrievalRun
+from nomad_lab.eval.retrieval_service import RetrievalRun
 from nomad_lab.eval.separation import separation_rows
 from nomad_lab.retrieval.index import BuildStats
 from nomad_lab.store import CaseRecord

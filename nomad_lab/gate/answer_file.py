@@ -1,7 +1,7 @@
 """An answerability gate file: a JSON record (threshold, training run, fingerprint, out-of-fold figures)
 beside the ``.npz`` of its fine-tuned head, quantized to INT8.
 
-Why a record of its own beside :class:`nomad_lab.gate.learned.LearnedGate`: this gate's number comes
+Why a record of its own beside :class:`nomad_lab.gate.logistic_gate.LearnedGate`: this gate's number comes
 from a model that reads the passages (the ONNX body named by its digest plus the stored head), not
 from a dot product over features, so the file must also pin the body it was trained on. Like learned
 gates it is valid only where it was fitted: another embedder, another index fingerprint or another
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.gate.learned import describe, same_embedder
+from nomad_lab.gate.logistic_gate import describe, same_embedder
 
 FORMAT = "nomad-lab answerability gate v1"
 

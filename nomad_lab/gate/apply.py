@@ -1,6 +1,7 @@
 """A parsed gate spec applied to pools: its operating points, its keep mask and its operating curve.
 
-One function turns any spec (a single gate, a sweep, an AND of gates) into what ``gate.sweep`` scores,
+One function turns any spec (a single gate, a sweep, an AND of gates) into what ``gate.operating_curves``
+scores,
 so the sweep command, the notebooks and ``study gates`` evaluate a spec string the same way.
 """
 
@@ -10,11 +11,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.families import OMIT_SWEEP, GateInputs, Need, score_grid
 from nomad_lab.gate.pools import PoolSet
 from nomad_lab.gate.spec import GateAtom, GateSpec, parse_gate_spec
-from nomad_lab.gate.sweep import OperatingCurve, curve_from_mask, curve_from_scores
+from nomad_lab.gate.operating_curves import OperatingCurve, curve_from_mask, curve_from_scores
 
 
 def points_for(atom: GateAtom, pools: PoolSet, inputs: GateInputs) -> np.ndarray:
@@ -61,18 +62,18 @@ def spec_mask(
             if atom is swept or part.shape[0] == len(points)
             else np.broadcast_to(part[:1], (len(points), *part.shape[1:]))
         )
-        mask = part if mask is None else gates.both(mask, part)
+        mask = part if mask is None else masks.both(mask, part)
     return points, mask  # type: ignore[return-value]
 
 
 def spec_curve(
-    pools: PoolSet, spec: GateSpec | str, inputs: GateInputs | None = None, k: int = gates.DEFAULT_K
+    pools: PoolSet, spec: GateSpec | str, inputs: GateInputs | None = None, k: int = masks.DEFAULT_K
 ) -> OperatingCurve:
     """The operating curve of a spec (one point unless a number is omitted), named by its canonical text."""
     spec = parse_gate_spec(spec) if isinstance(spec, str) else spec
     if len(spec.atoms) == 1 and spec.atoms[0].family == "floor":  # prefix lengths: the fast path
         points = points_for(spec.atoms[0], pools, GateInputs())
-        return curve_from_scores(pools, *gates.evaluate_score_floors(pools, points, k), points, str(spec), k)
+        return curve_from_scores(pools, *masks.evaluate_score_floors(pools, points, k), points, str(spec), k)
     points, mask = spec_mask(pools, spec, inputs)
     return curve_from_mask(pools, mask, points, str(spec), k)
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.pools import PoolSet
 from nomad_lab.gate.stats import CONFIDENCE, bootstrap_means
 
@@ -72,7 +72,7 @@ def surface(
     p_true: np.ndarray,
     floors: Sequence[float],
     taus: Sequence[float],
-    k: int = gates.DEFAULT_K,
+    k: int = masks.DEFAULT_K,
 ) -> Surface:
     """Floor then confidence gate at every (floor, tau); the judge's P(true) is read from ``p_true``."""
     floors, taus = np.asarray(floors, dtype=float), np.asarray(taus, dtype=float)
@@ -83,8 +83,8 @@ def surface(
     leaked = np.zeros((floors.size, taus.size, int(refusal.sum())), dtype=bool)
     per_pool = np.zeros((floors.size, taus.size, int(answerable.sum())))
     for i, floor in enumerate(floors):
-        keep = gates.both(gates.score_floor(pools, [floor]), by_tau)
-        r, nonempty = gates.evaluate(pools, keep, k)
+        keep = masks.both(masks.score_floor(pools, [floor]), by_tau)
+        r, nonempty = masks.evaluate(pools, keep, k)
         leaked[i] = nonempty[:, refusal]
         per_pool[i] = r[:, answerable]
         leak[i] = leaked[i].mean(axis=1) if refusal.any() else np.nan
@@ -179,7 +179,7 @@ class CascadeRow:
 
 
 def cascade(
-    pools: PoolSet, p_true: np.ndarray, low: float, high: float, tau: float, k: int = gates.DEFAULT_K
+    pools: PoolSet, p_true: np.ndarray, low: float, high: float, tau: float, k: int = masks.DEFAULT_K
 ) -> tuple[CascadeRow, np.ndarray, np.ndarray]:
     """Top score < low: drop the set; >= high: keep it unjudged; between: keep only if P(true) >= tau.
 
@@ -197,7 +197,7 @@ def cascade(
     judge_keeps = np.isnan(p) | (p >= tau)
     keep_pool = (top >= high) | (ambiguous & judge_keeps)
     keep = (keep_pool[:, None] & pools.valid)[None]
-    r, nonempty = gates.evaluate(pools, keep, k)
+    r, nonempty = masks.evaluate(pools, keep, k)
     leaked = nonempty[0, pools.expect_refusal]
     recall = r[0, pools.n_relevant > 0]
     row = CascadeRow(low, high, tau, float(leaked.mean()), float(np.nanmean(recall)), int(ambiguous.sum()))
@@ -205,7 +205,7 @@ def cascade(
 
 
 def cascade_savings(
-    pools: PoolSet, p_true: np.ndarray, tau: float, grid: Sequence[float], k: int = gates.DEFAULT_K
+    pools: PoolSet, p_true: np.ndarray, tau: float, grid: Sequence[float], k: int = masks.DEFAULT_K
 ) -> tuple[CascadeRow, CascadeRow | None, list[CascadeRow]]:
     """Judging every set at ``tau`` against the cheapest cascade at equal (or better) leak and recall.
 
@@ -224,11 +224,11 @@ DELTA_GRID = np.round(np.arange(0.0, 0.301, 0.01), 2)
 
 
 def best_at_recall(
-    pools: PoolSet, keep: np.ndarray, labels: Sequence[str], min_recall: float, k: int = gates.DEFAULT_K
+    pools: PoolSet, keep: np.ndarray, labels: Sequence[str], min_recall: float, k: int = masks.DEFAULT_K
 ) -> dict[str, object] | None:
     """Among the operating points of ``keep`` (points × pools × width), the lowest-leak one whose mean
     recall@k is at least ``min_recall``, with 95% bootstrap intervals; None if none reaches it."""
-    recall, nonempty = gates.evaluate(pools, keep, k)
+    recall, nonempty = masks.evaluate(pools, keep, k)
     refusal, answerable = pools.expect_refusal, pools.n_relevant > 0
     mean_recall = recall[:, answerable].mean(axis=1)
     leak = nonempty[:, refusal].mean(axis=1)
@@ -240,13 +240,13 @@ def best_at_recall(
 
 
 def compositions(
-    pools: PoolSet, p_true: np.ndarray, min_recall: float, k: int = gates.DEFAULT_K
+    pools: PoolSet, p_true: np.ndarray, min_recall: float, k: int = masks.DEFAULT_K
 ) -> dict[str, dict[str, object] | None]:
     """The best point of each 2-core gate composition at the recall target: floor, contrast, the
     judge's P(true), and each of the first two followed by P(true)."""
-    taus, floors, deltas = TAU_GRID, gates.FLOOR_GRID, DELTA_GRID
+    taus, floors, deltas = TAU_GRID, masks.FLOOR_GRID, DELTA_GRID
     by_tau = confidence_gate(pools, p_true, taus)
-    floor_keep, contrast_keep = gates.score_floor(pools, floors), gates.contrast(pools, deltas)
+    floor_keep, contrast_keep = masks.score_floor(pools, floors), masks.contrast(pools, deltas)
 
     def product(first: np.ndarray) -> np.ndarray:
         return (first[:, None] & by_tau[None]).reshape(-1, *first.shape[1:])

@@ -1,6 +1,7 @@
 """Query expansion, keyword extraction and text sanitizing, as the reference does them (SPEC §2.2, §2.6).
 
-The rerank formula (``nomad_lab.gate.rerank``) boosts a chunk by how many query keywords it contains, so
+The rerank formula (``nomad_lab.gate.reference_ranking``) boosts a chunk by how many query keywords it
+contains, so
 the keywords must be cut exactly as the reference cuts them or the boosts, and every score near the
 0.62 floor, move. Pure: standard library plus the English list of the ``stopwords`` package.
 

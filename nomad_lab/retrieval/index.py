@@ -6,7 +6,8 @@ text embedded (all of it: see ``nomad_lab.retrieval.embedding``). The index live
 store under the corpus fingerprint; a second build finds it and embeds nothing.
 
 Search (SPEC §2.2–2.4): expand the query, extract its keywords, embed it, take the candidate net (cosine
->= 0.3, at most top_k*3 by cosine), then rerank, floor, diversify and slice (``nomad_lab.gate.rerank``).
+>= 0.3, at most top_k*3 by cosine), then rerank, floor, diversify and slice
+(``nomad_lab.gate.reference_ranking``).
 
 Differences from the reference, all deliberate: cosine is computed with numpy over the stored matrix
 (exact, where Qdrant's HNSW is approximate); chonkie here counts Python code points where chonkie-js
@@ -43,7 +44,7 @@ from nomad_lab.gate.keywords import (
     sanitize_text,
     truncate_to_tokens,
 )
-from nomad_lab.gate.rerank import Candidate, RankedResult, rank_candidates
+from nomad_lab.gate.reference_ranking import Candidate, RankedResult, rank_candidates
 from nomad_lab.retrieval.embedder_spec import EmbedderError
 from nomad_lab.store import ChunkRecord, IndexRecord, Store
 

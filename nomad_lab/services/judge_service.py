@@ -19,7 +19,7 @@ from typing import Any
 
 from nomad_lab.backends.base import Backend, BackendError, ChatOptions, ChatRequest, ChatResult, Usage
 from nomad_lab.core.jsstring import js_trim
-from nomad_lab.core.judge import (
+from nomad_lab.core.judge_prompt import (
     JUDGE_SYSTEM_PROMPT,
     ON_TOPIC_SCHEMA,
     RELEVANCE_CHECK_MAX_TOKENS,

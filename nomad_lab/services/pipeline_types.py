@@ -30,7 +30,7 @@ from nomad_lab.core.token_estimator import TokenCalibrator
 from nomad_lab.services.model_calls import CallSink
 
 if TYPE_CHECKING:
-    from nomad_lab.gate.rerank import RankedResult
+    from nomad_lab.gate.reference_ranking import RankedResult
 
 __all__ = [
     "MOCK_EMPTY_ANSWER",

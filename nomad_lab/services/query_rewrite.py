@@ -14,7 +14,7 @@ from typing import Any
 
 from nomad_lab.backends.base import Backend, ChatOptions, ChatRequest, Usage
 from nomad_lab.core.jsstring import js_trim
-from nomad_lab.core.judge import resolve_structured
+from nomad_lab.core.judge_prompt import resolve_structured
 from nomad_lab.core.prompts import (
     QUERIES_SCHEMA,
     QUERY_REWRITE_LEGACY_SYSTEM_PROMPT,

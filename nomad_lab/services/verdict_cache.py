@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from typing import Any, TypeGuard
 
 from nomad_lab.backends import Backend, open_backend
-from nomad_lab.core.judge import build_judge_input
+from nomad_lab.core.judge_prompt import build_judge_input
 from nomad_lab.core.reference import RAG_DEFAULT_TOP_K
-from nomad_lab.gate.rerank import Candidate, apply_relevance_floor, apply_source_diversity
+from nomad_lab.gate.reference_ranking import Candidate, apply_relevance_floor, apply_source_diversity
 from nomad_lab.services.judge_service import JudgeResult, JudgeStats, RelevanceJudge
 from nomad_lab.store import ChunkRecord, PoolEntry, Store, Verdict, judge_input_sha256
 
@@ -59,7 +59,7 @@ class CachedJudge:
     """A relevance judge whose verdicts are read from, or written to, the store.
 
     The key is (judge spec, SHA-256 of the exact judge user turn from
-    ``nomad_lab.core.judge.build_judge_input``), so the same question over the same passages is never
+    ``nomad_lab.core.judge_prompt.build_judge_input``), so the same question over the same passages is never
     sent to the same model twice. Failed-open verdicts are cached too (a rerun reproduces the run);
     ``retry_failed`` asks again for those. Verdicts stored before the judge read its confidence keep a
     null P(true) and are not asked again unless ``reask_confidence`` says so. Every call actually made is

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from nomad_lab.backends import ChatRequest, ChatResult, ModelEntry, ModelInfo, Usage
 from nomad_lab.backends.chat_kinds import ChatKind
-from nomad_lab.backends.spec import BackendSpec, bad_spec
+from nomad_lab.backends.backend_spec import BackendSpec, bad_spec
 
 
 class EchoBackend:

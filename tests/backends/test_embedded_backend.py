@@ -9,7 +9,7 @@ from nomad_lab.backends.embedded import EmbeddedBackend
 from nomad_lab.backends.llama_format import format_gemma_folding_system, truncate_middle
 from nomad_lab.backends.llama_models import human_number, metadata_value
 from nomad_lab.core.context_window import ContextWindowResolver
-from nomad_lab.core.judge import ON_TOPIC_SCHEMA
+from nomad_lab.core.judge_prompt import ON_TOPIC_SCHEMA
 from nomad_lab.core.token_estimator import TokenCalibrator
 from nomad_lab.services.judge_service import RelevanceJudge
 

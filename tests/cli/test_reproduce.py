@@ -90,10 +90,10 @@ def test_an_interrupted_step_exits_130_and_says_how_to_go_on(
 def test_a_dirty_tree_is_refused_unless_allowed_and_the_manifest_says_so(
     one_step_project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(reproduce, "uncommitted", lambda: [" M nomad_lab/core/judge.py"])
+    monkeypatch.setattr(reproduce, "uncommitted", lambda: [" M nomad_lab/core/judge_prompt.py"])
     assert main(["reproduce"]) == 1
     err = capsys.readouterr().err
-    assert "refusing to publish from a dirty tree (1 uncommitted: M nomad_lab/core/judge.py)" in err
+    assert "refusing to publish from a dirty tree (1 uncommitted: M nomad_lab/core/judge_prompt.py)" in err
     assert "--allow-dirty" in err
     assert not (one_step_project / "results" / "manifest.json").exists()
     assert main(["reproduce", "--allow-dirty"]) == 0

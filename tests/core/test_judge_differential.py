@@ -1,4 +1,5 @@
-"""Differential test: nomad_lab.core.judge against the seed's own TypeScript, run by Node on the same inputs.
+"""Differential test: nomad_lab.core.judge_prompt against the seed's own TypeScript, run by Node on the same
+inputs.
 
 Inputs are generated from a seeded RNG over an alphabet chosen to hit every edge the port must get
 right: JS-only whitespace (U+FEFF), Python-only whitespace (U+001C, U+0085), letters and digits of
@@ -13,7 +14,7 @@ import subprocess
 
 import pytest
 
-from nomad_lab.core.judge import build_judge_input, excerpt_for, is_relevance_check_enabled, pick_on_topic
+from nomad_lab.core.judge_prompt import build_judge_input, excerpt_for, is_relevance_check_enabled, pick_on_topic
 from nomad_lab.runners.programs import NODE as NODE_PROGRAM
 from nomad_lab.runners.programs import find
 from tests.support.paths import SEED_JS

@@ -8,7 +8,7 @@ from nomad_lab.data.goldens import Golden
 from nomad_lab.eval.ablation import Ablation, ablation_markdown, arm_chunks
 from nomad_lab.eval.retrieval_metrics import RetrievedChunk, aggregate, score_case
 from nomad_lab.eval.separation import separation_markdown, separation_rows
-from nomad_lab.gate.rerank import Candidate, FloorResult, RankedResult, RetrievalStages
+from nomad_lab.gate.reference_ranking import Candidate, FloorResult, RankedResult, RetrievalStages
 
 
 def chunk(doc: str, index: int, cosine: float, final: float | None) -> Candidate:

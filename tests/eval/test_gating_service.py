@@ -85,7 +85,7 @@ def test_cli_doors_take_every_family(workspace: dict, tmp_path: Path, capsys) ->
     store, run, dump = str(workspace["store"]), workspace["run"], str(workspace["dump"])
     all_specs = list(specs(workspace).values())
     gate_args = [a for s in all_specs for a in ("--gate", s)]
-    for door in (["study", "floor"], ["sweep"]):
+    for door in (["study", "floor-sweep"], ["sweep"]):
         out = tmp_path / door[-1]
         argv = [*door, "--dump", dump, "--refusal-tag", "", "--store", store, "--run", run, "--out", str(out)]
         assert main([*argv, *gate_args]) == 0, door

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from nomad_lab.gate import crossval
-from nomad_lab.gate.learned import fit_logistic, logistic_scores
+from nomad_lab.gate.logistic_gate import fit_logistic, logistic_scores
 
 
 def _labels(n: int, rng: np.random.Generator) -> tuple[np.ndarray, list[list[str]]]:

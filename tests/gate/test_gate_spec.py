@@ -9,7 +9,7 @@ import pytest
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.apply import points_for, spec_curve, spec_mask
 from nomad_lab.gate.families import GateInputs, Need, families
 from nomad_lab.gate.pools import pools_from_records
@@ -87,11 +87,11 @@ def test_malformed_specs_fail_with_one_line_naming_the_problem(text: str, proble
 def test_a_spec_applies_as_the_gate_functions_do() -> None:
     pools = pools_from_records(random_records(3, 60))
     points, mask = spec_mask(pools, "floor")
-    assert np.array_equal(points, gates.FLOOR_GRID)
-    assert np.array_equal(mask, gates.score_floor(pools, gates.FLOOR_GRID))
+    assert np.array_equal(points, masks.FLOOR_GRID)
+    assert np.array_equal(mask, masks.score_floor(pools, masks.FLOOR_GRID))
     _, both = spec_mask(pools, "floor@0.5+contrast")
-    expected = gates.both(
-        gates.score_floor(pools, [0.5]), gates.contrast(pools, families()["contrast"].grid())
+    expected = masks.both(
+        masks.score_floor(pools, [0.5]), masks.contrast(pools, families()["contrast"].grid())
     )
     assert np.array_equal(both, expected)
     curve = spec_curve(pools, "floor@0.62")
@@ -101,7 +101,7 @@ def test_a_spec_applies_as_the_gate_functions_do() -> None:
         {Need("verdicts", "embedded:x"): SimpleNamespace(verdicts=verdicts, p_true=verdicts)}
     )
     _, judged = spec_mask(pools, "judge:embedded:x", judged_inputs)
-    assert np.array_equal(judged, gates.judge(pools, verdicts))
+    assert np.array_equal(judged, masks.judge(pools, verdicts))
     assert points_for(parse_gate_spec("cosine@0.3").atoms[0], pools, GateInputs()).tolist() == [0.3]
 
 

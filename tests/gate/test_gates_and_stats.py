@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from nomad_lab.data.dump import DumpError
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.pools import load_dump, pools_from_records
 from nomad_lab.gate.stats import (
     bootstrap_means,
@@ -18,7 +18,7 @@ from nomad_lab.gate.stats import (
     mcnemar_exact,
     paired_bootstrap,
 )
-from nomad_lab.gate.sweep import floor_margins, leak_by_tag, sweep
+from nomad_lab.gate.operating_curves import floor_margins, leak_by_tag, sweep
 from tests.support.dumps import dump_of, random_records
 
 
@@ -42,9 +42,9 @@ def naive(record: dict, floor: float, k: int = 5) -> tuple[float | None, bool]:
 def test_vectorized_floor_sweep_matches_the_naive_pipeline(seed: int) -> None:
     records = random_records(seed)
     pools = pools_from_records(records)
-    floors = gates.FLOOR_GRID
-    recall, nonempty = gates.evaluate(pools, gates.score_floor(pools, floors))
-    fast_recall, fast_nonempty = gates.evaluate_score_floors(pools, floors)
+    floors = masks.FLOOR_GRID
+    recall, nonempty = masks.evaluate(pools, masks.score_floor(pools, floors))
+    fast_recall, fast_nonempty = masks.evaluate_score_floors(pools, floors)
     assert np.array_equal(fast_nonempty, nonempty)
     assert np.array_equal(np.isnan(fast_recall), np.isnan(recall))
     assert np.allclose(fast_recall[~np.isnan(recall)], recall[~np.isnan(recall)])
@@ -80,15 +80,15 @@ def test_judge_contrast_and_cosine_gates() -> None:
         },
     ]
     pools = pools_from_records(records)
-    _, nonempty = gates.evaluate(pools, gates.judge(pools, [False, None]))
+    _, nonempty = masks.evaluate(pools, masks.judge(pools, [False, None]))
     assert nonempty.tolist() == [[False, True]]
-    _, nonempty = gates.evaluate(pools, gates.contrast(pools, [0.05, 0.3]))
+    _, nonempty = masks.evaluate(pools, masks.contrast(pools, [0.05, 0.3]))
     assert nonempty.tolist() == [[True, True], [False, False]]  # gaps: 0.8-0.75 and 0.9-0.7
-    recall, nonempty = gates.evaluate(pools, gates.cosine_floor(pools, [0.6]))
+    recall, nonempty = masks.evaluate(pools, masks.cosine_floor(pools, [0.6]))
     assert nonempty.tolist() == [[True, True]] and recall[0, 1] == 1.0
-    both = gates.both(gates.score_floor(pools, [0.0, 0.85]), gates.judge(pools, [True, False]))
-    assert gates.evaluate(pools, both)[1].tolist() == [[True, False], [False, False]]
-    assert gates.weakest_correct_top_hit(pools) == 0.9
+    both = masks.both(masks.score_floor(pools, [0.0, 0.85]), masks.judge(pools, [True, False]))
+    assert masks.evaluate(pools, both)[1].tolist() == [[True, False], [False, False]]
+    assert masks.weakest_correct_top_hit(pools) == 0.9
     assert floor_margins(pools, [0.62]).tolist() == pytest.approx([0.28])
 
 
@@ -102,7 +102,7 @@ def test_sweep_curve_and_tags() -> None:
     assert curve.at(0.0)["leak"] == pytest.approx(
         np.mean([bool(p) for p in pools.valid[pools.expect_refusal].any(1)])
     )
-    table = leak_by_tag(pools, gates.score_floor(pools, [0.62]))
+    table = leak_by_tag(pools, masks.score_floor(pools, [0.62]))
     assert set(table) == {"off-topic"}
     with pytest.raises(ValueError, match="unknown gate"):
         sweep(pools, "nope")

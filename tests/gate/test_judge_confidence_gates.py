@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from nomad_lab.gate import confidence as cg
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.agreement import (
     agreement,
     cohen_kappa,
@@ -15,7 +15,7 @@ from nomad_lab.gate.agreement import (
     roc_auc,
 )
 from nomad_lab.gate.pools import pools_from_records
-from nomad_lab.gate.sweep import sweep
+from nomad_lab.gate.operating_curves import sweep
 from tests.support.dumps import random_records
 
 
@@ -122,7 +122,7 @@ def test_an_always_true_judge_has_zero_kappa_and_no_separation() -> None:
     gold = np.array([1, 0, 1, 0])
     assert np.isnan(cohen_kappa(gold, np.ones(4))) or cohen_kappa(gold, np.ones(4)) == 0.0
     assert roc_auc(gold, np.full(4, 0.6)) == 0.5
-    assert gates.DEFAULT_K == 5
+    assert masks.DEFAULT_K == 5
 
 
 def test_compositions_pick_the_lowest_leak_at_the_recall_target() -> None:

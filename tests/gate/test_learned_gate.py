@@ -12,7 +12,7 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.gate.apply import spec_mask, spec_needs
 from nomad_lab.gate.families import GateInputs, Need
 from nomad_lab.gate.features import FeatureBlock, FeatureTable, pool_features
-from nomad_lab.gate.learned import LearnedGate, fit_logistic
+from nomad_lab.gate.logistic_gate import LearnedGate, fit_logistic
 from nomad_lab.gate.pools import pools_from_records
 from tests.support.dumps import random_records
 

@@ -181,7 +181,7 @@ def test_eval_check_cli(tmp_path: Path, capsys) -> None:
 
 
 def test_judge_verdicts_are_cached_in_the_store(tmp_path: Path, embedder) -> None:
-    from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+    from nomad_lab.eval.retrieval_eval import RetrievalEvalConfig, run_retrieval_eval
 
     config = RetrievalEvalConfig(
         corpus_dir=CORPUS,

@@ -98,7 +98,7 @@ def test_judge_models_notebook_on_a_local_cluster(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_explore_notebook_over_a_stored_run(tmp_path: Path) -> None:
-    from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
+    from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 
     store = tmp_path / "ws.duckdb"
     retrieve(

@@ -9,7 +9,7 @@ import pytest
 
 from nomad_lab.backends import open_backend
 from nomad_lab.core.verdict_confidence import MALFORMED, NO_DECISION, NO_LOGPROBS
-from nomad_lab.gate.rerank import Candidate
+from nomad_lab.gate.reference_ranking import Candidate
 from nomad_lab.services.judge_service import LOGPROBS_REFUSED, JudgeStats, RelevanceJudge
 from nomad_lab.services.verdict_cache import CachedJudge, judge_passages_and_key
 from nomad_lab.store import Store, Verdict

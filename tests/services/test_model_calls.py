@@ -141,7 +141,7 @@ def test_a_pipeline_turn_logs_rewrite_judge_and_answer_in_the_store(tmp_path: Pa
 
 
 def test_the_verdict_cache_logs_only_the_calls_it_makes(tmp_path: Path) -> None:
-    from nomad_lab.gate.rerank import Candidate
+    from nomad_lab.gate.reference_ranking import Candidate
 
     chunks = [Candidate(PASSAGES[0]["text"], 0.9, doc_id="bleach")]
     with Store(tmp_path / "s.duckdb") as store:

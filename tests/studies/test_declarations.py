@@ -125,7 +125,7 @@ def test_defaults_are_the_declaration() -> None:
     growth = registry.defaults("growth")
     assert growth["books"] == (3, 6, 9, 15) and growth["out"] == PROJECT_ROOT / "results" / "library_growth"
     assert (
-        registry.defaults("floor")["alpha"] == 0.10
-        and registry.defaults("floor")["refusal_tag"] == "off-topic"
+        registry.defaults("floor-sweep")["alpha"] == 0.10
+        and registry.defaults("floor-sweep")["refusal_tag"] == "off-topic"
     )
     assert "model" not in registry.defaults("transport")  # required: no default

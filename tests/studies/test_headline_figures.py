@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from nomad_lab.gate import crossval
-from nomad_lab.gate.sweep import OperatingCurve
+from nomad_lab.gate.operating_curves import OperatingCurve
 from nomad_lab.studies import gallery, plots, registry
 from nomad_lab.studies.budgeting import placement_report
 from nomad_lab.studies.budgeting.estimator_figure import plot_by_class

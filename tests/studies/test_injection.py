@@ -15,8 +15,8 @@ import pytest
 
 from nomad_lab.backends import ChatResult
 from nomad_lab.cli import main
-from nomad_lab.core.judge import build_judge_input, excerpt_for
-from nomad_lab.gate.rerank import Candidate
+from nomad_lab.core.judge_prompt import build_judge_input, excerpt_for
+from nomad_lab.gate.reference_ranking import Candidate
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.injection import INJECTIONS, count_flips, inject, run_injection_study
 from tests.support.fake_ollama import FakeServer, ollama_reply

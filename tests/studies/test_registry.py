@@ -24,7 +24,7 @@ STUDIES = {
     "placement",
     "transport",
     "kv-window",
-    "floor",
+    "floor-sweep",
     "gates",
     "judges",
     "injection",
@@ -48,7 +48,7 @@ def test_every_study_module_registers_one_study_named_like_it_in_main_job_order(
                 assert found[study.name] is study
     stages = [s.stage for s in found.values()]
     assert stages == sorted(stages)
-    published = ["floor", "gates", "estimator", "placement", "judges", "growth"]
+    published = ["floor-sweep", "gates", "estimator", "placement", "judges", "growth"]
     assert [s.name for s in registry.published()] == published
 
 
@@ -145,7 +145,7 @@ def _floor_sweep(tmp_path: Path, argv: list[str], capsys: pytest.CaptureFixture[
     out = tmp_path / argv[0]
     assert main([*argv, "--out", str(out), "--alpha", "0.2", "--store", str(store)]) == 0
     with Store(store, read_only=True) as opened:
-        rows = opened.study_rows("floor")
+        rows = opened.study_rows("floor-sweep")
     return capsys.readouterr().out, rows
 
 
@@ -156,7 +156,7 @@ def test_the_gate_sweep_and_study_floor_run_the_same_registered_study(tmp_path: 
     assert "| 0.62 |" in printed and "wrote sweep_png:" in printed
     curves = json.loads((tmp_path / "sweep" / "floor_sweep.json").read_text())["curves"]
     assert len(rows) == sum(len(c) for c in curves.values()) == 101 + 101 + 61
-    again, same = _floor_sweep(tmp_path, ["study", "floor", "--dump", str(dump)], capsys)
+    again, same = _floor_sweep(tmp_path, ["study", "floor-sweep", "--dump", str(dump)], capsys)
     assert same == rows and again.replace(str(tmp_path / "study"), "") == printed.replace(
         str(tmp_path / "sweep"), ""
     )

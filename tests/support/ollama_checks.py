@@ -18,7 +18,7 @@ import pytest
 from nomad_lab.backends import ChatOptions, ChatRequest, collect_stream, open_backend
 from nomad_lab.backends.ollama_native import OllamaBackend, probe_native
 from nomad_lab.backends.openai_compat import OpenAICompatBackend
-from nomad_lab.core.judge import ON_TOPIC_SCHEMA
+from nomad_lab.core.judge_prompt import ON_TOPIC_SCHEMA
 from nomad_lab.core.token_estimator import TokenCalibrator
 from nomad_lab.core.verdict_confidence import NO_LOGPROBS, TOP_LOGPROBS
 from nomad_lab.serve.process import ServerProcess, free_port, shim_command

@@ -25,7 +25,7 @@ def fixture_run(
 ) -> str:
     """A real retrieval run (no floor) of ``suite`` over the fixture corpus (or ``corpus_dir``) into
     ``store``, its pools also written as a reference dump to ``dump_path`` when given; its run id."""
-    from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
+    from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
     from nomad_lab.store import Store
 
     config = RetrievalRequest(

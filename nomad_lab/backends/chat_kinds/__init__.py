@@ -4,7 +4,8 @@ existing (simonw/llm's ``register_models``, without the plugin machinery).
 Why: a backend used to be three edits in two places (the accepted-forms text, the parser's if-chain and
 the opener's); now the forms shown in help texts and errors, the parser that reads a spec and the opener
 that makes the backend are declared together, in one module per kind, and
-:func:`nomad_lab.backends.spec.parse_spec` and :func:`nomad_lab.backends.open_backend` only look them up.
+:func:`nomad_lab.backends.backend_spec.parse_spec` and :func:`nomad_lab.backends.open_backend` only look them
+up.
 A new backend is one module in this package (``tests/backends/test_chat_kinds.py`` drops one in).
 """
 
@@ -29,7 +30,7 @@ class ChatKind:
     ``name`` is the parsed spec's ``kind``; ``prefixes`` start its spec strings (``ollama://``,
     ``embedded:``); ``forms`` are ``(form, what it opens)`` lines for help and errors; ``options`` the
     query options it reads. ``parse(text, prefix)`` returns a ``BackendSpec`` or raises the spec error
-    (``nomad_lab.backends.spec.bad_spec``); ``open(spec)`` makes the backend, importing its client
+    (``nomad_lab.backends.backend_spec.bad_spec``); ``open(spec)`` makes the backend, importing its client
     library only then.
     """
 

@@ -25,12 +25,12 @@ from nomad_lab.data.bank import bank_category, drop_near_duplicates, load_bank
 from nomad_lab.eval.gating.context import GatherContext
 from nomad_lab.eval.gating.inputs import gather_needs
 from nomad_lab.eval.gating.run_data import RunData, load_run, subset_run
-from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
+from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 from nomad_lab.gate import crossval
 from nomad_lab.gate.crossval import Figures
 from nomad_lab.gate.families import Need
 from nomad_lab.gate.features import FeatureBlock
-from nomad_lab.gate.learned import (
+from nomad_lab.gate.logistic_gate import (
     REGULARIZATION_C,
     LearnedGate,
     feature_columns,

@@ -25,10 +25,10 @@ from nomad_lab.data.goldens import DRAFTS_SUITE
 from nomad_lab.eval.gating.fit import bank_run, with_features
 from nomad_lab.eval.gating.run_data import RunData, load_run
 from nomad_lab.eval.gating.service import gather
-from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
-from nomad_lab.gate import crossval, gates
+from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
+from nomad_lab.gate import crossval, masks
 from nomad_lab.gate.apply import spec_mask
-from nomad_lab.gate.learned import REGULARIZATION_C, LearnedGate, fit_logistic, logistic_scores
+from nomad_lab.gate.logistic_gate import REGULARIZATION_C, LearnedGate, fit_logistic, logistic_scores
 
 __all__ = [
     "LabelFree",
@@ -92,7 +92,7 @@ def spec_point(
     """(points, index, reached) of a spec's label-free operating point on the pseudo run."""
     _, inputs = gather(store_path, pseudo, spec)
     points, keep = spec_mask(pseudo.pools, spec, inputs)
-    recall, _ = gates.evaluate(pseudo.pools, keep)
+    recall, _ = masks.evaluate(pseudo.pools, keep)
     index, reached = most_selective_point(recall, target)
     return points, index, reached
 

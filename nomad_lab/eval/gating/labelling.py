@@ -25,9 +25,9 @@ from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP, Decision, LabelFile
 from nomad_lab.eval.gating.context import GatherContext
 from nomad_lab.eval.gating.fit import with_features
 from nomad_lab.eval.gating.run_data import RunData, load_run
-from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
+from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 from nomad_lab.gate import crossval
-from nomad_lab.gate.learned import fit_logistic, logistic_scores
+from nomad_lab.gate.logistic_gate import fit_logistic, logistic_scores
 from nomad_lab.gate.stats import bootstrap_means
 
 REORDER_AFTER = 30

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.features import FeatureBlock, FeatureTable, keyword_overlap, pool_features
-from nomad_lab.gate.learned import describe, same_embedder
+from nomad_lab.gate.logistic_gate import describe, same_embedder
 from nomad_lab.gate.pools import PoolSet, pools_from_records
 from nomad_lab.retrieval.embedding import load_embedder
 from nomad_lab.retrieval.index import query_texts
@@ -115,7 +115,7 @@ def load_run(store_path: str | Path, run_id: str | None = None, *, embed: bool =
     features = FeatureTable(
         list(pools.ids), blocks, identity, source={"run": run_id, "fingerprint": run.fingerprint}
     )
-    recall, nonempty = gates.evaluate(pools, pools.valid[None])
+    recall, nonempty = masks.evaluate(pools, pools.valid[None])
     return RunData(
         run_id,
         pools,

@@ -3,7 +3,7 @@
 ``gather`` reads the run and supplies what each part of the spec declares it needs (one gatherer per
 input kind, :mod:`nomad_lab.eval.gating.inputs`, computing and caching what the store lacks); ``mask``,
 ``curve`` and ``scores`` evaluate the spec over it with the pure gate math (:mod:`nomad_lab.gate.apply`).
-``study floor --gate``, ``sweep --dump --gate``, ``study gates``, ``gate apply`` and the notebooks all
+``study floor-sweep --gate``, ``sweep --dump --gate``, ``study gates``, ``gate apply`` and the notebooks all
 come through here, so a new family is one module and every door evaluates it.
 """
 
@@ -16,11 +16,11 @@ import numpy as np
 from nomad_lab.eval.gating.context import GatherContext
 from nomad_lab.eval.gating.inputs import gather_needs
 from nomad_lab.eval.gating.run_data import RunData, load_run
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.apply import spec_curve, spec_mask, spec_needs, spec_score
 from nomad_lab.gate.families import GateInputs
 from nomad_lab.gate.spec import GateSpec, parse_gate_spec
-from nomad_lab.gate.sweep import OperatingCurve
+from nomad_lab.gate.operating_curves import OperatingCurve
 
 Spec = GateSpec | str
 Run = RunData | str | None
@@ -50,7 +50,7 @@ def mask(store_path: str | Path, run: Run, spec: Spec) -> tuple[np.ndarray, np.n
     return spec_mask(data.pools, _spec(spec), inputs)
 
 
-def curve(store_path: str | Path, run: Run, spec: Spec, k: int = gates.DEFAULT_K) -> OperatingCurve:
+def curve(store_path: str | Path, run: Run, spec: Spec, k: int = masks.DEFAULT_K) -> OperatingCurve:
     """The operating curve (leak and recall@k at each point, with intervals) of ``spec`` on the run."""
     data, inputs = gather(store_path, run, spec)
     return spec_curve(data.pools, _spec(spec), inputs, k)

@@ -8,7 +8,7 @@ module in this package, found by walking it (:func:`families`); the gating servi
 (:mod:`nomad_lab.eval.gating`) gathers what each part needs from the store and hands it in as
 :class:`GateInputs`.
 
-Every family turns its spec into a keep mask shaped ``(points, pools, width)`` like ``gate.gates`` does.
+Every family turns its spec into a keep mask shaped ``(points, pools, width)`` like ``gate.masks`` does.
 """
 
 from __future__ import annotations

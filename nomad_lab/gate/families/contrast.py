@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.families import OMIT_SWEEP, Family, top_value
 from nomad_lab.gate.pools import PoolSet
 
@@ -30,7 +30,7 @@ FAMILY = Family(
     low=0.0,
     high=None,
     omitted=OMIT_SWEEP,
-    keep=lambda pools, atom, points, inputs: gates.contrast(pools, points),
+    keep=lambda pools, atom, points, inputs: masks.contrast(pools, points),
     score=lambda pools, atom, inputs: gap(pools),
     grid=lambda: CONTRAST_GRID,
 )

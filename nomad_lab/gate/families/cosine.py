@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.families import OMIT_SWEEP, Family, top_value
 
 FAMILY = Family(
@@ -14,7 +14,7 @@ FAMILY = Family(
     low=0.0,
     high=1.0,
     omitted=OMIT_SWEEP,
-    keep=lambda pools, atom, points, inputs: gates.cosine_floor(pools, points),
+    keep=lambda pools, atom, points, inputs: masks.cosine_floor(pools, points),
     score=lambda pools, atom, inputs: top_value(pools.semantic, pools.valid),
-    grid=lambda: gates.FLOOR_GRID,
+    grid=lambda: masks.FLOOR_GRID,
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.families import OMIT_SWEEP, Family, top_value
 
 FAMILY = Family(
@@ -15,8 +15,8 @@ FAMILY = Family(
     low=0.0,
     high=1.0,
     omitted=OMIT_SWEEP,
-    keep=lambda pools, atom, points, inputs: gates.score_floor(pools, points),
+    keep=lambda pools, atom, points, inputs: masks.score_floor(pools, points),
     score=lambda pools, atom, inputs: top_value(pools.score, pools.valid),
-    grid=lambda: gates.FLOOR_GRID,
+    grid=lambda: masks.FLOOR_GRID,
     default=RAG_MIN_FINAL_SCORE,
 )

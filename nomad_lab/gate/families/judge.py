@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.families import OMIT_VERDICT, Family, GateInputs, Need, all_or_nothing
 from nomad_lab.gate.pools import PoolSet
 
@@ -21,7 +21,7 @@ def needs(atom: object) -> tuple[Need, ...]:
 def keep(pools: PoolSet, atom: object, points: np.ndarray, inputs: GateInputs) -> np.ndarray:
     judged = inputs[needs(atom)[0]]
     if atom.value is None:  # type: ignore[attr-defined]
-        mask = gates.judge(pools, judged.verdicts)
+        mask = masks.judge(pools, judged.verdicts)
         return np.broadcast_to(mask, (len(points), *mask.shape[1:]))
     unjudged = np.isnan(judged.p_true)
     return all_or_nothing(np.where(unjudged, np.inf, judged.p_true), pools, points)
@@ -42,6 +42,6 @@ FAMILY = Family(
     omitted=OMIT_VERDICT,
     keep=keep,
     score=score,
-    grid=lambda: gates.UNIT_GRID,
+    grid=lambda: masks.UNIT_GRID,
     needs=needs,
 )

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.families import OMIT_SAVED, Family, GateInputs, Need, all_or_nothing
 from nomad_lab.gate.features import FeatureTable
-from nomad_lab.gate.learned import LearnedGate, feature_columns
+from nomad_lab.gate.logistic_gate import LearnedGate, feature_columns
 from nomad_lab.gate.pools import PoolSet
 
 
@@ -51,7 +51,7 @@ FAMILY = Family(
     omitted=OMIT_SAVED,
     keep=keep,
     score=score,
-    grid=lambda: gates.UNIT_GRID,
+    grid=lambda: masks.UNIT_GRID,
     saved=threshold,
     needs=needs,
 )

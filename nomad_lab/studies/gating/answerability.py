@@ -26,7 +26,7 @@ import numpy as np
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.eval.gating.fit import bank_run, default_bank
 from nomad_lab.eval.gating.run_data import load_run
-from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
+from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 from nomad_lab.gate import crossval
 from nomad_lab.retrieval.answer_cache import BodyCache, cache_root
 from nomad_lab.retrieval.answer_model import AnswerBody, TrainConfig, head_logits, train_head

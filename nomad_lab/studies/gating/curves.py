@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE as DEFAULT_FLOOR
-from nomad_lab.gate.sweep import OperatingCurve
+from nomad_lab.gate.operating_curves import OperatingCurve
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
-from nomad_lab.gate import gates
+from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
+from nomad_lab.gate import masks
 from nomad_lab.gate.stats import clopper_pearson_upper
-from nomad_lab.gate.sweep import OperatingCurve, sweep
+from nomad_lab.gate.operating_curves import OperatingCurve, sweep
 from nomad_lab.retrieval.embedder_spec import EMBEDDER_SPEC
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.curves import plot_floor_sweep
@@ -79,7 +79,7 @@ def compare_embedders(
     results = []
     for run_id in run_ids:
         run = load_run_pools(store_path, run_id)
-        curve = sweep(run.pools, "score_floor", gates.FLOOR_GRID)
+        curve = sweep(run.pools, "score_floor", masks.FLOOR_GRID)
         label = label_of(run.embedder)
         results.append(
             EmbedderResult(
@@ -87,7 +87,7 @@ def compare_embedders(
                 run,
                 replace(curve, gate=label),
                 curve.calibrated(alpha).floor,
-                gates.weakest_correct_top_hit(run.pools),
+                masks.weakest_correct_top_hit(run.pools),
             )
         )
     first = results[0].run.pools.ids if results else []

@@ -18,14 +18,14 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.core.judge import build_judge_input
+from nomad_lab.core.judge_prompt import build_judge_input
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import in_workspace, store_path
 from nomad_lab.data.corpus import compute_fingerprint, load_corpus
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.confidence import confidence_gate
 from nomad_lab.gate.pools import PoolSet, pools_from_records
-from nomad_lab.gate.sweep import sweep
+from nomad_lab.gate.operating_curves import sweep
 from nomad_lab.store import Store, judge_input_sha256
 from nomad_lab.studies.gating.judges import judged_set
 
@@ -157,19 +157,19 @@ def load_explore_data(
 
 
 def snapshot(
-    data: ExploreData, floor: float, use_judge: bool, k: int = gates.DEFAULT_K, tau: float = 0.0
+    data: ExploreData, floor: float, use_judge: bool, k: int = masks.DEFAULT_K, tau: float = 0.0
 ) -> Snapshot:
     """Leak rate, recall@k and the leaked refusal questions at one floor, with or without the judge.
 
     ``tau`` > 0 also drops the sets whose stored P(true) is below it (sets without one are kept).
     """
-    keep = gates.score_floor(data.pools, [floor])
+    keep = masks.score_floor(data.pools, [floor])
     judged = use_judge and data.verdicts is not None
     if judged:
-        keep = gates.both(keep, gates.judge(data.pools, data.verdicts))
+        keep = masks.both(keep, masks.judge(data.pools, data.verdicts))
     if tau > 0 and data.p_true is not None:
-        keep = gates.both(keep, confidence_gate(data.pools, data.p_true, [tau]))
-    recall, nonempty = gates.evaluate(data.pools, keep, k)
+        keep = masks.both(keep, confidence_gate(data.pools, data.p_true, [tau]))
+    recall, nonempty = masks.evaluate(data.pools, keep, k)
     refusal = data.pools.expect_refusal
     answerable = data.pools.n_relevant > 0
     leaked = [
@@ -250,7 +250,7 @@ def explorer(
         data = load_explore_data(store_path(store), run_id, judge_model, judge_floor, in_workspace(corpus))
     except NothingToExplore as exc:
         return Markdown(str(exc))
-    curve = sweep(data.pools, "score_floor", gates.FLOOR_GRID)
+    curve = sweep(data.pools, "score_floor", masks.FLOOR_GRID)
     for note in data.notes:
         print(note)
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nomad_lab.gate.sweep import OperatingCurve
+from nomad_lab.gate.operating_curves import OperatingCurve
 from nomad_lab.studies.plots import headline_style, target_line
 
 if TYPE_CHECKING:

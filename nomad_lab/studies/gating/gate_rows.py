@@ -20,13 +20,13 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.eval.gating import RunData, gather
 from nomad_lab.eval.gating.fit import apply_gate, fit_gate, with_features
-from nomad_lab.gate import crossval, gates
+from nomad_lab.gate import crossval, masks
 from nomad_lab.gate.apply import spec_mask, spec_score
 from nomad_lab.gate.crossval import Figures
 from nomad_lab.gate.families import all_or_nothing
-from nomad_lab.gate.learned import LearnedGate
+from nomad_lab.gate.logistic_gate import LearnedGate
 from nomad_lab.gate.spec import GateSpec
-from nomad_lab.gate.sweep import OperatingCurve, curve_from_scores
+from nomad_lab.gate.operating_curves import OperatingCurve, curve_from_scores
 
 SEED = 1341
 
@@ -60,9 +60,9 @@ def finish_row(row: Row) -> Row:
 
 
 def mask_row(name: str, data: RunData, points: np.ndarray, mask: np.ndarray, score, splits) -> Row:
-    recall, nonempty = gates.evaluate(data.pools, mask)
+    recall, nonempty = masks.evaluate(data.pools, mask)
     figures = crossval.grid_figures(recall, nonempty, data.pools.expect_refusal, splits, score)
-    curve = curve_from_scores(data.pools, recall, nonempty, points, name, gates.DEFAULT_K)
+    curve = curve_from_scores(data.pools, recall, nonempty, points, name, masks.DEFAULT_K)
     return Row(name, figures, curve=curve)
 
 
@@ -93,7 +93,7 @@ def spec_row(store: Path, data: RunData, spec: GateSpec, splits: list, name: str
 def reference_row(data: RunData) -> Row:
     """The reference floor as shipped: one fixed point, nothing fitted, scored on every question."""
     pools = data.pools
-    recall, nonempty = gates.evaluate_score_floors(pools, [RAG_MIN_FINAL_SCORE])
+    recall, nonempty = masks.evaluate_score_floors(pools, [RAG_MIN_FINAL_SCORE])
     top = spec_score(pools, "floor")
     figures = crossval.point_figures(recall[0], nonempty[0], pools.expect_refusal, top)
     return Row(
@@ -147,4 +147,4 @@ def fit_rows(
 def score_curve(data: RunData, scores: np.ndarray, name: str) -> OperatingCurve:
     points = np.unique(np.quantile(scores[np.isfinite(scores)], np.linspace(0, 1, 101)))
     mask = all_or_nothing(scores, data.pools, points)
-    return curve_from_scores(data.pools, *gates.evaluate(data.pools, mask), points, name, gates.DEFAULT_K)
+    return curve_from_scores(data.pools, *masks.evaluate(data.pools, mask), points, name, masks.DEFAULT_K)

@@ -22,15 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from nomad_lab.backends.spec import DEFAULT_SPEC
+from nomad_lab.backends.backend_spec import DEFAULT_SPEC
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.goldens import GATING_SUITES
 from nomad_lab.eval.gating import RunData, gather, load_run, subset_run
 from nomad_lab.eval.gating.fit import apply_gate, bank_run, default_bank, fit_gate, with_features
-from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
+from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 from nomad_lab.gate import crossval
 from nomad_lab.gate.crossval import Figures
-from nomad_lab.gate.learned import LearnedGate, coefficient_rows, same_embedder
+from nomad_lab.gate.logistic_gate import LearnedGate, coefficient_rows, same_embedder
 from nomad_lab.gate.spec import GateSpec, parse_gate_spec
 from nomad_lab.retrieval.cross_encoder import DEFAULT_CROSS_ENCODER
 from nomad_lab.studies.gating.gate_compare import best_row, leak_by_tag, paired_test, reaches_target

@@ -21,15 +21,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.backends.spec import BACKEND_SPEC
+from nomad_lab.backends.backend_spec import BACKEND_SPEC
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import DATASETS_DIR, PROJECT_ROOT
 from nomad_lab.data.corpus import DISTRACTOR_PREFIX, DOC_SUFFIX
-from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
-from nomad_lab.gate import gates
+from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
+from nomad_lab.gate import masks
 from nomad_lab.gate.pools import pools_from_records
-from nomad_lab.gate.sweep import restrict_refusals, sweep
+from nomad_lab.gate.operating_curves import restrict_refusals, sweep
 from nomad_lab.retrieval.embedding import load_embedder
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.judges import compare_with_floor, judge_run
@@ -175,9 +175,9 @@ def measure_size(
     # leak over the off-topic refusals; recall over the core suite alone (the off-topic suite's
     # distractor controls are answerable only when the distractors are in the library)
     pools = restrict_refusals(pools_from_records(dump["pools"], fingerprint=dump["fingerprint"]), REFUSAL_TAG)
-    calibrated = sweep(pools, "score_floor", gates.FLOOR_GRID).calibrated(alpha).floor
+    calibrated = sweep(pools, "score_floor", masks.FLOOR_GRID).calibrated(alpha).floor
     points = sorted(set(floors) | {judge_floor} | ({calibrated} if calibrated is not None else set()))
-    curve = sweep(pools, "score_floor", points, k=gates.DEFAULT_K)
+    curve = sweep(pools, "score_floor", points, k=masks.DEFAULT_K)
     core = [record for record in dump["pools"] if suite_of[record["id"]] == "core"]
     core_curve = sweep(pools_from_records(core, fingerprint=dump["fingerprint"]), "score_floor", points)
     leak_judge, calls, failures = None, 0, 0

@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nomad_lab.backends import open_backend
-from nomad_lab.backends.spec import BACKEND_SPEC
-from nomad_lab.core.judge import JUDGE_EXCERPT_CHARS, build_judge_input, excerpt_for
+from nomad_lab.backends.backend_spec import BACKEND_SPEC
+from nomad_lab.core.judge_prompt import JUDGE_EXCERPT_CHARS, build_judge_input, excerpt_for
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.eval.retrieval_metrics import Interval, wilson_interval
-from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
-from nomad_lab.gate.rerank import Candidate
+from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
+from nomad_lab.gate.reference_ranking import Candidate
 from nomad_lab.services.verdict_cache import CachedJudge
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.judges import judged_set

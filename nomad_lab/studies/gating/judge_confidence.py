@@ -19,9 +19,9 @@ import numpy as np
 
 from nomad_lab.backends.embedded import resolve_model_path
 from nomad_lab.gate import confidence as cg
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.agreement import agreement, reliability
-from nomad_lab.gate.sweep import curve_from_mask
+from nomad_lab.gate.operating_curves import curve_from_mask
 from nomad_lab.studies.gating.judged_run import JudgedRun
 
 FLOORS = np.round(np.arange(0.0, 0.951, 0.05), 2)
@@ -54,9 +54,9 @@ def agreement_rows(judged: JudgedRun) -> list[dict[str, Any]]:
 def run_confidence_study(judged: JudgedRun, alpha: float = TARGET_LEAK) -> dict[str, Any]:
     """Every table of the study as plain data (JSON-able)."""
     pools, p = judged.pools, judged.p_true
-    floor_mask = gates.score_floor(pools, [judged.floor])
+    floor_mask = masks.score_floor(pools, [judged.floor])
     taus = cg.TAU_GRID
-    curve = curve_from_mask(pools, gates.both(floor_mask, cg.confidence_gate(pools, p, taus)), taus, "tau", 5)
+    curve = curve_from_mask(pools, masks.both(floor_mask, cg.confidence_gate(pools, p, taus)), taus, "tau", 5)
     result = cg.surface(pools, p, FLOORS, taus)
     tau = CASCADE_TAU
     everything, cheapest, _ = cg.cascade_savings(pools, p, tau, [-np.inf, *CASCADE_GRID, np.inf])

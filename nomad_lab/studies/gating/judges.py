@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from nomad_lab.backends.spec import BACKEND_SPEC
+from nomad_lab.backends.backend_spec import BACKEND_SPEC
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
-from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
-from nomad_lab.gate import gates
+from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
+from nomad_lab.gate import masks
 from nomad_lab.gate.agreement import NO_RELEVANT, OFF_TOPIC, ON_TOPIC
 from nomad_lab.gate.pools import pools_from_records
 from nomad_lab.gate.stats import PairedTest, bootstrap_means, mcnemar_exact, paired_bootstrap
@@ -136,13 +136,13 @@ class GateComparison:
     p95_ms: float
 
 
-def compare_with_floor(judged: JudgedRun, k: int = gates.DEFAULT_K) -> GateComparison:
+def compare_with_floor(judged: JudgedRun, k: int = masks.DEFAULT_K) -> GateComparison:
     """Score floor-only and floor+judge on the judged run's pools and test the difference."""
     pools = judged.pools
-    floor_only = gates.score_floor(pools, [judged.floor])
-    with_judge = gates.both(floor_only, gates.judge(pools, judged.verdicts))
-    recall_a, nonempty_a = gates.evaluate(pools, floor_only, k)
-    recall_b, nonempty_b = gates.evaluate(pools, with_judge, k)
+    floor_only = masks.score_floor(pools, [judged.floor])
+    with_judge = masks.both(floor_only, masks.judge(pools, judged.verdicts))
+    recall_a, nonempty_a = masks.evaluate(pools, floor_only, k)
+    recall_b, nonempty_b = masks.evaluate(pools, with_judge, k)
     refusal, answerable = pools.expect_refusal, pools.n_relevant > 0
 
     def interval(values: np.ndarray) -> tuple[float, float, float]:

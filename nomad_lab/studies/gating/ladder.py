@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.backends.spec import BACKEND_SPEC
+from nomad_lab.backends.backend_spec import BACKEND_SPEC
 from nomad_lab.studies.gating.judge_confidence import LADDER, LADDER_MODELS, ladder_markdown, ladder_row
 from nomad_lab.studies.gating.judges import JudgedRun, run_judge_study
 from nomad_lab.studies.params import RUN, WORKSPACE, not_negative, suite_param

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from nomad_lab.backends.spec import BACKEND_SPEC
-from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
+from nomad_lab.backends.backend_spec import BACKEND_SPEC
+from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 from nomad_lab.gate.stats import PairedTest, bootstrap_means, mcnemar_exact, paired_bootstrap
 from nomad_lab.services.verdict_cache import CachedJudge, judged_set
 from nomad_lab.store import Store

@@ -1,7 +1,7 @@
 """Floor presets for the embedding model of a stored retrieval run, as a JSON a user carries to the assistant.
 
 Why from a stored run: the run's pools are every question's full pre-floor candidate list, so the presets
-(``nomad_lab.gate.presets``: rules and intervals) are computed without retrieving again, for whichever
+(``nomad_lab.gate.floor_presets``: rules and intervals) are computed without retrieving again, for whichever
 embedder the run used; the JSON names that embedder, so a floor is never carried to another model unawares.
 Shared by ``nomad-lab floors presets`` and notebooks.
 """
@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.pools import PoolSet, pools_from_records
-from nomad_lab.gate.presets import PresetFloor, preset_floors
-from nomad_lab.gate.sweep import sweep
+from nomad_lab.gate.floor_presets import PresetFloor, preset_floors
+from nomad_lab.gate.operating_curves import sweep
 from nomad_lab.store import Store
 
 __all__ = ["RunPools", "load_run_pools", "presets_json", "presets_markdown", "write_presets"]
@@ -75,7 +75,7 @@ def presets_json(run: RunPools, presets: list[PresetFloor]) -> dict[str, Any]:
             "answerable": int((pools.n_relevant > 0).sum()),
             "refusal": int(pools.expect_refusal.sum()),
         },
-        "k": gates.DEFAULT_K,
+        "k": masks.DEFAULT_K,
         "presets": {p.rule.name: _preset_json(p) for p in presets},
     }
 
@@ -107,7 +107,7 @@ def presets_markdown(data: dict[str, Any]) -> str:
 def write_presets(store_path: str | Path, out: str | Path, run_id: str | None = None) -> dict[str, Any]:
     """Compute the presets of a stored run and write ``out`` (JSON) and its markdown table beside it."""
     run = load_run_pools(store_path, run_id)
-    curve = sweep(run.pools, "score_floor", gates.FLOOR_GRID)
+    curve = sweep(run.pools, "score_floor", masks.FLOOR_GRID)
     data = presets_json(run, preset_floors(curve))
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)

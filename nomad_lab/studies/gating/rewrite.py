@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.backends import open_backend
-from nomad_lab.backends.spec import BACKEND_SPEC
+from nomad_lab.backends.backend_spec import BACKEND_SPEC
 from nomad_lab.data.corpus import load_corpus
 from nomad_lab.data.goldens import load_suites
 from nomad_lab.eval.retrieval_metrics import RetrievedChunk, score_case

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nomad_lab.backends.spec import DEFAULT_SPEC
+from nomad_lab.backends.backend_spec import DEFAULT_SPEC
 from nomad_lab.eval.gating.context import GatherContext
 from nomad_lab.eval.gating.inputs import verdicts
 from nomad_lab.gate.features import FeatureBlock

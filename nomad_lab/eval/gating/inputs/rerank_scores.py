@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nomad_lab.eval.gating.context import GatherContext
-from nomad_lab.retrieval.reranker import load_reranker
+from nomad_lab.retrieval.trained_reranker import load_reranker
 
 KIND = "rerank_scores"
 

@@ -9,7 +9,7 @@ from importlib.metadata import version
 
 import pytest
 
-from nomad_lab.retrieval.reranker import Reranker, RerankerError, load_reranker
+from nomad_lab.retrieval.trained_reranker import Reranker, RerankerError, load_reranker
 
 INSTALLED = importlib.util.find_spec("nanoranker") is not None
 needs_nanoranker = pytest.mark.skipif(

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.eval.retrieval import RetrievalEvalConfig, run_retrieval_eval
+from nomad_lab.eval.retrieval_eval import RetrievalEvalConfig, run_retrieval_eval
 from nomad_lab.eval.retrieval_report import retrieval_report
-from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
+from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 from nomad_lab.store import Store
 from tests.support.paths import CORPUS, GOLDENS
 

@@ -14,7 +14,7 @@ from nomad_lab.gate.keywords import (
     sanitize_text,
     truncate_to_tokens,
 )
-from nomad_lab.gate.rerank import (
+from nomad_lab.gate.reference_ranking import (
     Candidate,
     apply_relevance_floor,
     apply_source_diversity,
@@ -175,10 +175,10 @@ def test_pure_modules_import_with_the_standard_library_alone() -> None:
     root = ROOT
     probe = (
         f"import sys; sys.path.insert(0, {str(root)!r}); before = set(sys.modules)\n"
-        "for m in ('gate.rerank', 'gate.keywords', 'eval.retrieval_metrics', 'core.jsfmt',\n"
+        "for m in ('gate.reference_ranking', 'gate.keywords', 'eval.retrieval_metrics', 'core.jsfmt',\n"
         "          'data.goldens', 'data.corpus', 'eval.reports'):\n"
         "    __import__('nomad_lab.' + m)\n"
-        "from nomad_lab.gate.rerank import rank_candidates, Candidate\n"
+        "from nomad_lab.gate.reference_ranking import rank_candidates, Candidate\n"
         "rank_candidates([Candidate('water', 0.5)], ['water'], 'water')\n"
         "new = {m.split('.')[0] for m in set(sys.modules) - before}\n"
         "print(sorted(m for m in new if m not in sys.stdlib_module_names and m != 'nomad_lab'))"

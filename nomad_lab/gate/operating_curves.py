@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.pools import PoolSet
 from nomad_lab.gate.stats import CalibratedFloor, bootstrap_means, calibrated_floor
 
-GATES = {"score_floor": gates.score_floor, "cosine_floor": gates.cosine_floor, "contrast": gates.contrast}
+GATES = {"score_floor": masks.score_floor, "cosine_floor": masks.cosine_floor, "contrast": masks.contrast}
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class OperatingCurve:
     recall_per_pool: np.ndarray = field(repr=False)  # points × answerable pools
     refusal_ids: list[str] = field(repr=False, default_factory=list)
     answerable_ids: list[str] = field(repr=False, default_factory=list)
-    k: int = gates.DEFAULT_K
+    k: int = masks.DEFAULT_K
 
     def at(self, point: float) -> dict[str, float]:
         """The row nearest to ``point`` as a plain dict (for tables and notes)."""
@@ -63,7 +63,7 @@ def curve_from_mask(
     pools: PoolSet, keep: np.ndarray, points: np.ndarray, gate: str, k: int
 ) -> OperatingCurve:
     """Score a precomputed keep mask (points × pools × width) into an operating curve."""
-    return curve_from_scores(pools, *gates.evaluate(pools, keep, k), points, gate, k)
+    return curve_from_scores(pools, *masks.evaluate(pools, keep, k), points, gate, k)
 
 
 def curve_from_scores(
@@ -98,28 +98,28 @@ def curve_from_scores(
 def sweep(
     pools: PoolSet,
     gate: str = "score_floor",
-    points: Sequence[float] | np.ndarray = gates.FLOOR_GRID,
+    points: Sequence[float] | np.ndarray = masks.FLOOR_GRID,
     *,
     verdicts: Sequence[float | bool | None] | None = None,
-    k: int = gates.DEFAULT_K,
+    k: int = masks.DEFAULT_K,
 ) -> OperatingCurve:
     """Sweep ``gate`` over ``points`` on every pool at once; with ``verdicts``, the judge runs after it."""
     if gate not in GATES:
         raise ValueError(f"unknown gate {gate!r}; choose one of {', '.join(GATES)}")
     points = np.asarray(points, dtype=float)
     if gate == "score_floor" and verdicts is None:
-        return curve_from_scores(pools, *gates.evaluate_score_floors(pools, points, k), points, gate, k)
+        return curve_from_scores(pools, *masks.evaluate_score_floors(pools, points, k), points, gate, k)
     keep = GATES[gate](pools, points)
     name = gate
     if verdicts is not None:
-        keep = gates.both(keep, gates.judge(pools, verdicts))
+        keep = masks.both(keep, masks.judge(pools, verdicts))
         name = f"{gate}+judge"
     return curve_from_mask(pools, keep, points, name, k)
 
 
 def leak_by_tag(pools: PoolSet, keep: np.ndarray) -> dict[str, tuple[float, int, int]]:
     """Per tag with refusal questions: (leak rate, leaked, refusals) for a single-point keep mask."""
-    _, nonempty = gates.evaluate(pools, keep[:1])
+    _, nonempty = masks.evaluate(pools, keep[:1])
     table: dict[str, tuple[float, int, int]] = {}
     for tag in sorted({t for tags in pools.tags for t in tags}):
         mask = np.array([tag in tags for tags in pools.tags]) & pools.expect_refusal
@@ -131,7 +131,7 @@ def leak_by_tag(pools: PoolSet, keep: np.ndarray) -> dict[str, tuple[float, int,
 
 def floor_margins(pools: PoolSet, floors: Sequence[float] | np.ndarray) -> np.ndarray:
     """Weakest correct top hit minus each floor: how much room a floor leaves before recall starts to go."""
-    weakest = gates.weakest_correct_top_hit(pools)
+    weakest = masks.weakest_correct_top_hit(pools)
     return np.full(len(floors), np.nan) if weakest is None else weakest - np.asarray(floors, dtype=float)
 
 

@@ -1,9 +1,10 @@
 """The retrieval tier of the eval harness (the reference's ``eval:retrieval``): goldens in; metrics,
 candidate pools and a report out.
 
-One run is the retrieval service (``eval.retrieve``: load, index, search, judge, score, store) followed by
+One run is the retrieval service (``eval.retrieval_service``: load, index, search, judge, score, store)
+followed by
 the report over the stored run (``eval.retrieval_report``), the candidate dump and the report files.
-Studies that only need the stored pools call :func:`nomad_lab.eval.retrieve.retrieve` directly.
+Studies that only need the stored pools call :func:`nomad_lab.eval.retrieval_service.retrieve` directly.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from nomad_lab.eval.retrieval_report import (
     render_retrieval_markdown,
     retrieval_report,
 )
-from nomad_lab.eval.retrieve import RetrievalRequest, retrieve
+from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 from nomad_lab.store import Store
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """The floor study: sweep every gate over a stored dump, calibrate a floor, and write the results.
 
-One study shared by ``nomad-lab study floor``, ``nomad-lab sweep --dump`` and the ``floor_sweep``
+One study shared by ``nomad-lab study floor-sweep``, ``nomad-lab sweep --dump`` and the ``floor_sweep``
 notebook, so the published table and plot are exactly what the command prints.
 """
 
@@ -16,12 +16,12 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE as DEFAULT_FLOOR
 from nomad_lab.core.workspace import PROJECT_ROOT
 from nomad_lab.eval.gating import curve, load_run, subset_run
-from nomad_lab.gate import gates
+from nomad_lab.gate import masks
 from nomad_lab.gate.apply import spec_curve, spec_needs
 from nomad_lab.gate.pools import PoolSet, load_dump
 from nomad_lab.gate.spec import GateSpecError, parse_gate_spec
 from nomad_lab.gate.stats import CalibratedFloor
-from nomad_lab.gate.sweep import OperatingCurve, floor_margins, leak_by_tag, restrict_refusals, sweep
+from nomad_lab.gate.operating_curves import OperatingCurve, floor_margins, leak_by_tag, restrict_refusals, sweep
 from nomad_lab.studies.gating.curves import plot_floor_sweep, plot_leak_vs_recall
 from nomad_lab.studies.params import STORE, alpha_param
 from nomad_lab.studies.shape import Param, Params, Study
@@ -97,16 +97,16 @@ def run_floor_study(
     """
     extra = _spec_curves(pools, gate_specs, refusal_tag, store, run)
     pools = restrict_refusals(pools, refusal_tag)
-    score = sweep(pools, "score_floor", gates.FLOOR_GRID)
+    score = sweep(pools, "score_floor", masks.FLOOR_GRID)
     return FloorStudy(
         pools=pools,
         score=score,
-        cosine=sweep(pools, "cosine_floor", gates.FLOOR_GRID),
+        cosine=sweep(pools, "cosine_floor", masks.FLOOR_GRID),
         contrast=sweep(pools, "contrast", CONTRAST_GRID),
-        margins=floor_margins(pools, gates.FLOOR_GRID),
-        weakest_correct_top_hit=gates.weakest_correct_top_hit(pools),
+        margins=floor_margins(pools, masks.FLOOR_GRID),
+        weakest_correct_top_hit=masks.weakest_correct_top_hit(pools),
         calibrated=score.calibrated(alpha),
-        tags_at_default=leak_by_tag(pools, gates.score_floor(pools, [default_floor])),
+        tags_at_default=leak_by_tag(pools, masks.score_floor(pools, [default_floor])),
         extra=extra,
     )
 
@@ -145,7 +145,7 @@ def write_floor_study(study: FloorStudy, out_dir: str | Path) -> dict[str, Path]
         "answerable": int((study.pools.n_relevant > 0).sum()),
         "weakest_correct_top_hit": study.weakest_correct_top_hit,
         "margin_by_floor": {
-            f"{f:.2f}": float(m) for f, m in zip(gates.FLOOR_GRID, study.margins, strict=True)
+            f"{f:.2f}": float(m) for f, m in zip(masks.FLOOR_GRID, study.margins, strict=True)
         },
         "calibrated": asdict(study.calibrated),
         "leak_by_tag_at_default": study.tags_at_default,
@@ -238,7 +238,7 @@ def compute(params: Params) -> FloorStudy:
 
 
 STUDY = Study(
-    name="floor",
+    name="floor-sweep",
     title="Floor sweep: leak against recall@5 for three gates, calibrated floor",
     run=compute,
     rows=lambda study: (

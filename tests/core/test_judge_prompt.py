@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nomad_lab.core.judge import (
+from nomad_lab.core.judge_prompt import (
     JUDGE_EXCERPT_CHARS,
     ON_TOPIC_SCHEMA,
     build_judge_input,

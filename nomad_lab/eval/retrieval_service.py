@@ -7,7 +7,7 @@ the index, retrieves every golden with the given floor, optionally asks a releva
 non-empty result (verdicts cached in the store by model and judge-input hash, so a rerun makes no model
 call), scores every case (SPEC §8.2) and stores the run with its cases, pools and metric rows. What the
 store does not keep (how the index was built, the judge's timings, the ablation arms) travels beside the
-run id in :class:`RetrievalRun`, for the report (``eval.retrieval``) to print.
+run id in :class:`RetrievalRun`, for the report (``eval.retrieval_eval``) to print.
 
 Retrieval uses the raw golden query (no conversation rewrite), as the reference's retrieval tier does.
 ``RetrievalRequest(standalone=True)`` is for gating pools only: a follow-up golden that carries a
@@ -45,7 +45,7 @@ from nomad_lab.eval.retrieval_metrics import (
     metric_intervals,
     score_case,
 )
-from nomad_lab.gate.rerank import Candidate
+from nomad_lab.gate.reference_ranking import Candidate
 from nomad_lab.retrieval.embedding import Embedder, load_embedder
 from nomad_lab.retrieval.index import BuildStats, build_index
 from nomad_lab.services.judge_service import JudgeStats

@@ -12,7 +12,7 @@ import pytest
 from nomad_lab.cli import main
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.corpus import load_corpus
-from nomad_lab.data.library import (
+from nomad_lab.data.library_corpus import (
     MANIFEST_NAME,
     MIN_DOC_BYTES,
     LibrarySource,
