@@ -29,7 +29,7 @@ from _measure import peak_mib, published
 
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.data.corpus import load_corpus
-from nomad_lab.data.goldens import load_suites
+from nomad_lab.data.golden_suites import load_suites
 from nomad_lab.retrieval.embedding import load_embedder
 from nomad_lab.retrieval.index import RetrievalIndex, build_index
 from nomad_lab.store import Store

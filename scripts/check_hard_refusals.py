@@ -28,7 +28,7 @@ import numpy as np
 
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH, PROJECT_ROOT
 from nomad_lab.data.corpus import load_corpus
-from nomad_lab.data.goldens import Golden, load_suites
+from nomad_lab.data.golden_suites import Golden, load_suites
 from nomad_lab.retrieval.embedding import load_embedder
 from nomad_lab.retrieval.index import RetrievalIndex, build_index
 from nomad_lab.store import Store

@@ -9,6 +9,14 @@ Backend modules import their client libraries lazily, so importing this package 
 from __future__ import annotations
 
 from nomad_lab.backends import chat_kinds
+from nomad_lab.backends.backend_spec import (
+    BACKEND_SPEC,
+    DEFAULT_SPEC,
+    BackendSpec,
+    BackendSpecError,
+    accepted_forms,
+    parse_spec,
+)
 from nomad_lab.backends.base import (
     Backend,
     BackendError,
@@ -20,14 +28,6 @@ from nomad_lab.backends.base import (
     ModelInfo,
     Usage,
     collect_stream,
-)
-from nomad_lab.backends.backend_spec import (
-    BACKEND_SPEC,
-    DEFAULT_SPEC,
-    BackendSpec,
-    BackendSpecError,
-    accepted_forms,
-    parse_spec,
 )
 
 __all__ = [

@@ -22,11 +22,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.backends.backend_spec import parse_spec
 from nomad_lab.backends.base import ChatOptions, ChatRequest, Message, Prefill
 from nomad_lab.backends.exact_tokens import gguf_vocab
 from nomad_lab.backends.llama_format import chat_formatter
 from nomad_lab.backends.llama_models import resolve_model_path
-from nomad_lab.backends.backend_spec import parse_spec
 
 
 def tokenizer_path(spec: str, tokenizer: str | None) -> Path:

@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from nomad_lab.data.corpus import CorpusError, load_corpus
-    from nomad_lab.data.goldens import GoldenError, load_suites
+    from nomad_lab.data.golden_suites import GoldenError, load_suites
 
     try:
         corpus = load_corpus(args.corpus)

@@ -4,7 +4,7 @@ Why: a corpus's own goldens often hold few refusal questions, and a gate learned
 every kind people actually type (chit-chat, instructions, trivia, code, gibberish, personal questions,
 injection attempts, other domains). The bank is ordinary golden JSONL, so it loads with the golden parser
 (every error names ``<file>:<line>``) and is retrieved like any suite under the name ``bank``
-(see :data:`nomad_lab.data.goldens.BANK_SUITE`).
+(see :data:`nomad_lab.data.golden_suites.BANK_SUITE`).
 
 Disjointness from a user's goldens is checked, never assumed: :func:`near_duplicates` finds pairs whose
 normalized text is equal or whose word sets overlap with Jaccard >= :data:`NEAR_DUPLICATE_JACCARD`, and
@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from nomad_lab.core.workspace import DEFAULT_BANK_PATH
-from nomad_lab.data.goldens import Golden, GoldenError, load_suite_file
+from nomad_lab.data.golden_suites import Golden, GoldenError, load_suite_file
 
 __all__ = [
     "DEFAULT_BANK_PATH",

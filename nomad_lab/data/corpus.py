@@ -18,7 +18,7 @@ from pathlib import Path
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.jsfmt import js_number
-from nomad_lab.data.goldens import check_doc_id
+from nomad_lab.data.golden_suites import check_doc_id
 
 __all__ = [
     "DISTRACTOR_PREFIX",

@@ -3,7 +3,7 @@
 Why: every figure the workbench publishes rests on labelled questions, and a user who brings a library
 has none. Drafting gives them candidates in the golden format, each marked ``draft`` with where it came
 from (``{"source": ..., "doc": ..., "seed": ...}``), so the goldens loader keeps them out of every eval
-and gate until someone labels them (``nomad_lab.data.goldens``):
+and gate until someone labels them (``nomad_lab.data.golden_suites``):
 
 - answerable candidates per document from its headings and sentences by general English templates
   (``template:heading``, ``template:sentence``; ``nomad_lab.data.draft_text``), or from a language model
@@ -41,7 +41,7 @@ from nomad_lab.data.draft_text import (
     sentence_questions,
     words,
 )
-from nomad_lab.data.goldens import (
+from nomad_lab.data.golden_suites import (
     DRAFTS_SUITE,
     SUITE_SUFFIX,
     DraftMark,

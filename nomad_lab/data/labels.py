@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.data.goldens import DECISIONS_SUFFIX, Golden, load_suite_file
+from nomad_lab.data.golden_suites import DECISIONS_SUFFIX, Golden, load_suite_file
 
 ANSWERABLE = "answerable"
 REFUSAL = "refusal"

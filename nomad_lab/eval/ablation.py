@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from nomad_lab.data.goldens import Golden
+from nomad_lab.data.golden_suites import Golden
 from nomad_lab.eval.retrieval_metrics import (
     CaseResult,
     RetrievedChunk,

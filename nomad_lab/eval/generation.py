@@ -51,7 +51,7 @@ from nomad_lab.core.reference import (
 from nomad_lab.core.samplers import RESPONSE_STYLES, style_options
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.data.corpus import Corpus, corpus_fingerprint, load_corpus
-from nomad_lab.data.goldens import Golden, load_suites
+from nomad_lab.data.golden_suites import Golden, load_suites
 from nomad_lab.eval.generation_answers import GENERATION_MODES, AnswerCache, case_from, observe, prompts_sha
 from nomad_lab.eval.generation_report import (
     ModeResult,

@@ -15,7 +15,7 @@ from typing import Any
 from nomad_lab.core import prompts
 from nomad_lab.core.generation_metrics import GenerationCase, build_case, prompt_token_error
 from nomad_lab.data.corpus import Corpus, read_doc_text
-from nomad_lab.data.goldens import Golden
+from nomad_lab.data.golden_suites import Golden
 from nomad_lab.eval.token_errors import estimator_counts, token_errors
 from nomad_lab.services.pipeline import PipelineConfig, run_pipeline
 from nomad_lab.store import Store, json_sha256

@@ -22,7 +22,7 @@ from typing import Any
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.jsfmt import js_json_dumps
 from nomad_lab.data.corpus import is_fingerprint
-from nomad_lab.data.goldens import check_doc_id
+from nomad_lab.data.golden_suites import check_doc_id
 from nomad_lab.eval.provenance import provenance_record, write_provenance
 
 __all__ = [

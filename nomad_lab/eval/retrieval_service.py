@@ -31,7 +31,7 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_DEFAULT_SCORE_THRESHOLD, RAG_DEFAULT_TOP_K, RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.data.corpus import load_corpus
-from nomad_lab.data.goldens import load_suites
+from nomad_lab.data.golden_suites import load_suites
 from nomad_lab.eval.ablation import Ablation
 from nomad_lab.eval.provenance import git_state, iso_now, package_versions, platform_info
 from nomad_lab.eval.retrieval_metrics import (

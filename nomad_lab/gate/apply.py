@@ -13,9 +13,9 @@ import numpy as np
 
 from nomad_lab.gate import masks
 from nomad_lab.gate.families import OMIT_SWEEP, GateInputs, Need, score_grid
+from nomad_lab.gate.operating_curves import OperatingCurve, curve_from_mask, curve_from_scores
 from nomad_lab.gate.pools import PoolSet
 from nomad_lab.gate.spec import GateAtom, GateSpec, parse_gate_spec
-from nomad_lab.gate.operating_curves import OperatingCurve, curve_from_mask, curve_from_scores
 
 
 def points_for(atom: GateAtom, pools: PoolSet, inputs: GateInputs) -> np.ndarray:

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nomad_lab.gate.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, clopper_pearson_upper
 from nomad_lab.gate.operating_curves import OperatingCurve
+from nomad_lab.gate.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, clopper_pearson_upper
 
 __all__ = ["PRESETS", "PresetFloor", "PresetRule", "leak_bound_floor", "preset_floors", "recall_budget_floor"]
 

@@ -21,7 +21,7 @@ import pytest
 
 from nomad_lab.backends import models
 from nomad_lab.cli import main
-from nomad_lab.data.goldens import GoldenError
+from nomad_lab.data.golden_suites import GoldenError
 from nomad_lab.store import Store
 from tests.support.dumps import GOOD_DUMP, GOOD_LINE
 from tests.support.paths import CORPUS, GOLDENS

@@ -14,7 +14,12 @@ import subprocess
 
 import pytest
 
-from nomad_lab.core.judge_prompt import build_judge_input, excerpt_for, is_relevance_check_enabled, pick_on_topic
+from nomad_lab.core.judge_prompt import (
+    build_judge_input,
+    excerpt_for,
+    is_relevance_check_enabled,
+    pick_on_topic,
+)
 from nomad_lab.runners.programs import NODE as NODE_PROGRAM
 from nomad_lab.runners.programs import find
 from tests.support.paths import SEED_JS

@@ -21,7 +21,7 @@ from nomad_lab.data.bank import (
     near_duplicates,
     normalized_query,
 )
-from nomad_lab.data.goldens import Golden, GoldenError, load_suite_file, load_suites
+from nomad_lab.data.golden_suites import Golden, GoldenError, load_suite_file, load_suites
 from tests.support.paths import FIXTURES
 
 MIN_QUESTIONS, MIN_PER_CATEGORY = 300, 30

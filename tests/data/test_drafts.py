@@ -21,7 +21,7 @@ from nomad_lab.data.drafts import (
     read_corpus,
     write_drafts,
 )
-from nomad_lab.data.goldens import Golden, GoldenError, load_suite_file, load_suites
+from nomad_lab.data.golden_suites import Golden, GoldenError, load_suite_file, load_suites
 
 DOCS = {
     "widget-care": """# Acme Widget 7: Care Guide

@@ -24,7 +24,7 @@ import pytest
 from nomad_lab.core.workspace import DATASETS_DIR
 from nomad_lab.data.bank import NEAR_DUPLICATE_JACCARD, near_duplicates, normalized_query
 from nomad_lab.data.corpus import load_corpus
-from nomad_lab.data.goldens import GATING_SUITES, Golden, load_suite_file, load_suites, parse_suite_spec
+from nomad_lab.data.golden_suites import GATING_SUITES, Golden, load_suite_file, load_suites, parse_suite_spec
 from tests.support.paths import FIXTURES, ROOT
 
 SUITE = "hard_refusals"

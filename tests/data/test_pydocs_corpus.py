@@ -14,7 +14,7 @@ from pathlib import Path
 from nomad_lab.core.workspace import DATASETS_DIR
 from nomad_lab.data.bank import OFF_TOPIC_TAG, load_bank, near_duplicates
 from nomad_lab.data.corpus import load_corpus
-from nomad_lab.data.goldens import Golden, available_suites, load_suite_file, load_suites
+from nomad_lab.data.golden_suites import Golden, available_suites, load_suite_file, load_suites
 from tests.support.dataset_scripts import load_script
 
 PYDOCS = DATASETS_DIR / "corpora" / "pydocs"

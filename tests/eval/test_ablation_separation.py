@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nomad_lab.data.goldens import Golden
+from nomad_lab.data.golden_suites import Golden
 from nomad_lab.eval.ablation import Ablation, ablation_markdown, arm_chunks
 from nomad_lab.eval.retrieval_metrics import RetrievedChunk, aggregate, score_case
 from nomad_lab.eval.separation import separation_markdown, separation_rows

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from nomad_lab.gate import masks
-from nomad_lab.gate.pools import pools_from_records
 from nomad_lab.gate.floor_presets import leak_bound_floor, preset_floors, recall_budget_floor
 from nomad_lab.gate.operating_curves import sweep
+from nomad_lab.gate.pools import pools_from_records
 from nomad_lab.studies.gating.presets import RunPools, presets_json, presets_markdown
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from nomad_lab.data.dump import DumpError
 from nomad_lab.gate import masks
+from nomad_lab.gate.operating_curves import floor_margins, leak_by_tag, sweep
 from nomad_lab.gate.pools import load_dump, pools_from_records
 from nomad_lab.gate.stats import (
     bootstrap_means,
@@ -18,7 +19,6 @@ from nomad_lab.gate.stats import (
     mcnemar_exact,
     paired_bootstrap,
 )
-from nomad_lab.gate.operating_curves import floor_margins, leak_by_tag, sweep
 from tests.support.dumps import dump_of, random_records
 
 

@@ -14,8 +14,8 @@ from nomad_lab.gate.agreement import (
     reliability,
     roc_auc,
 )
-from nomad_lab.gate.pools import pools_from_records
 from nomad_lab.gate.operating_curves import sweep
+from nomad_lab.gate.pools import pools_from_records
 from tests.support.dumps import random_records
 
 

@@ -176,7 +176,7 @@ def test_pure_modules_import_with_the_standard_library_alone() -> None:
     probe = (
         f"import sys; sys.path.insert(0, {str(root)!r}); before = set(sys.modules)\n"
         "for m in ('gate.reference_ranking', 'gate.keywords', 'eval.retrieval_metrics', 'core.jsfmt',\n"
-        "          'data.goldens', 'data.corpus', 'eval.reports'):\n"
+        "          'data.golden_suites', 'data.corpus', 'eval.reports'):\n"
         "    __import__('nomad_lab.' + m)\n"
         "from nomad_lab.gate.reference_ranking import rank_candidates, Candidate\n"
         "rank_candidates([Candidate('water', 0.5)], ['water'], 'water')\n"

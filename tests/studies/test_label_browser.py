@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Page, sync_playwright
 
 from nomad_lab.data.drafts import DraftOptions, draft_goldens, read_corpus, write_drafts
-from nomad_lab.data.goldens import load_suite_file
+from nomad_lab.data.golden_suites import load_suite_file
 from tests.support.browser import CHROMIUM_ARGS, chromium_or_fail, jupyterlab, restored
 from tests.support.paths import CORPUS, ROOT
 

@@ -167,7 +167,7 @@ NEW_STUDY = '''"""How big is a corpus: documents, distractors and questions per 
 from pathlib import Path
 
 from nomad_lab.data.corpus import load_corpus
-from nomad_lab.data.goldens import load_suites
+from nomad_lab.data.golden_suites import load_suites
 from nomad_lab.studies.params import CORPUS, GOLDENS, STORE, suite_param
 from nomad_lab.studies.shape import Params, Study
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from urllib.parse import parse_qsl
 
+from nomad_lab.backends.backend_spec import BackendSpec, bad_spec
 from nomad_lab.backends.base import Backend
 from nomad_lab.backends.chat_kinds import ChatKind
 from nomad_lab.backends.models import PART_MODELS
-from nomad_lab.backends.backend_spec import BackendSpec, bad_spec
 
 ALIASES = ("gemma3-270m", "smollm2-135m", *PART_MODELS)
 """The embedded models by name: the two defaults, and the judge ladder's Qwen GGUFs (opt-in extra)."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from nomad_lab.backends.backend_spec import BackendSpec, parse_http
 from nomad_lab.backends.base import Backend
 from nomad_lab.backends.chat_kinds import ChatKind
-from nomad_lab.backends.backend_spec import BackendSpec, parse_http
 
 
 def parse(text: str, prefix: str) -> BackendSpec:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from nomad_lab.backends.backend_spec import BackendSpec, bad_spec, parse_http
 from nomad_lab.backends.base import Backend
 from nomad_lab.backends.chat_kinds import ChatKind
-from nomad_lab.backends.backend_spec import BackendSpec, bad_spec, parse_http
 
 FORMAT_MODES = ("auto", "json_schema", "json_object", "none")
 NOFORMAT = "openai+noformat://"

@@ -21,7 +21,7 @@ import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.drafts import DraftOptions, draft_goldens, read_corpus, write_drafts
-from nomad_lab.data.goldens import DRAFTS_SUITE
+from nomad_lab.data.golden_suites import DRAFTS_SUITE
 from nomad_lab.eval.gating.fit import bank_run, with_features
 from nomad_lab.eval.gating.run_data import RunData, load_run
 from nomad_lab.eval.gating.service import gather

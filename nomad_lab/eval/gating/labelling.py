@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.data.goldens import DRAFTS_SUITE, Golden, load_suite_file, suite_path
+from nomad_lab.data.golden_suites import DRAFTS_SUITE, Golden, load_suite_file, suite_path
 from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP, Decision, LabelFile, decide
 from nomad_lab.eval.gating.context import GatherContext
 from nomad_lab.eval.gating.fit import with_features

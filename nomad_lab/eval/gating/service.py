@@ -19,8 +19,8 @@ from nomad_lab.eval.gating.run_data import RunData, load_run
 from nomad_lab.gate import masks
 from nomad_lab.gate.apply import spec_curve, spec_mask, spec_needs, spec_score
 from nomad_lab.gate.families import GateInputs
-from nomad_lab.gate.spec import GateSpec, parse_gate_spec
 from nomad_lab.gate.operating_curves import OperatingCurve
+from nomad_lab.gate.spec import GateSpec, parse_gate_spec
 
 Spec = GateSpec | str
 Run = RunData | str | None

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nomad_lab.data.goldens import load_suites
+from nomad_lab.data.golden_suites import load_suites
 from nomad_lab.data.synthetic_refusals import answers_swap, lacks_answer, swap_questions
 from nomad_lab.eval.gating.run_data import RunData
 from nomad_lab.retrieval.answer_model import passage_windows

@@ -21,8 +21,8 @@ import numpy as np
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 from nomad_lab.gate import masks
-from nomad_lab.gate.stats import clopper_pearson_upper
 from nomad_lab.gate.operating_curves import OperatingCurve, sweep
+from nomad_lab.gate.stats import clopper_pearson_upper
 from nomad_lab.retrieval.embedder_spec import EMBEDDER_SPEC
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.curves import plot_floor_sweep

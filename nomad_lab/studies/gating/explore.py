@@ -24,8 +24,8 @@ from nomad_lab.core.workspace import in_workspace, store_path
 from nomad_lab.data.corpus import compute_fingerprint, load_corpus
 from nomad_lab.gate import masks
 from nomad_lab.gate.confidence import confidence_gate
-from nomad_lab.gate.pools import PoolSet, pools_from_records
 from nomad_lab.gate.operating_curves import sweep
+from nomad_lab.gate.pools import PoolSet, pools_from_records
 from nomad_lab.store import Store, judge_input_sha256
 from nomad_lab.studies.gating.judges import judged_set
 

@@ -18,10 +18,16 @@ from nomad_lab.core.workspace import PROJECT_ROOT
 from nomad_lab.eval.gating import curve, load_run, subset_run
 from nomad_lab.gate import masks
 from nomad_lab.gate.apply import spec_curve, spec_needs
+from nomad_lab.gate.operating_curves import (
+    OperatingCurve,
+    floor_margins,
+    leak_by_tag,
+    restrict_refusals,
+    sweep,
+)
 from nomad_lab.gate.pools import PoolSet, load_dump
 from nomad_lab.gate.spec import GateSpecError, parse_gate_spec
 from nomad_lab.gate.stats import CalibratedFloor
-from nomad_lab.gate.operating_curves import OperatingCurve, floor_margins, leak_by_tag, restrict_refusals, sweep
 from nomad_lab.studies.gating.curves import plot_floor_sweep, plot_leak_vs_recall
 from nomad_lab.studies.params import STORE, alpha_param
 from nomad_lab.studies.shape import Param, Params, Study

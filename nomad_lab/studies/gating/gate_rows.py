@@ -25,8 +25,8 @@ from nomad_lab.gate.apply import spec_mask, spec_score
 from nomad_lab.gate.crossval import Figures
 from nomad_lab.gate.families import all_or_nothing
 from nomad_lab.gate.logistic_gate import LearnedGate
-from nomad_lab.gate.spec import GateSpec
 from nomad_lab.gate.operating_curves import OperatingCurve, curve_from_scores
+from nomad_lab.gate.spec import GateSpec
 
 SEED = 1341
 

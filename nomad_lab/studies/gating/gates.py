@@ -24,7 +24,7 @@ import numpy as np
 
 from nomad_lab.backends.backend_spec import DEFAULT_SPEC
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.data.goldens import GATING_SUITES
+from nomad_lab.data.golden_suites import GATING_SUITES
 from nomad_lab.eval.gating import RunData, gather, load_run, subset_run
 from nomad_lab.eval.gating.fit import apply_gate, bank_run, default_bank, fit_gate, with_features
 from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve

@@ -28,8 +28,8 @@ from nomad_lab.core.workspace import DATASETS_DIR, PROJECT_ROOT
 from nomad_lab.data.corpus import DISTRACTOR_PREFIX, DOC_SUFFIX
 from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 from nomad_lab.gate import masks
-from nomad_lab.gate.pools import pools_from_records
 from nomad_lab.gate.operating_curves import restrict_refusals, sweep
+from nomad_lab.gate.pools import pools_from_records
 from nomad_lab.retrieval.embedding import load_embedder
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.judges import compare_with_floor, judge_run

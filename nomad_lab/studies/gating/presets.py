@@ -14,9 +14,9 @@ from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.gate import masks
-from nomad_lab.gate.pools import PoolSet, pools_from_records
 from nomad_lab.gate.floor_presets import PresetFloor, preset_floors
 from nomad_lab.gate.operating_curves import sweep
+from nomad_lab.gate.pools import PoolSet, pools_from_records
 from nomad_lab.store import Store
 
 __all__ = ["RunPools", "load_run_pools", "presets_json", "presets_markdown", "write_presets"]

@@ -24,7 +24,7 @@ from typing import Any
 from nomad_lab.backends import open_backend
 from nomad_lab.backends.backend_spec import BACKEND_SPEC
 from nomad_lab.data.corpus import load_corpus
-from nomad_lab.data.goldens import load_suites
+from nomad_lab.data.golden_suites import load_suites
 from nomad_lab.eval.retrieval_metrics import RetrievedChunk, score_case
 from nomad_lab.gate.stats import mcnemar_exact, paired_bootstrap
 from nomad_lab.retrieval.embedding import load_embedder

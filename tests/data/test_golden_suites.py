@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nomad_lab.data.goldens import (
+from nomad_lab.data.golden_suites import (
     GATING_SUITES,
     GoldenError,
     js_truthy,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from nomad_lab.eval.gating.context import GatherContext
-from nomad_lab.eval.gating.inputs.pair_scores import window_scores
+from nomad_lab.eval.gating.inputs.window_scores import window_scores
 from nomad_lab.gate.features import FeatureBlock
 from nomad_lab.retrieval.cross_encoder import DEFAULT_CROSS_ENCODER
 
