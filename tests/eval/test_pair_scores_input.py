@@ -9,7 +9,8 @@ import pytest
 
 from nomad_lab.eval.gating import load_run
 from nomad_lab.eval.gating.context import GatherContext
-from nomad_lab.eval.gating.inputs import ce, pair_scores
+from nomad_lab.eval.gating.inputs import ce_features as ce
+from nomad_lab.eval.gating.inputs import window_scores as pair_scores
 from nomad_lab.retrieval.cross_encoder import load_cross_encoder
 from nomad_lab.store import Store
 from tests.support.retrieval import fixture_run
