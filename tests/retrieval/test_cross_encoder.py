@@ -137,9 +137,7 @@ def test_a_passage_that_answers_outscores_unrelated_ones(bundled) -> None:
     assert all(isinstance(s, float) for s in scores)
     assert scores[1] > max(scores[0], scores[2]) + 3.0  # raw logits: a wide margin
     assert math.isnan(scores[3])  # an empty passage has no window
-    assert bundled.score(QUERY, [ANSWER])[0] == pytest.approx(
-        scores[1], abs=0.5
-    )  # batch-mates barely move it
+    assert bundled.score(QUERY, [ANSWER])[0] == scores[1]  # one pair per run: batch-mates never move it
 
 
 @needs_model
