@@ -14,6 +14,7 @@ Every family turns its spec into a keep mask shaped ``(points, pools, width)`` l
 from __future__ import annotations
 
 import importlib
+import math
 import pkgutil
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -133,3 +134,29 @@ def families() -> dict[str, Family]:
                 )
             found.append(family)
     return {f.name: f for f in sorted(found, key=lambda f: (f.order, f.name))}
+
+
+def best_score_family(name: str, order: int, form: str, value: str, kind: str) -> Family:
+    """A family whose gathered input (``Need(kind, target)``) has each pool's best (question, passage)
+    score in ``.best``, kept all or nothing; unbounded, an omitted number sweeps the score's quantiles.
+    Rerankers and cross-encoders are all this shape; only their scorer differs."""
+
+    def needs(atom: GateAtom) -> tuple[Need, ...]:
+        return (Need(kind, atom.target),)
+
+    def score(pools: PoolSet, atom: GateAtom, inputs: GateInputs) -> np.ndarray:
+        return np.asarray(inputs[needs(atom)[0]].best, dtype=float)
+
+    return Family(
+        name=name,
+        order=order,
+        form=form,
+        target=True,
+        value=value,
+        low=-math.inf,
+        high=None,
+        omitted=OMIT_SWEEP,
+        keep=lambda pools, atom, points, inputs: all_or_nothing(score(pools, atom, inputs), pools, points),
+        score=score,
+        needs=needs,
+    )

@@ -6,34 +6,6 @@ scoring each passage's windows (cached in the store). A logit is unbounded and i
 own, so an omitted number sweeps the score's own quantiles. An empty pool has no score and keeps nothing.
 """
 
-from __future__ import annotations
+from nomad_lab.gate.families import best_score_family
 
-import math
-
-import numpy as np
-
-from nomad_lab.gate.families import OMIT_SWEEP, Family, GateInputs, Need, all_or_nothing
-from nomad_lab.gate.pools import PoolSet
-
-
-def needs(atom: object) -> tuple[Need, ...]:
-    return (Need("pair_scores", atom.target),)  # type: ignore[attr-defined]
-
-
-def score(pools: PoolSet, atom: object, inputs: GateInputs) -> np.ndarray:
-    return np.asarray(inputs[needs(atom)[0]].best, dtype=float)
-
-
-FAMILY = Family(
-    name="ce",
-    order=70,
-    form="ce:SCORER_SPEC[@LOGIT]",
-    target=True,
-    value="logit",
-    low=-math.inf,
-    high=None,
-    omitted=OMIT_SWEEP,
-    keep=lambda pools, atom, points, inputs: all_or_nothing(score(pools, atom, inputs), pools, points),
-    score=score,
-    needs=needs,
-)
+FAMILY = best_score_family("ce", 70, "ce:SCORER_SPEC[@LOGIT]", "logit", "pair_scores")

@@ -4,34 +4,6 @@ Needs ``Need("rerank_scores", SPEC)`` (gathered by running the reranker over the
 omitted number sweeps the score's own quantiles, since each reranker has its own scale.
 """
 
-from __future__ import annotations
+from nomad_lab.gate.families import best_score_family
 
-import math
-
-import numpy as np
-
-from nomad_lab.gate.families import OMIT_SWEEP, Family, GateInputs, Need, all_or_nothing
-from nomad_lab.gate.pools import PoolSet
-
-
-def needs(atom: object) -> tuple[Need, ...]:
-    return (Need("rerank_scores", atom.target),)  # type: ignore[attr-defined]
-
-
-def score(pools: PoolSet, atom: object, inputs: GateInputs) -> np.ndarray:
-    return inputs[needs(atom)[0]].best
-
-
-FAMILY = Family(
-    name="rerank",
-    order=60,
-    form="rerank:RERANKER_SPEC[@S]",
-    target=True,
-    value="score",
-    low=-math.inf,
-    high=None,
-    omitted=OMIT_SWEEP,
-    keep=lambda pools, atom, points, inputs: all_or_nothing(score(pools, atom, inputs), pools, points),
-    score=score,
-    needs=needs,
-)
+FAMILY = best_score_family("rerank", 60, "rerank:RERANKER_SPEC[@S]", "score", "rerank_scores")
