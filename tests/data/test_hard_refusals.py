@@ -24,7 +24,15 @@ import pytest
 from nomad_lab.core.workspace import DATASETS_DIR
 from nomad_lab.data.bank import NEAR_DUPLICATE_JACCARD, near_duplicates, normalized_query
 from nomad_lab.data.corpus import load_corpus
-from nomad_lab.data.golden_suites import GATING_SUITES, Golden, load_suite_file, load_suites, parse_suite_spec
+from nomad_lab.data.golden_suites import (
+    DECISIONS_SUFFIX,
+    DRAFTS_SUITE,
+    GATING_SUITES,
+    Golden,
+    load_suite_file,
+    load_suites,
+    parse_suite_spec,
+)
 from tests.support.paths import FIXTURES, ROOT
 
 SUITE = "hard_refusals"
@@ -80,7 +88,9 @@ def all_hard() -> list[Golden]:
 def other_questions() -> list[Golden]:
     """Every other golden of both corpora, the bank and the test fixtures."""
     paths = sorted(DATASETS_DIR.rglob("*.jsonl")) + sorted(FIXTURES.rglob("*.jsonl"))
-    return [g for p in paths if p.stem != SUITE and "estimator" not in p.parts for g in load_suite_file(p)]
+    paths = [p for p in paths if p.stem != SUITE and "estimator" not in p.parts]
+    paths = [p for p in paths if not p.name.endswith(DECISIONS_SUFFIX) and p.stem != DRAFTS_SUITE]
+    return [g for p in paths for g in load_suite_file(p)]
 
 
 def answerable() -> list[Golden]:
