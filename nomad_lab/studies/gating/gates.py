@@ -366,7 +366,7 @@ STUDY = Study(
             "the default corpus as its transfer row",
             argv(
                 "study gates --corpus datasets/corpora/pydocs/corpus "
-                "--goldens datasets/corpora/pydocs/goldens --reranker nanoranker --bank-skip coding "
+                "--goldens datasets/corpora/pydocs/goldens --reranker nanoranker --no-ce --bank-skip coding "
                 "--transfer-corpus datasets/corpus --transfer-goldens datasets/goldens "
                 "--out results/gates/pydocs"
             ),
