@@ -97,6 +97,18 @@ NOT_STUDIES: tuple[Entry, ...] = (
         figures=("gates.png",),
         tables=("gates.md",),
     ),
+    _own(
+        "Thresholds without labels: label-free, in-fold and transferred, on both corpora",
+        "python scripts/label_free.py",
+        "label_free",
+        tables=("label_free.md",),
+    ),
+    _own(
+        "Drafting speed: goldens draft per folder (MB/s)",
+        "python scripts/time_drafts.py --big DIR",
+        "label_free",
+        tables=("drafting.md",),
+    ),
 )
 """Published results no study makes, each with its command and files; an entry without tables shows the
 newest report in its folder."""
