@@ -37,6 +37,7 @@ who = None  # recorded with every label (None: $NOMAD_LAB_LABELLER or the accoun
 # %%
 from IPython.display import display
 
+from nomad_lab.core.workspace import in_workspace, store_path
 from nomad_lab.studies.gating.labeller import labeller
 
-display(labeller(corpus, goldens, store, who))
+display(labeller(in_workspace(corpus), in_workspace(goldens), store_path(store), who))
