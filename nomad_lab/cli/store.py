@@ -1,10 +1,13 @@
-"""``nomad-lab store import`` and ``nomad-lab store calls``: dumps into the store, the call log out of it.
+"""``nomad-lab store import``, ``store calls``, ``store export-cache`` and ``store import-cache``.
 
 Why ``import``: a dump written elsewhere (the reference's ``eval:retrieval --dump``, a colleague's run)
 becomes a stored run that gate studies read like any other. The dump is read and validated in full
 before the store is opened, so a corrupt or foreign file never creates, locks or changes the store.
 Why ``calls``: every chat call (judge, rewrite, answer, warm-up) is logged in the store; this lists the
 latest calls and the totals per model and purpose, read-only (an older store is listed, not upgraded).
+Why ``export-cache``/``import-cache``: cross-encoder scores and judge verdicts are model outputs keyed by
+model identity and exact input, valid in any store (``nomad_lab.store.cache_files``); a committed file
+spares the main job an hour of model passes, and whatever it lacks is still computed.
 """
 
 from __future__ import annotations
@@ -28,6 +31,46 @@ def register(subparsers: Any) -> None:
     add_store_argument(importer)
     importer.set_defaults(func=run_import)
     register_calls(actions)
+    register_caches(actions)
+
+
+def register_caches(actions: Any) -> None:
+    """``store export-cache TABLE --out FILE`` and ``store import-cache FILE...``."""
+    from nomad_lab.store.cache_files import CACHE_TABLES
+
+    exporter = actions.add_parser("export-cache", help="write a model-output cache table to a portable file")
+    exporter.add_argument("table", choices=sorted(CACHE_TABLES), help="which cache")
+    exporter.add_argument("--out", type=Path, required=True, help="the .jsonl.gz file to write")
+    exporter.add_argument(
+        "--key", action="append", default=[], help="only this model's rows (scorer / judge model as stored)"
+    )
+    add_store_argument(exporter)
+    exporter.set_defaults(func=run_export_cache)
+    importer = actions.add_parser("import-cache", help="add a cache file's rows the store lacks")
+    importer.add_argument("files", type=Path, nargs="+", help=".jsonl.gz files written by export-cache")
+    add_store_argument(importer)
+    importer.set_defaults(func=run_import_cache)
+
+
+def run_export_cache(args: argparse.Namespace) -> int:
+    from nomad_lab.store import Store
+
+    with Store(args.store, read_only=True) as store:
+        count = store.export_cache(args.table, args.out, args.key)
+    print(f"wrote {count} {args.table} rows from {args.store} to {args.out}")
+    return 0
+
+
+def run_import_cache(args: argparse.Namespace) -> int:
+    from nomad_lab.store import Store
+    from nomad_lab.store.cache_files import read_cache_file
+
+    caches = [read_cache_file(path) for path in args.files]  # all checked before the store is opened
+    with Store(args.store) as store:
+        for cache in caches:
+            added = store.import_cache(cache)
+            print(f"{cache.path}: {added} of {len(cache.rows)} {cache.table} rows were new to {args.store}")
+    return 0
 
 
 def register_calls(actions: Any) -> None:

@@ -3,7 +3,8 @@
 Every SQL statement of the project lives in this package: ``schema`` holds the DDL, ``records`` the
 rows as dataclasses, and one small module per table group holds that group's SQL (``index_tables``,
 ``runs``, ``dumps``, ``verdicts``, ``pair_scores``, ``study_rows``, ``notebook_cells``, ``calls``,
-``answers``, over the shared connection of ``tables``); ``db`` opens the file and composes them into
+``answers``, ``cache_files`` (portable copies of the model-output caches), over the shared connection
+of ``tables``); ``db`` opens the file and composes them into
 :class:`Store`. Import from here.
 """
 

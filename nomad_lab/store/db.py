@@ -38,6 +38,7 @@ from typing import Any
 
 from nomad_lab.core.workspace import DEFAULT_STORE_PATH
 from nomad_lab.store.answers import GenerationAnswers
+from nomad_lab.store.cache_files import CacheFiles
 from nomad_lab.store.calls import CallLog
 from nomad_lab.store.dumps import DumpFormat
 from nomad_lab.store.index_tables import IndexTables
@@ -87,6 +88,7 @@ class Store(
     NotebookCells,
     CallLog,
     GenerationAnswers,
+    CacheFiles,
 ):
     """One DuckDB file per workspace. Use as a context manager, or call :meth:`close`."""
 

@@ -133,3 +133,39 @@ def test_bank_categories_a_corpus_answers_are_left_out_and_an_unknown_one_is_ref
     assert "bank 6 extra negatives" in with_all and "bank 6 extra negatives" not in kept
     assert main([*fit, "--bank-skip", "no-such-category"]) == 1
     assert "no bank category no-such-category to skip" in capsys.readouterr().err
+
+
+def test_judge_rows_on_a_sample_stand_beside_the_floor_on_the_same_questions(
+    run: tuple[Path, str], tmp_path: Path, capsys
+) -> None:
+    from nomad_lab.store import Store
+    from nomad_lab.studies.gating.judges import judge_run, sample_ids
+
+    store, run_id = run
+    backend = CountingJudgeBackend()
+    with Store(store) as opened:  # only the sample is judged: the rest of the run stays without verdicts
+        judged = judge_run(opened, run_id, "counting", floor=0.0, backend=backend, progress=False, sample=8)
+    sampled = sample_ids(store, run_id, 8)
+    assert list(judged.pools.ids) == sampled and len(sampled) == 8
+    out = tmp_path / "gates"
+    argv = [
+        "study",
+        "gates",
+        "--run",
+        run_id,
+        "--store",
+        str(store),
+        "--no-bank",
+        "--no-ce",
+        "--out",
+        str(out),
+    ]
+    assert main([*argv, "--judge", "counting", "--folds", "2", "--repeats", "2"]) == 0
+    assert "| judge counting | - |" in capsys.readouterr().out  # every question: not measured
+    assert main([*argv, "--judge", "counting", "--judge-sample", "8", "--folds", "2", "--repeats", "2"]) == 0
+    rows = {r["gate"]: r for r in json.loads((out / "gates.json").read_text())["rows"]}
+    verdict, floor = rows["judge counting: verdict (sample)"], rows["floor (swept), on the judge's sample"]
+    assert verdict["family"] == floor["family"] == "sample"
+    assert verdict["note"].startswith("on a stratified sample of 8 questions")
+    assert "against the floor on the same sample" in verdict["note"]
+    assert rows[json.loads((out / "gates.json").read_text())["best"]]["family"] != "sample"

@@ -20,11 +20,12 @@ def reaches_target(row: Row) -> bool:
 
 def best_row(rows: list[Row]) -> Row | None:
     """The least-leaking row at its recall point among the out-of-fold rows that reach the target (or,
-    when none does, among all out-of-fold rows), fixed and transfer rows aside."""
+    when none does, among all out-of-fold rows), fixed, transfer and sample rows aside (a sample row is
+    scored on other questions)."""
     scored = [
         r
         for r in rows
-        if r.figures is not None and r.family not in ("transfer", "") and "fixed" not in r.name
+        if r.figures is not None and r.family not in ("transfer", "sample", "") and "fixed" not in r.name
     ]
     pool = [r for r in scored if reaches_target(r)] or scored
     return min(pool, key=lambda r: r.figures.leak_at_recall[0]) if pool else None

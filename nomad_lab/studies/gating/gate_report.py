@@ -154,7 +154,7 @@ def write(result: dict[str, Any], out_dir: str | Path, rows: list[dict[str, Any]
             r.figures.leak_at_recall[0] if r.figures and r.figures.leak_at_recall else None,
         )
         for r in result["rows"]
-        if r.curve is not None and len(r.curve.points) > 1
+        if r.curve is not None and len(r.curve.points) > 1 and r.family != "sample"  # other questions
     ]
     figure = plot_gate_families(
         curves,

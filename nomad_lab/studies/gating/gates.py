@@ -45,7 +45,7 @@ from nomad_lab.studies.gating.gate_rows import (
     score_curve,
     spec_row,
 )
-from nomad_lab.studies.gating.judges import judge_run
+from nomad_lab.studies.gating.judges import judge_run, sample_ids
 from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, STORE
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv, resolve_params
 
@@ -115,6 +115,14 @@ PARAMS = (
     ),
     Param("judge_model", str, None, "judge spec to run on questions without a cached verdict (model calls)"),
     Param(
+        "judge_sample",
+        int,
+        None,
+        "judge rows on a stratified sample of this many questions (half refusals, seeded), beside the floor "
+        "on the same sample, instead of on every question (a small model's call costs seconds)",
+        check=_positive,
+    ),
+    Param(
         "reranker", str, None, "trained reranker spec (nanoranker): a row for its best score over the top 5"
     ),
     Param(
@@ -172,13 +180,32 @@ def _retrieve(p: Params, corpus: Path | None = None, goldens: Path | None = None
     return retrieve(config).run_id
 
 
+def _splits(data: RunData, folds: int, repeats: int) -> list:
+    """Repeated grouped folds over a run's questions (near-duplicates and refusal tag families together)."""
+    refusal = data.pools.expect_refusal
+    groups = crossval.question_groups(data.pools.tags, refusal, data.features.query)
+    return crossval.repeated_splits((~refusal).astype(int), groups, folds, repeats, SEED)
+
+
 def _judge_rows(p: Params, data: RunData, splits: list) -> list[Row]:
+    """The judge's verdict and its P(true) swept, over every question or over ``--judge-sample``'s."""
     specs = list(dict.fromkeys([*(p.judge or []), *([p.judge_model] if p.judge_model else [])]))
+    if p.judge_sample:
+        sampled = set(sample_ids(p.store, data.run_id, p.judge_sample))
+        keep = np.array([i in sampled for i in data.pools.ids], dtype=bool)
+        data = subset_run(data, keep)
+        splits = _splits(data, p.folds, p.repeats)
     if p.judge_model:
         from nomad_lab.store import Store  # heavy
 
         with Store(p.store) as store:
-            judge_run(store, data.run_id, p.judge_model, floor=0.0, progress=True)
+            judge_run(store, data.run_id, p.judge_model, floor=0.0, progress=True, sample=p.judge_sample)
+    floor = None
+    if p.judge_sample:
+        floor = spec_row(
+            p.store, data, parse_gate_spec("floor"), splits, "floor (swept), on the judge's sample"
+        )
+        floor.family = "sample"
     rows = []
     for spec in specs:
         verdict = parse_gate_spec(f"judge:{spec}")
@@ -187,7 +214,9 @@ def _judge_rows(p: Params, data: RunData, splits: list) -> list[Row]:
         if cached.missing:
             note = (
                 f"not measured: {cached.missing} question(s) lack a cached verdict "
-                f"(--judge-model {spec} makes the calls, one per question with a non-empty pool)"
+                f"(--judge-model {spec} makes the calls, one per question with a non-empty pool"
+                + (f", of the --judge-sample {p.judge_sample}" if p.judge_sample else "")
+                + ")"
             )
             rows.append(Row(f"judge {spec}", None, note=note, family="judge"))
             continue
@@ -195,10 +224,25 @@ def _judge_rows(p: Params, data: RunData, splits: list) -> list[Row]:
         ms = float(np.nanmedian(cached.ms)) if np.isfinite(cached.ms).any() else float("nan")
         for name, swept in ((f"judge {spec}: verdict", False), (f"judge {spec}: P(true) swept", True)):
             spec_value = GateSpec((replace(verdict.atoms[0], value=0.5),)) if swept else verdict
-            row = spec_row(p.store, data, spec_value, splits, name)
+            row = spec_row(p.store, data, spec_value, splits, name + (" (sample)" if floor else ""))
             row.calls, row.ms = calls, ms
+            if floor is not None:
+                row.family = "sample"
+                row.note = _sample_note(row, floor, data)
             rows.append(row)
-    return rows
+    return rows + ([floor] if floor is not None and any(r.family == "sample" for r in rows) else [])
+
+
+def _sample_note(row: Row, floor: Row, data: RunData) -> str:
+    """Where a judge row on a sample stands against the floor on the same questions (paired)."""
+    refusal = data.pools.expect_refusal
+    test = paired_test(row, floor, refusal, data.base_recall)
+    return (
+        f"on a stratified sample of {data.pools.size} questions ({int(refusal.sum())} refusals), not "
+        f"comparable with the rows on every question; against the floor on the same sample: leak "
+        f"{test['leak']['difference']:+.1%} [{test['leak']['low']:+.1%}, {test['leak']['high']:+.1%}], "
+        f"exact McNemar p {test['leakMcNemar']['p']:.2g}"
+    )
 
 
 def _transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunData | None) -> Row | None:
@@ -263,9 +307,8 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
     refusal = data.pools.expect_refusal
     if not refusal.any() or refusal.all():
         raise NomadLabError(f"study gates: run {run_id} needs both answerable and refusal questions")
-    labels = (~refusal).astype(int)
     groups = crossval.question_groups(data.pools.tags, refusal, data.features.query)
-    splits = crossval.repeated_splits(labels, groups, p.folds, p.repeats, SEED)
+    splits = _splits(data, p.folds, p.repeats)
     specs = [
         *SPECS,
         *([f"rerank:{p.reranker}"] if p.reranker else []),

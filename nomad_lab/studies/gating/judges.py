@@ -56,6 +56,12 @@ def stratified_sample(records: Sequence[dict[str, Any]], size: int, seed: int = 
     return [records[i] for i in sorted(int(i) for i in take)]
 
 
+def sample_ids(store_path: Path, run_id: str, size: int) -> list[str]:
+    """The golden ids of the stratified sample ``judge_run(..., sample=size)`` judges (no model call)."""
+    with Store(store_path, read_only=True) as store:
+        return [r["id"] for r in stratified_sample(store.export_dump(run_id)["pools"], size)]
+
+
 def judge_run(
     store: Store,
     run_id: str,
