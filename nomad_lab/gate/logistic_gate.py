@@ -27,6 +27,10 @@ REGULARIZATION_C = (0.01, 0.1, 1.0)
 (a fixed grid around scikit-learn's default of 1, set before any figure was seen)."""
 
 
+LogisticFit = tuple[np.ndarray, np.ndarray, np.ndarray, float]
+"""What :func:`fit_logistic` returns: (mean, scale, coef, intercept) on the standardized scale."""
+
+
 def same_embedder(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
     if a is None or b is None:
         return a is b
@@ -51,6 +55,32 @@ class LearnedGate:
     embedder: dict[str, Any] | None
     training: dict[str, Any] = field(default_factory=dict)
     figures: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_fit(
+        cls,
+        kinds: Sequence[str],
+        features: Sequence[str],
+        fit: LogisticFit,
+        threshold: float,
+        embedder: Mapping[str, Any] | None,
+        training: dict[str, Any],
+        figures: dict[str, Any],
+    ) -> LearnedGate:
+        """The gate of a :func:`fit_logistic` result, its arrays as the plain lists the file holds."""
+        mean, scale, coef, intercept = fit
+        return cls(
+            kinds=list(kinds),
+            features=list(features),
+            mean=mean.tolist(),
+            scale=scale.tolist(),
+            coef=coef.tolist(),
+            intercept=intercept,
+            threshold=threshold,
+            embedder=None if embedder is None else dict(embedder),
+            training=training,
+            figures=figures,
+        )
 
     def check_embedder(self, identity: Mapping[str, Any] | None, where: str) -> None:
         """Refuse pools or vectors from another embedder than the one the gate was fitted on."""
@@ -97,9 +127,7 @@ class LearnedGate:
         return gate
 
 
-def fit_logistic(
-    x: np.ndarray, y: np.ndarray, c: float = 1.0
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 1.0) -> LogisticFit:
     """Standardize, then fit an L2 logistic regression (inverse strength ``c``) with balanced class weights.
 
     Returns (mean, scale, coef, intercept) on the standardized scale; a constant column gets scale 1.

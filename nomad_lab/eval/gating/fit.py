@@ -170,22 +170,18 @@ def fit_gate(
     everything = np.arange(y.size)
     s, c = max(set(chosen), key=chosen.count)  # what the training folds chose most often
     kinds, names = sets[s], matrices[s][1]
-    mean, scale, coef, intercept = fit_logistic(*training(s, everything), c)
     pooled = np.nanmean(oof, axis=0)
     thresholds, rec, ne = crossval.threshold_grid(pooled, data.base_recall, data.base_nonempty)
     at_recall, at_leak = crossval.choose_points(
         rec, ne, data.pools.expect_refusal, crossval.RECALL_TARGET, crossval.LEAK_TARGET
     )
     threshold = float(thresholds[at_recall]) if at_recall is not None else 0.0
-    gate = LearnedGate(
-        kinds=list(kinds),
-        features=names,
-        mean=mean.tolist(),
-        scale=scale.tolist(),
-        coef=coef.tolist(),
-        intercept=intercept,
-        threshold=threshold,
-        embedder=dict(data.embedder),
+    gate = LearnedGate.from_fit(
+        kinds,
+        names,
+        fit_logistic(*training(s, everything), c),
+        threshold,
+        data.embedder,
         training={
             "run": data.run_id,
             "fingerprint": data.pools.fingerprint,

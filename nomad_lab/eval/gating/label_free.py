@@ -147,18 +147,14 @@ def fit_label_free(
         fit_score, y, groups, recall, nonempty, splits, seed=seed, choices=REGULARIZATION_C
     )
     c = max(set(chosen), key=chosen.count)
-    mean, scale, coef, intercept = fit_logistic(x, y, c)
     on = slice(0, pseudo.pools.size)
     threshold, reached = score_threshold(np.nanmean(oof, axis=0)[on], pseudo)
-    gate = LearnedGate(
-        kinds=list(kinds),
-        features=names,
-        mean=mean.tolist(),
-        scale=scale.tolist(),
-        coef=coef.tolist(),
-        intercept=intercept,
-        threshold=threshold,
-        embedder=dict(pseudo.embedder),
+    gate = LearnedGate.from_fit(
+        kinds,
+        names,
+        fit_logistic(x, y, c),
+        threshold,
+        pseudo.embedder,
         training={
             "labels": "none: drafted pseudo-questions on topic, the out-of-scope bank off topic",
             "run": pseudo.run_id,
