@@ -11,13 +11,13 @@ ONNX body is refused in one line, since its threshold was chosen on that run's p
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.gate.gate_file import read_gate_file, write_gate_file
 from nomad_lab.gate.logistic_gate import describe, same_embedder
 
 FORMAT = "nomad-lab answerability gate v1"
@@ -66,28 +66,19 @@ class AnswerGate:
             )
 
     def save(self, path: str | Path) -> Path:
-        out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        record = {k: v for k, v in asdict(self).items() if k != "path"}
-        out.write_text(json.dumps({"format": FORMAT, **record}, indent=1) + "\n")
-        return out
+        return write_gate_file(path, FORMAT, {k: v for k, v in asdict(self).items() if k != "path"})
 
     @classmethod
     def load(cls, path: str | Path) -> AnswerGate:
         """Read a gate file; a missing, foreign or incomplete file, or weights that changed, is one line."""
         where = str(path)
-        try:
-            data = json.loads(Path(path).read_text())
-        except FileNotFoundError:
-            raise NomadLabError(f"{where}: no such answerability gate file") from None
-        except json.JSONDecodeError as exc:
-            raise NomadLabError(f"{where}: not JSON ({exc.msg}, line {exc.lineno})") from None
-        if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
-            raise NomadLabError(f"{where}: not an answerability gate file (expected format {FORMAT!r})")
-        try:
-            gate = cls(**data, path=str(path))
-        except TypeError as exc:
-            raise NomadLabError(f"{where}: {exc}") from None
+        gate = read_gate_file(
+            path,
+            FORMAT,
+            lambda **fields: cls(**fields, path=str(path)),
+            "answerability gate file",
+            "an answerability gate file",
+        )
         if not gate.weights_path.is_file():
             raise NomadLabError(f"{where}: its weights {gate.weights_path} are missing")
         if file_sha256(gate.weights_path) != gate.weights_sha256:

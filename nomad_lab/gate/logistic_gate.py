@@ -9,7 +9,6 @@ and vectors live on another scale) and the training run, with its out-of-fold fi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.gate.gate_file import read_gate_file, write_gate_file
 
 FORMAT = "nomad-lab learned gate v1"
 IDENTITY_KEYS = ("model", "version", "method", "dimension")
@@ -100,27 +100,13 @@ class LearnedGate:
         return 1.0 / (1.0 + np.exp(-np.clip(logit, -500, 500)))
 
     def save(self, path: str | Path) -> Path:
-        out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({"format": FORMAT, **asdict(self)}, indent=1) + "\n")
-        return out
+        return write_gate_file(path, FORMAT, asdict(self))
 
     @classmethod
     def load(cls, path: str | Path) -> LearnedGate:
         """Read a gate file; a missing, foreign or incomplete file is one error line naming it."""
         where = str(path)
-        try:
-            data = json.loads(Path(path).read_text())
-        except FileNotFoundError:
-            raise NomadLabError(f"{where}: no such gate file") from None
-        except json.JSONDecodeError as exc:
-            raise NomadLabError(f"{where}: not JSON ({exc.msg}, line {exc.lineno})") from None
-        if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
-            raise NomadLabError(f"{where}: not a learned gate file (expected format {FORMAT!r})")
-        try:
-            gate = cls(**data)
-        except TypeError as exc:
-            raise NomadLabError(f"{where}: {exc}") from None
+        gate = read_gate_file(path, FORMAT, cls, "gate file", "a learned gate file")
         sizes = {len(gate.features), len(gate.mean), len(gate.scale), len(gate.coef)}
         if len(sizes) != 1:
             raise NomadLabError(f"{where}: features, mean, scale and coef must have the same length")
