@@ -3,7 +3,7 @@ opened, and checked at the edge of a study's parameters, with no other file touc
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,7 @@ from nomad_lab.backends import chat_kinds as registry
 from nomad_lab.cli import main
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.studies.shape import Param, resolve_params
+from tests.support.registries import dropped_package
 
 ECHO_KIND = '''"""``echo:PREFIX``: answers every chat with PREFIX and the last user message (no model)."""
 
@@ -63,16 +64,10 @@ KIND = ChatKind("echo", ("echo:",), (("echo:WORD", "answers WORD: and the last m
 
 
 @pytest.fixture
-def echo_registered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    package = tmp_path / "more_chat_kinds"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "echo_chat.py").write_text(ECHO_KIND)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "PACKAGES", (*registry.PACKAGES, "more_chat_kinds"))
-    yield
-    for name in [m for m in sys.modules if m.startswith("more_chat_kinds")]:
-        del sys.modules[name]
+def echo_registered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    yield from dropped_package(
+        tmp_path, monkeypatch, registry, "more_chat_kinds", {"echo_chat.py": ECHO_KIND}
+    )
 
 
 def test_the_registered_kinds_are_the_four_forms_the_project_documents() -> None:

@@ -3,7 +3,6 @@ and errors, loaded, and builds a real index in a real store, with no other file 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from nomad_lab.store import Store
 from nomad_lab.studies import registry as studies
 from nomad_lab.studies.shape import resolve_params
 from tests.support.paths import CORPUS
+from tests.support.registries import dropped_package
 
 HASHED_KIND = '''"""``hashed:<dimension>``: character trigrams hashed into buckets (no model)."""
 
@@ -61,15 +61,9 @@ KIND = EmbedderKind("hashed", ("hashed:<dimension>",), parse, lambda spec, devic
 
 @pytest.fixture
 def hashed_registered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    package = tmp_path / "more_embedder_kinds"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "embed_hashed.py").write_text(HASHED_KIND)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "PACKAGES", (*registry.PACKAGES, "more_embedder_kinds"))
-    yield
-    for name in [m for m in sys.modules if m.startswith("more_embedder_kinds")]:
-        del sys.modules[name]
+    yield from dropped_package(
+        tmp_path, monkeypatch, registry, "more_embedder_kinds", {"embed_hashed.py": HASHED_KIND}
+    )
 
 
 def test_the_registered_kinds_are_the_five_the_project_documents() -> None:
