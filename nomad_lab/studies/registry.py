@@ -11,11 +11,10 @@ name cannot hold a ``-``. A module whose ``STUDY`` has another name is refused h
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.module_walk import modules_defining
 from nomad_lab.studies.shape import Study, declared
 
 HALVES = ("nomad_lab.studies.gating", "nomad_lab.studies.budgeting")
@@ -24,17 +23,14 @@ HALVES = ("nomad_lab.studies.gating", "nomad_lab.studies.budgeting")
 def studies() -> dict[str, Study]:
     """Every registered study by name, in main-job order (``stage``, then name)."""
     found: list[Study] = []
-    for half in HALVES:
-        package = importlib.import_module(half)
-        for info in pkgutil.iter_modules(package.__path__):
-            study = getattr(importlib.import_module(f"{half}.{info.name}"), "STUDY", None)
-            if isinstance(study, Study):
-                if study.module_name != info.name:
-                    raise NomadLabError(
-                        f"{half}.{info.name}: registers study {study.name!r}; name the module "
-                        f"{study.module_name}.py (a study's module, name and command word are one word)"
-                    )
-                found.append(study)
+    for name, module, study in modules_defining(HALVES, "STUDY"):
+        if isinstance(study, Study):
+            if study.module_name != name:
+                raise NomadLabError(
+                    f"{module.__name__}: registers study {study.name!r}; name the module "
+                    f"{study.module_name}.py (a study's module, name and command word are one word)"
+                )
+            found.append(study)
     names = [s.name for s in found]
     if len(set(names)) != len(names):
         raise NomadLabError(f"studies: two modules register the same study name: {sorted(names)}")

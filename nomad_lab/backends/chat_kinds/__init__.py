@@ -11,13 +11,12 @@ A new backend is one module in this package (``tests/backends/test_chat_kinds.py
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.module_walk import modules_defining
 
 PACKAGES = (__name__,)
 """Where kinds are looked for; a test adds a temporary package to show that one module is enough."""
@@ -46,15 +45,12 @@ def kinds() -> dict[str, ChatKind]:
     """Every registered kind by name, in module order; two kinds claiming one name or prefix are refused."""
     found: dict[str, ChatKind] = {}
     claimed: dict[str, str] = {}
-    for package_name in PACKAGES:
-        package = importlib.import_module(package_name)
-        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-            kind = getattr(importlib.import_module(f"{package_name}.{info.name}"), "KIND", None)
-            if not isinstance(kind, ChatKind):
-                continue
-            for key in (kind.name, *kind.prefixes):
-                if key in claimed:
-                    raise NomadLabError(f"{package_name}.{info.name}: {key!r} is already {claimed[key]}'s")
-                claimed[key] = f"{package_name}.{info.name}"
-            found[kind.name] = kind
+    for _, module, kind in modules_defining(PACKAGES, "KIND"):
+        if not isinstance(kind, ChatKind):
+            continue
+        for key in (kind.name, *kind.prefixes):
+            if key in claimed:
+                raise NomadLabError(f"{module.__name__}: {key!r} is already {claimed[key]}'s")
+            claimed[key] = module.__name__
+        found[kind.name] = kind
     return found

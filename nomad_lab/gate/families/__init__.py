@@ -13,9 +13,7 @@ Every family turns its spec into a keep mask shaped ``(points, pools, width)`` l
 
 from __future__ import annotations
 
-import importlib
 import math
-import pkgutil
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -23,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.module_walk import modules_defining
 
 if TYPE_CHECKING:
     from nomad_lab.gate.pools import PoolSet
@@ -125,13 +124,10 @@ def families() -> dict[str, Family]:
     registers too) that defines ``FAMILY``, in ``order``, then name. A module whose family word differs
     from its name is refused: the word a user types is the module a reader opens."""
     found = []
-    for info in pkgutil.iter_modules(__path__):
-        family = getattr(importlib.import_module(f"{__name__}.{info.name}"), "FAMILY", None)
+    for name, module, family in modules_defining([__name__], "FAMILY"):
         if isinstance(family, Family):
-            if family.name != info.name:
-                raise NomadLabError(
-                    f"{__name__}.{info.name}: registers family {family.name!r}; name them alike"
-                )
+            if family.name != name:
+                raise NomadLabError(f"{module.__name__}: registers family {family.name!r}; name them alike")
             found.append(family)
     return {f.name: f for f in sorted(found, key=lambda f: (f.order, f.name))}
 

@@ -11,13 +11,12 @@ A new embedder is one module in this package (``tests/retrieval/test_embedder_ki
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.module_walk import modules_defining
 
 PACKAGES = (__name__,)
 """Where kinds are looked for; a test adds a temporary package to show that one module is enough."""
@@ -43,14 +42,12 @@ def kinds() -> dict[str, EmbedderKind]:
     """Every registered kind by spec word, in module order; two modules claiming one word are refused."""
     found: dict[str, EmbedderKind] = {}
     where: dict[str, str] = {}
-    for package_name in PACKAGES:
-        package = importlib.import_module(package_name)
-        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-            module = f"{package_name}.{info.name}"
-            kind = getattr(importlib.import_module(module), "KIND", None)
-            if not isinstance(kind, EmbedderKind):
-                continue
-            if kind.name in found:
-                raise NomadLabError(f"{module}: embedder kind {kind.name!r} is already {where[kind.name]}'s")
-            found[kind.name], where[kind.name] = kind, module
+    for _, module, kind in modules_defining(PACKAGES, "KIND"):
+        if not isinstance(kind, EmbedderKind):
+            continue
+        if kind.name in found:
+            raise NomadLabError(
+                f"{module.__name__}: embedder kind {kind.name!r} is already {where[kind.name]}'s"
+            )
+        found[kind.name], where[kind.name] = kind, module.__name__
     return found

@@ -11,12 +11,11 @@ object of such arrays, or a :class:`nomad_lab.gate.features.FeatureBlock` for a 
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.module_walk import modules_defining
 from nomad_lab.gate.families import GateInputs, Need
 
 Gatherer = Callable[[Any, str], Any]
@@ -25,13 +24,9 @@ Gatherer = Callable[[Any, str], Any]
 def input_kinds() -> dict[str, Gatherer]:
     """Every input kind by name: the modules of this package that define ``KIND`` and ``gather``."""
     found: dict[str, Gatherer] = {}
-    for info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        kind = getattr(module, "KIND", None)
-        if kind is None:
-            continue
+    for _, module, kind in modules_defining([__name__], "KIND"):
         if kind in found:
-            raise NomadLabError(f"{__name__}.{info.name}: a second gatherer for input kind {kind!r}")
+            raise NomadLabError(f"{module.__name__}: a second gatherer for input kind {kind!r}")
         found[kind] = module.gather
     return found
 
