@@ -17,9 +17,9 @@ import os
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page
 
-from tests.support.browser import CHROMIUM_ARGS, chromium_or_fail, jupyterlab, restored
+from tests.support.browser import WAIT_MS, artifacts_dir, notebook_browser, run_all
 from tests.support.paths import ROOT
 from tests.support.retrieval import CountingJudgeBackend, fixture_run
 
@@ -27,13 +27,6 @@ pytestmark = pytest.mark.slow
 
 NOTEBOOK = ROOT / "notebooks" / "explore.ipynb"
 JUDGE = "embedded:gemma3-270m"  # the notebook's default judge_model parameter
-WAIT_MS = 600_000  # a hang guard for a loaded machine, not a speed claim
-
-KERNEL_READY = """() => {
-    const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-    const kernel = panel && panel.sessionContext && panel.sessionContext.session?.kernel;
-    return Boolean(kernel && kernel.status === 'idle' && panel.context.isReady);
-}"""
 
 # What the page shows: the interactive's figure (its PNG source) and the first column of its table.
 READ_STATE = """() => {
@@ -80,43 +73,29 @@ def wait_for_state(page: Page, want: dict, not_img: str | None) -> dict:
 def test_floor_slider_and_judge_box_redraw_the_figure_and_the_leaked_table(
     store_with_verdicts: Path, tmp_path: Path
 ) -> None:
-    chromium = chromium_or_fail()
-    artifacts = Path(os.environ.get("NOMAD_LAB_ARTIFACTS", tmp_path)) / "explore"
-    artifacts.mkdir(parents=True, exist_ok=True)
+    artifacts = artifacts_dir(tmp_path, "explore")
     start = expected(store_with_verdicts, 0.62, False)
     open_floor = expected(store_with_verdicts, 0.0, False)
     judged = expected(store_with_verdicts, 0.0, True)
     assert set(judged["rows"]) < set(open_floor["rows"])  # the judge move must show in the table
 
     env = {"NOMAD_LAB_STORE": str(store_with_verdicts)}
-    with (
-        restored([NOTEBOOK]),
-        jupyterlab(ROOT, env, tmp_path / "lab") as lab,
-        sync_playwright() as playwright,
-    ):
-        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1600})
-            page.set_default_timeout(WAIT_MS)
-            page.goto(lab.open_url("notebooks/explore.ipynb"))
-            page.wait_for_function(KERNEL_READY)
-            page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-            first = wait_for_state(page, start, None)
-            page.screenshot(path=artifacts / "1-floor-0.62.png", full_page=True)
+    with notebook_browser(NOTEBOOK, env, tmp_path) as (lab, browser):
+        page = run_all(browser, lab, NOTEBOOK)
+        first = wait_for_state(page, start, None)
+        page.screenshot(path=artifacts / "1-floor-0.62.png", full_page=True)
 
-            readout = page.locator(".widget-interact .widget-slider .widget-readout").first
-            readout.click()
-            page.keyboard.press("Control+A")
-            page.keyboard.type("0.00")
-            page.keyboard.press("Enter")
-            second = wait_for_state(page, open_floor, first["img"])
-            page.screenshot(path=artifacts / "2-floor-0.00.png", full_page=True)
+        readout = page.locator(".widget-interact .widget-slider .widget-readout").first
+        readout.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("0.00")
+        page.keyboard.press("Enter")
+        second = wait_for_state(page, open_floor, first["img"])
+        page.screenshot(path=artifacts / "2-floor-0.00.png", full_page=True)
 
-            page.locator(".widget-interact .widget-checkbox input[type=checkbox]").check()
-            third = wait_for_state(page, judged, second["img"])
-            page.screenshot(path=artifacts / "3-floor-0.00-judge.png", full_page=True)
-        finally:
-            browser.close()
+        page.locator(".widget-interact .widget-checkbox input[type=checkbox]").check()
+        third = wait_for_state(page, judged, second["img"])
+        page.screenshot(path=artifacts / "3-floor-0.00-judge.png", full_page=True)
     assert len({first["img"], second["img"], third["img"]}) == 3  # the figure was redrawn on every move
     for shown, want in zip([first, second, third], [start, open_floor, judged], strict=True):
         assert (shown["caption"], shown["rows"]) == (want["caption"], want["rows"])

@@ -22,13 +22,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from nomad_lab.runners.programs import BROWSER, find
 from nomad_lab.serve.process import free_port
+from tests.support.paths import ROOT
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]  # root in CI needs no-sandbox
+WAIT_MS = 600_000  # a hang guard for a loaded machine, not a speed claim
+KERNEL_READY = """() => {
+    const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    const kernel = panel && panel.sessionContext && panel.sessionContext.session?.kernel;
+    return Boolean(kernel && kernel.status === 'idle' && panel.context.isReady);
+}"""
 
 
 def chromium_or_fail() -> Path:
@@ -118,3 +129,39 @@ def restored(paths: list[Path]) -> Iterator[None]:
                 path.write_bytes(data)
         for folder in checkpoints - existed:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def artifacts_dir(tmp_path: Path, name: str) -> Path:
+    """Where a test keeps its screenshots: ``$NOMAD_LAB_ARTIFACTS/name``, else ``name`` in its tmp folder."""
+    artifacts = Path(os.environ.get("NOMAD_LAB_ARTIFACTS", tmp_path)) / name
+    artifacts.mkdir(parents=True, exist_ok=True)
+    return artifacts
+
+
+@contextmanager
+def notebook_browser(notebook: Path, env: dict[str, str], tmp_path: Path) -> Iterator[tuple[Lab, Browser]]:
+    """JupyterLab serving the repository with ``env`` and a headless browser to open it in; on exit the
+    browser and the server are stopped and ``notebook`` is put back as it was."""
+    from playwright.sync_api import sync_playwright  # here: finding the browser alone needs no playwright
+
+    chromium = chromium_or_fail()
+    with (
+        restored([notebook]),
+        jupyterlab(ROOT, env, tmp_path / "lab") as lab,
+        sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        try:
+            yield lab, browser
+        finally:
+            browser.close()
+
+
+def run_all(browser: Browser, lab: Lab, notebook: Path) -> Page:
+    """A new page with ``notebook`` open in Lab, its kernel ready and Run All started (not finished)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 1600})
+    page.set_default_timeout(WAIT_MS)
+    page.goto(lab.open_url(notebook.relative_to(ROOT).as_posix()))
+    page.wait_for_function(KERNEL_READY)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    return page
