@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import nomad_lab.eval.gating.labelling as labelling
@@ -14,6 +15,7 @@ from nomad_lab.data.drafts import DraftOptions, draft_goldens, read_corpus, writ
 from nomad_lab.data.golden_suites import GoldenError, load_suite_file
 from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP, LabelFile
 from nomad_lab.eval.gating.labelling import LabelSession, leak_at_recall
+from nomad_lab.store import Store
 from nomad_lab.studies.gating.labeller import mark_terms
 from tests.support.paths import CORPUS
 
@@ -72,7 +74,7 @@ def test_the_queue_follows_the_gate_once_enough_labels_exist(sitting: LabelSessi
             sitting.record(draft_id, REFUSAL, refusal_type="off-topic")
         else:
             sitting.record(draft_id, ANSWERABLE, gold=draft.relevant_doc_ids[0])
-    _, labels, _ = sitting._labelled()
+    labels = sitting._labelled().labels
     assert min(labels.sum(), (~labels).sum()) >= 3, "the drafts must hold both kinds"
     ordered = sitting.queue()
     assert sorted(ordered) == sorted(drafted[8:]) and ordered != drafted[8:]
@@ -82,9 +84,37 @@ def test_the_queue_follows_the_gate_once_enough_labels_exist(sitting: LabelSessi
     assert early["answerable"] + early["refusals"] == 4 and "gate" not in early
 
 
-def test_leak_at_recall_reads_the_least_leaking_point_meeting_recall() -> None:
-    import numpy as np
+def test_an_edited_question_is_judged_by_its_own_retrieval(sitting: LabelSession) -> None:
+    """A draft reworded into a question another document answers: its recall@5 and gate features are
+    those of the new wording's retrieval (retrieved once, found again by a resumed sitting)."""
 
+    def edit_runs() -> list[str]:
+        with Store(sitting.store, read_only=True) as store:
+            runs = store.run_ids("retrieval")
+            return [r for r in runs if store.get_run(r).suite == labelling.EDITS_SUITE]
+
+    wording = "How many drops of bleach per litre disinfect drinking water?"
+    draft_id = next(  # a draft whose own top 5 hold passages, none of them from the bleach document
+        d.id
+        for d in sitting.drafts
+        if sitting.passages(d.id) and "water-bleach" not in {p.doc_id for p in sitting.passages(d.id)}
+    )
+    sitting.record(draft_id, ANSWERABLE, gold="water-bleach", query=wording)
+    sitting.record(sitting.queue()[0], REFUSAL, refusal_type="off-topic")
+    labelled = sitting._labelled()
+    assert labelled.recall[0] == 1.0  # by the draft's retrieval it would be 0.0
+    ctx, j = sitting._edits[wording]
+    assert ctx.data.queries[j] == wording and ctx.data.run_id != sitting.data.run_id
+    features = list(labelling.KINDS)
+    assert np.array_equal(labelled.x[0], ctx.data.features.matrix(features)[0][j])
+    draft_row = sitting.data.features.matrix(features)[0][sitting.by_id[draft_id]]
+    assert not np.array_equal(labelled.x[0], draft_row)
+    assert "floor" in sitting.figures() and len(edit_runs()) == 1  # read again: not retrieved again
+    again = LabelSession.open(sitting.corpus_dir, sitting.goldens_dir, sitting.store)
+    assert again._labelled().recall[0] == 1.0 and len(edit_runs()) == 1  # resumed: found in the store
+
+
+def test_leak_at_recall_reads_the_least_leaking_point_meeting_recall() -> None:
     scores = np.array([0.9, 0.8, 0.7, 0.2, 0.6, 0.1])
     recall = np.array([1.0, 1.0, 1.0, 1.0, np.nan, np.nan])
     nonempty = np.ones(6, dtype=bool)

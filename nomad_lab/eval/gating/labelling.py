@@ -9,10 +9,18 @@ is chosen on their out-of-fold scores, and the drafts come next whose score sits
 threshold, those where the gate and the draft's own guess disagree first. The live figures (leak at
 recall@5 >= 0.90 with its interval, for the floor and for that gate, on the labelled questions) are
 what tells a person whether more labels are worth it.
+
+An edited question is judged by its own retrieval, never by its draft's: a person who rewords a draft
+labels the new wording, so its recall@5 and the features the gate is fitted on must describe that
+wording. Each distinct edited wording is retrieved once (runs of suite :data:`EDITS_SUITE` in the
+sitting's store, found there again by a resumed sitting) when the labels are next read.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,11 +37,16 @@ from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 from nomad_lab.gate import crossval
 from nomad_lab.gate.logistic_gate import fit_logistic, logistic_scores
 from nomad_lab.gate.stats import bootstrap_means
+from nomad_lab.store import Store
 
 REORDER_AFTER = 30
 """Labels (with at least :data:`MIN_PER_CLASS` of each kind) before the queue is ordered by the gate."""
 MIN_PER_CLASS = 5
 KINDS = ("pool", "coverage")
+EDITS_SUITE = "label-edits"
+"""The suite of the runs that retrieve edited wordings. Its file is written to a temporary folder for
+the retrieval only, never beside the drafts (so ``*`` never finds it); the stored runs carry the name,
+which is how a resumed sitting finds the wordings already retrieved."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +54,19 @@ class Passage:
     doc_id: str
     text: str
     score: float
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """The labelled questions as asked (an edited one by its own retrieval), one row each: features
+    (:data:`KINDS`), on-topic label, recall@5 (NaN for a refusal), whether retrieval returned anything,
+    and the top final score (what the floor thresholds)."""
+
+    x: np.ndarray
+    labels: np.ndarray
+    recall: np.ndarray
+    nonempty: np.ndarray
+    floor: np.ndarray
 
 
 @dataclass
@@ -55,6 +81,8 @@ class LabelSession:
     data: RunData | None = None
     labels: LabelFile | None = None
     _ctx: GatherContext | None = None
+    _edits: dict[str, tuple[GatherContext, int]] = field(default_factory=dict)
+    """Each edited wording's run and row, as loaded or retrieved by this sitting."""
 
     @classmethod
     def open(
@@ -73,19 +101,9 @@ class LabelSession:
                 f"{path}: no drafts to label; run nomad-lab goldens draft --out {goldens_dir}"
             )
         drafts = load_suite_file(path, drafts=True)
-        request = RetrievalRequest(
-            corpus_dir=Path(corpus_dir),
-            goldens_dir=goldens_dir,
-            suite=DRAFTS_SUITE,
-            floor=0.0,
-            store_path=Path(store),
-            progress=progress,
-            drafts=True,
-        )
-        data = with_features(store, load_run(store, retrieve(request).run_id, embed=False), KINDS)
-        session = cls(Path(corpus_dir), goldens_dir, Path(store), who, drafts, data, LabelFile(goldens_dir))
-        session._ctx = GatherContext(Path(store), data)
-        return session
+        ctx = _retrieved(corpus_dir, goldens_dir, DRAFTS_SUITE, store, progress)
+        labels = LabelFile(goldens_dir)
+        return cls(Path(corpus_dir), goldens_dir, Path(store), who, drafts, ctx.data, labels, ctx)
 
     @property
     def by_id(self) -> dict[str, int]:
@@ -106,7 +124,7 @@ class LabelSession:
 
     def record(self, draft_id: str, action: str, **choice: Any) -> Decision:
         """Decide on a draft (``answerable`` with ``gold``, ``refusal`` with ``refusal_type``, ``skip``;
-        ``query`` for an edited question) and write it."""
+        ``query`` for an edited question, retrieved when the labels are next read) and write it."""
         decision = decide(self.draft(draft_id), action, who=self.who, **choice)
         self.labels.record(decision)
         return decision
@@ -118,49 +136,104 @@ class LabelSession:
 
     # --- what the labels say, and what to label next -------------------------------------------------
 
-    def _labelled(self, first: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(run indices, on-topic labels, recall@5 of each answerable label: its gold among the top 5),
-        over the first ``first`` decisions in the order they were given (all when None)."""
-        index, labels, recall = [], [], []
-        for draft_id, decision in list(self.decisions().items())[:first]:
-            if decision.action == SKIP or draft_id not in self.by_id:
-                continue
-            i = self.by_id[draft_id]
-            index.append(i)
-            labels.append(decision.action == ANSWERABLE)
-            hit = decision.gold in {c.doc_id for c in self._ctx.chunks(i)}
-            recall.append(float(hit) if decision.action == ANSWERABLE else np.nan)
-        return np.array(index, dtype=int), np.array(labels, dtype=bool), np.array(recall, dtype=float)
+    def _labelled(self, first: int | None = None) -> Labelled:
+        """The labelled questions over the first ``first`` decisions in the order they were given (all
+        when None), skips left out; an answerable label's recall@5 is its gold among the top 5 of the
+        question as labelled."""
+        asked = [
+            decision
+            for draft_id, decision in list(self.decisions().items())[:first]
+            if decision.action != SKIP and draft_id in self.by_id
+        ]
+        edits = self._edited([d for d in asked if self._is_edit(d)])
+        where = [edits[d.query] if self._is_edit(d) else (self._ctx, self.by_id[d.draft_id]) for d in asked]
+        runs = {ctx.data.run_id: ctx.data for ctx, _ in where}
+        matrices = {run_id: data.features.matrix(list(KINDS))[0] for run_id, data in runs.items()}
+        names = self.data.features.matrix(list(KINDS))[1]
+        x = np.zeros((len(asked), len(names)))
+        recall = np.full(len(asked), np.nan)
+        nonempty = np.zeros(len(asked), dtype=bool)
+        for k, (decision, (ctx, j)) in enumerate(zip(asked, where, strict=True)):
+            x[k] = matrices[ctx.data.run_id][j]
+            nonempty[k] = ctx.data.base_nonempty[j]
+            if decision.action == ANSWERABLE:
+                recall[k] = float(decision.gold in {c.doc_id for c in ctx.chunks(j)})
+        labels = np.array([d.action == ANSWERABLE for d in asked], dtype=bool)
+        return Labelled(x, labels, recall, nonempty, x[:, names.index("final_1")])
+
+    def _is_edit(self, decision: Decision) -> bool:
+        """Whether the question was labelled in other words than the drafts run retrieved."""
+        return decision.query != self.data.queries[self.by_id[decision.draft_id]]
+
+    def _edited(self, decisions: list[Decision]) -> dict[str, tuple[GatherContext, int]]:
+        """The run and row of each edited wording in ``decisions``: from this sitting, else from a run
+        an earlier sitting stored (same corpus and retrieval setup), else retrieved now (every missing
+        wording in one run)."""
+        missing = {d.query: d for d in decisions if d.query not in self._edits}
+        if missing:
+            for run_id in self._stored_edit_runs(set(missing)):
+                self._add_edits(_loaded(self.store, run_id))
+            missing = {query: d for query, d in missing.items() if query not in self._edits}
+        if missing:
+            with tempfile.TemporaryDirectory(prefix="nomad-label-edits-") as folder:
+                lines = [{**d.golden_line(), "id": _edit_id(query)} for query, d in missing.items()]
+                suite_path(folder, EDITS_SUITE).write_text(
+                    "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+                )
+                self._add_edits(_retrieved(self.corpus_dir, folder, EDITS_SUITE, self.store))
+        return self._edits
+
+    def _stored_edit_runs(self, wordings: set[str]) -> list[str]:
+        """The stored edit runs, newest first, holding one of ``wordings`` and retrieved like the
+        drafts (same corpus fingerprint, same parameters but the suite), each wording's newest run only."""
+        with Store(self.store, read_only=True) as store:
+            drafts = store.get_run(self.data.run_id)
+            setup = {k: v for k, v in drafts.params.items() if k != "suite"}
+            out, wanted = [], set(wordings)
+            for run_id in reversed(store.run_ids("retrieval")):
+                run = store.get_run(run_id)
+                if run.suite != EDITS_SUITE or run.fingerprint != drafts.fingerprint:
+                    continue
+                if {k: v for k, v in run.params.items() if k != "suite"} != setup:
+                    continue
+                held = wanted & {case.query for case in store.get_cases(run_id)}
+                if held:
+                    out.append(run_id)
+                    wanted -= held
+        return out
+
+    def _add_edits(self, ctx: GatherContext) -> None:
+        for j, query in enumerate(ctx.data.queries):
+            self._edits[query] = (ctx, j)
 
     def _ready(self, labels: np.ndarray) -> bool:
         return labels.size >= REORDER_AFTER and min(labels.sum(), (~labels).sum()) >= MIN_PER_CLASS
 
-    def _gate(self, index: np.ndarray, labels: np.ndarray, recall: np.ndarray):
+    def _gate(self, labelled: Labelled):
         """The gate on the labelled questions: out-of-fold scores, its recall-target threshold, and the
         model fitted on all of them (to score the drafts not yet labelled)."""
-        x = self.data.features.matrix(list(KINDS))[0]
+        x, labels, recall = labelled.x, labelled.labels, labelled.recall
         y = labels.astype(int)
         groups = np.arange(y.size)
         splits = crossval.repeated_splits(y, groups, crossval.FOLDS, 1, 1341)[0]
         oof = np.full(y.size, np.nan)
         for train, test in splits:
-            oof[test] = logistic_scores(*fit_logistic(x[index[train]], y[train], 0.1), x[index[test]])
-        nonempty = self.data.base_nonempty[index]
-        thresholds, rec, ne = crossval.threshold_grid(oof, recall, nonempty)
+            oof[test] = logistic_scores(*fit_logistic(x[train], y[train], 0.1), x[test])
+        thresholds, rec, ne = crossval.threshold_grid(oof, recall, labelled.nonempty)
         at_recall, _ = crossval.choose_points(rec, ne, ~labels, crossval.RECALL_TARGET, crossval.LEAK_TARGET)
         threshold = float(thresholds[at_recall]) if at_recall is not None else 0.5
-        model = fit_logistic(x[index], y, 0.1)
-        return oof, threshold, logistic_scores(*model, x)
+        model = fit_logistic(x, y, 0.1)
+        return oof, threshold, logistic_scores(*model, self.data.features.matrix(list(KINDS))[0])
 
     def queue(self) -> list[str]:
         """The drafts not yet decided, in the order to label them: as drafted until the gate can be
         fitted, then closest to its threshold first (disagreeing with the draft's own guess before that)."""
         decided = set(self.decisions())
         todo = [d.id for d in self.drafts if d.id not in decided]
-        index, labels, recall = self._labelled()
-        if not self._ready(labels):
+        labelled = self._labelled()
+        if not self._ready(labelled.labels):
             return todo
-        _, threshold, scores = self._gate(index, labels, recall)
+        _, threshold, scores = self._gate(labelled)
 
         def key(draft_id: str) -> tuple[bool, float]:
             i = self.by_id[draft_id]
@@ -174,17 +247,42 @@ class LabelSession:
         floor (top final score, every point on the labels: in sample) and, once it can be fitted, the
         gate (out-of-fold scores); and how many labels of each kind they rest on. ``first`` replays the
         sitting: only the first that many decisions (skips count as decisions) are read."""
-        index, labels, recall = self._labelled(first)
+        labelled = self._labelled(first)
+        labels, recall, nonempty = labelled.labels, labelled.recall, labelled.nonempty
         out: dict[str, Any] = {"answerable": int(labels.sum()), "refusals": int((~labels).sum())}
         if not labels.any() or labels.all():
             return out
-        top = self.data.features.blocks["pool"]
-        floor_scores = top.matrix[index, top.names.index("final_1")]
-        out["floor"] = leak_at_recall(floor_scores, recall, self.data.base_nonempty[index], ~labels)
+        out["floor"] = leak_at_recall(labelled.floor, recall, nonempty, ~labels)
         if self._ready(labels):
-            oof, _, _ = self._gate(index, labels, recall)
-            out["gate"] = leak_at_recall(oof, recall, self.data.base_nonempty[index], ~labels)
+            oof, _, _ = self._gate(labelled)
+            out["gate"] = leak_at_recall(oof, recall, nonempty, ~labels)
         return out
+
+
+def _retrieved(
+    corpus_dir: str | Path, goldens_dir: str | Path, suite: str, store: str | Path, progress: bool = False
+) -> GatherContext:
+    """Retrieve ``suite`` (drafts included) at floor 0 into ``store``: the stored run with the sitting's
+    features, ready to read its passages."""
+    request = RetrievalRequest(
+        corpus_dir=Path(corpus_dir),
+        goldens_dir=Path(goldens_dir),
+        suite=suite,
+        floor=0.0,
+        store_path=Path(store),
+        progress=progress,
+        drafts=True,
+    )
+    return _loaded(store, retrieve(request).run_id)
+
+
+def _loaded(store: str | Path, run_id: str) -> GatherContext:
+    return GatherContext(Path(store), with_features(store, load_run(store, run_id, embed=False), KINDS))
+
+
+def _edit_id(query: str) -> str:
+    """A stable golden id for an edited wording (the wording itself is the cache key)."""
+    return "edit-" + hashlib.sha256(query.encode()).hexdigest()[:16]
 
 
 def leak_at_recall(
