@@ -132,6 +132,16 @@ def families() -> dict[str, Family]:
     return {f.name: f for f in sorted(found, key=lambda f: (f.order, f.name))}
 
 
+def saved_threshold(load: Callable[[str], Any]) -> Callable[[GateAtom], float]:
+    """A gate-file family's ``saved``: the spec's number, else the threshold saved in the gate file, read
+    by ``load`` (the gate class's own loader, which checks the file is that kind of gate)."""
+
+    def threshold(atom: GateAtom) -> float:
+        return float(atom.value) if atom.value is not None else load(atom.target).threshold
+
+    return threshold
+
+
 def best_score_family(name: str, order: int, form: str, value: str, kind: str) -> Family:
     """A family whose gathered input (``Need(kind, target)``) has each pool's best (question, passage)
     score in ``.best``, kept all or nothing; unbounded, an omitted number sweeps the score's quantiles.

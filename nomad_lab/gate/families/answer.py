@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from nomad_lab.gate.answer_file import AnswerGate
-from nomad_lab.gate.families import OMIT_SAVED, Family, GateInputs, Need, all_or_nothing
+from nomad_lab.gate.families import OMIT_SAVED, Family, GateInputs, Need, all_or_nothing, saved_threshold
 from nomad_lab.gate.pools import PoolSet
 
 
@@ -23,12 +23,6 @@ def needs(atom: object) -> tuple[Need, ...]:
 
 def score(pools: PoolSet, atom: object, inputs: GateInputs) -> np.ndarray:
     return np.asarray(inputs[needs(atom)[0]], dtype=float)
-
-
-def threshold(atom: object) -> float:
-    """The spec's number, else the threshold saved in the gate file."""
-    value = atom.value  # type: ignore[attr-defined]
-    return float(value) if value is not None else AnswerGate.load(atom.target).threshold  # type: ignore[attr-defined]
 
 
 FAMILY = Family(
@@ -42,6 +36,6 @@ FAMILY = Family(
     omitted=OMIT_SAVED,
     keep=lambda pools, atom, points, inputs: all_or_nothing(score(pools, atom, inputs), pools, points),
     score=score,
-    saved=threshold,
+    saved=saved_threshold(AnswerGate.load),
     needs=needs,
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from nomad_lab.gate import masks
-from nomad_lab.gate.families import OMIT_SAVED, Family, GateInputs, Need, all_or_nothing
+from nomad_lab.gate.families import OMIT_SAVED, Family, GateInputs, Need, all_or_nothing, saved_threshold
 from nomad_lab.gate.features import FeatureTable
 from nomad_lab.gate.logistic_gate import LearnedGate, feature_columns
 from nomad_lab.gate.pools import PoolSet
@@ -34,12 +34,6 @@ def keep(pools: PoolSet, atom: object, points: np.ndarray, inputs: GateInputs) -
     return all_or_nothing(score(pools, atom, inputs), pools, points)
 
 
-def threshold(atom: object) -> float:
-    """The spec's number, else the threshold saved in the gate file."""
-    value = atom.value  # type: ignore[attr-defined]
-    return float(value) if value is not None else LearnedGate.load(atom.target).threshold  # type: ignore[attr-defined]
-
-
 FAMILY = Family(
     name="learned",
     order=50,
@@ -52,6 +46,6 @@ FAMILY = Family(
     keep=keep,
     score=score,
     grid=lambda: masks.UNIT_GRID,
-    saved=threshold,
+    saved=saved_threshold(LearnedGate.load),
     needs=needs,
 )
