@@ -53,10 +53,12 @@ def register_caches(actions: Any) -> None:
 
 
 def run_export_cache(args: argparse.Namespace) -> int:
+    from nomad_lab.eval.provenance import provenance_record, write_provenance
     from nomad_lab.store import Store
 
     with Store(args.store, read_only=True) as store:
         count = store.export_cache(args.table, args.out, args.key)
+    write_provenance(args.out.parent, provenance_record(), file=args.out.name)  # the command beside the file
     print(f"wrote {count} {args.table} rows from {args.store} to {args.out}")
     return 0
 

@@ -35,6 +35,8 @@ def test_pair_scores_and_verdicts_travel_between_stores(
         main(["store", "export-cache", "judge_verdicts", "--out", str(verdicts), "--store", str(source)]) == 0
     )
     first = scores.read_bytes()
+    record = json.loads((tmp_path / "provenance.json").read_text())["files"]["scores.jsonl.gz"]
+    assert record["argv"][:3] == ["nomad-lab", "store", "export-cache"] and "model-x" in record["argv"]
     assert main([*args, "--store", str(source)]) == 0
     assert scores.read_bytes() == first  # same rows, same bytes: a committed file changes only with its rows
 
