@@ -70,15 +70,18 @@ def _check_row(path: Path, line: int, table: str, row: Any) -> dict[str, Any]:
     unknown = sorted(set(row) - set(columns))
     if unknown:
         raise CacheFileError(f"{where}: unknown field(s) {', '.join(unknown)} for table {table}")
+    checked: dict[str, Any] = {}
     for name, types in columns.items():
-        value = row.get(name)
+        value = checked[name] = row.get(name)
         if value is None:
             if name in REQUIRED:
                 raise CacheFileError(f"{where}: field {name!r} is required")
             continue
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
             raise CacheFileError(f"{where}: field {name!r} must be {types[0].__name__}, got {value!r}")
-    return {name: row.get(name) for name in columns}
+        if float in types:
+            checked[name] = float(value)  # one type per column: the import binds each column as one list
+    return checked
 
 
 def read_cache_file(path: Path) -> CacheFile:
@@ -138,14 +141,19 @@ class CacheFiles(TableGroup):
         return len(rows)
 
     def import_cache(self, cache: CacheFile) -> int:
-        """Add a checked cache file's rows the store lacks, all or none; how many were new."""
+        """Add a checked cache file's rows the store lacks, all or none; how many were new.
+
+        One statement over column lists (``unnest``): a row-by-row insert of a committed cache's ten
+        thousand rows took about a minute of CPU."""
+        if not cache.rows:
+            return 0
         columns = list(CACHE_TABLES[cache.table])
         before = self.con.execute(f"SELECT count(*) FROM {cache.table}").fetchone()[0]
-        now = datetime.now(UTC)
+        lists = [[row[c] for row in cache.rows] for c in columns]
         with self.transaction():
-            self.con.executemany(
+            self.con.execute(
                 f"INSERT OR IGNORE INTO {cache.table} ({', '.join(columns)}, created_at) "
-                f"VALUES ({', '.join('?' * (len(columns) + 1))})",
-                [[row[c] for c in columns] + [now] for row in cache.rows],
+                f"SELECT {', '.join('unnest(?)' for _ in columns)}, ?",
+                [*lists, datetime.now(UTC)],
             )
         return self.con.execute(f"SELECT count(*) FROM {cache.table}").fetchone()[0] - before
