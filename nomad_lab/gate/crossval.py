@@ -217,12 +217,17 @@ def learned_figures(
     choices: Sequence[Any] = (None,),
 ) -> tuple[Figures, np.ndarray, list[Any]]:
     """Out-of-fold figures of a learned all-or-nothing gate, its out-of-fold scores (repeats × n) and
-    the setting chosen in each outer fold.
+    the setting chosen in each outer fold; ``figures.extra["kept"]`` holds the held-out keep decisions
+    at the recall point (repeats × n).
 
     ``fit_score(train_index, score_index, choice)`` fits on the training questions with one of
     ``choices`` (e.g. a regularization strength) and returns the scores of the others. Inside each
     outer training fold, inner out-of-fold scores pick the choice (least leak at the recall target)
-    and then the operating thresholds; the held-out fold is scored once, at the end.
+    and then the operating thresholds. The held-out fold is scored by the mean of the same inner
+    models (cross-fitting), not by one model refitted on the whole training fold: a threshold holds
+    only on the scale of the scores it was chosen on, and a model fitted on more questions spreads its
+    scores wider (a logistic model's weights grow), so a refitted model's scores at the inner threshold
+    kept fewer answerable questions than chosen and every fitted row fell short of the recall target.
     """
     refusal = ~labels.astype(bool)
     repeats = len(splits)
@@ -235,9 +240,12 @@ def learned_figures(
         for train, test in split:
             inner = repeated_splits(labels[train], groups[train], INNER_FOLDS, 1, seed + 1000 * (r + 1))[0]
             inner_scores = {c: np.full(train.size, np.nan) for c in choices}
+            held_out = {c: np.zeros(test.size) for c in choices}
             for choice, scores in inner_scores.items():
                 for itr, ite in inner:
-                    scores[ite] = fit_score(train[itr], train[ite], choice)
+                    both = fit_score(train[itr], np.concatenate([train[ite], test]), choice)
+                    scores[ite] = both[: ite.size]
+                    held_out[choice] += both[ite.size :] / len(inner)
             choice = _inner_choice(
                 inner_scores, base_recall[train], base_nonempty[train], refusal[train], target
             )
@@ -246,7 +254,7 @@ def learned_figures(
                 inner_scores[choice], base_recall[train], base_nonempty[train]
             )
             p_recall, p_leak = choose_points(rec, ne, refusal[train], target, alpha)
-            oof[r, test] = fit_score(train, test, choice)
+            oof[r, test] = held_out[choice]
             reached.append(p_recall is not None)
             found.append(p_leak is not None)
             keep_r[r, test] = oof[r, test] >= (thresholds[p_recall] if p_recall is not None else -np.inf)
@@ -255,6 +263,7 @@ def learned_figures(
     figures = decision_figures(
         keep_r, keep_l, base_recall, base_nonempty, refusal, auc, reached, found, splits
     )
+    figures.extra["kept"] = keep_r
     return figures, oof, chosen
 
 

@@ -87,3 +87,51 @@ def test_leak_point_needs_the_clopper_pearson_bound() -> None:
     )
     by_recall, by_leak = crossval.choose_points(recall, nonempty, refusal, 0.9, 0.05)
     assert (by_recall, by_leak) == (0, 1)
+
+
+def _spreading_gate(n: int, seed: int):
+    """A planted learned gate whose scores spread wider the more questions it is fitted on (as a
+    logistic model's do): the signal times the training size cubed."""
+    rng = np.random.default_rng(seed)
+    refusal = np.arange(n) % 3 == 0
+    signal = np.where(refusal, -1.0, 1.0) + rng.normal(0, 1.0, n)
+    y = (~refusal).astype(int)
+
+    def fit_score(train: np.ndarray, scored: np.ndarray, _: object) -> np.ndarray:
+        return signal[scored] * float(train.size) ** 3
+
+    return refusal, y, fit_score
+
+
+def test_the_held_out_fold_is_scored_on_the_scale_its_threshold_was_chosen_on() -> None:
+    """Thresholds come from inner models fitted on two thirds of a training fold; a model refitted on
+    all of it would score wider and keep fewer answerable questions than the target. Scored by the
+    inner models' mean, the held-out recall lands on the target and the held-out scores are that mean."""
+    n = 600
+    refusal, y, fit_score = _spreading_gate(n, 4)
+    groups = np.arange(n)
+    splits = crossval.repeated_splits(y, groups, 5, 3, 11)
+    base_recall = np.where(refusal, np.nan, 1.0)
+    figures, oof, _ = crossval.learned_figures(fit_score, y, groups, base_recall, np.ones(n, bool), splits)
+    assert figures.recall_at_recall[0] >= 0.88
+    train, test = splits[0][0]
+    inner = crossval.repeated_splits(
+        y[train], groups[train], crossval.INNER_FOLDS, 1, crossval.BOOTSTRAP_SEED + 1000
+    )[0]
+    expected = np.mean([fit_score(train[itr], test, None) for itr, _ in inner], axis=0)
+    assert np.allclose(oof[0, test], expected)
+
+
+def test_the_kept_decisions_reproduce_the_out_of_fold_leak_and_recall() -> None:
+    n = 300
+    refusal, y, fit_score = _spreading_gate(n, 5)
+    rng = np.random.default_rng(6)
+    base_recall = np.where(refusal, np.nan, (rng.random(n) < 0.95).astype(float))
+    base_nonempty = rng.random(n) < 0.9
+    splits = crossval.repeated_splits(y, np.arange(n), 5, 2, 3)
+    figures, _, _ = crossval.learned_figures(fit_score, y, np.arange(n), base_recall, base_nonempty, splits)
+    kept = figures.extra["kept"]
+    assert kept.shape == (2, n)
+    leak = (kept & base_nonempty)[:, refusal].mean()
+    recall = np.where(kept, base_recall, 0.0)[:, ~refusal].mean()
+    assert np.isclose(leak, figures.leak_at_recall[0]) and np.isclose(recall, figures.recall_at_recall[0])

@@ -9,8 +9,8 @@ negatives from refusals, the out-of-scope bank and model-free synthetic unanswer
 (:mod:`nomad_lab.studies.gating.answer_pairs`), all built from training folds only.
 
 Out of fold with 5x1 grouped folds (:func:`nomad_lab.gate.crossval.learned_figures`: each outer fold
-trains 3 inner models to set its threshold, then one for the held-out fold, 20 trainings in all; 5x5
-would be 100, beyond the ~30 min budget on two cores). The zero-shot model over the same windows is
+trains 3 inner models, which set its threshold and whose mean scores the held-out fold, 15 trainings
+in all; 5x5 would be 75, beyond the ~30 min budget on two cores). The zero-shot model over the same windows is
 the comparison row. Opt-in (``published=False``): reading every window with the ONNX body takes
 minutes the first time (cached beside the store, so a rerun skips it).
 """
@@ -53,7 +53,7 @@ PARAMS = (
     Param("bank", Path, None, "out-of-scope question bank (default: datasets/out_of_scope/bank.jsonl)"),
     Param("bank_skip", str, (), "bank categories this corpus answers", many=True, metavar="CATEGORY"),
     Param("folds", int, crossval.FOLDS, "outer folds", check=positive),
-    Param("repeats", int, 1, "repeated fold draws (each costs 4 trainings per fold)", check=positive),
+    Param("repeats", int, 1, "repeated fold draws (each costs 3 trainings per fold)", check=positive),
     Param("epochs", int, TrainConfig().epochs, "training epochs per model", check=positive),
     PROGRESS,
 )
@@ -72,37 +72,6 @@ class _Bar:
 
     def close(self) -> None:
         self.bar.close()
-
-
-def recording(fit_score: Any, n: int, data: Any, splits: list) -> tuple[Any, np.ndarray]:
-    """Wrap ``fit_score`` to recover the held-out keep decisions ``learned_figures`` makes: inner
-    scores are gathered per outer training set, and at the outer call the recall-target threshold is
-    chosen from them by the same rule (``threshold_grid`` + ``choose_points``)."""
-    refusal = data.pools.expect_refusal
-    keep = np.zeros((len(splits), n), dtype=bool)
-    outer = {tuple(np.sort(test)): (r, test) for r, split in enumerate(splits) for _, test in split}
-    inner: dict[tuple[int, ...], np.ndarray] = {}
-
-    def wrapped(train: np.ndarray, score: np.ndarray, choice: Any) -> np.ndarray:
-        s = fit_score(train, score, choice)
-        key = tuple(np.sort(score))
-        if key in outer and tuple(np.sort(train)) in inner:
-            r, _ = outer[key]
-            got = inner.pop(tuple(np.sort(train)))
-            thresholds, rec, ne = crossval.threshold_grid(
-                got[train], data.base_recall[train], data.base_nonempty[train]
-            )
-            at, _ = crossval.choose_points(
-                rec, ne, refusal[train], crossval.RECALL_TARGET, crossval.LEAK_TARGET
-            )
-            t = thresholds[at] if at is not None else -np.inf
-            keep[r, score] = np.nan_to_num(s, nan=-np.inf) >= t
-        else:
-            whole = tuple(np.sort(np.concatenate([train, score])))
-            inner.setdefault(whole, np.full(n, np.nan))[score] = s
-        return s
-
-    return wrapped, keep
 
 
 def compute(p: Params) -> dict[str, Any]:
@@ -141,7 +110,7 @@ def compute(p: Params) -> dict[str, Any]:
     y = (~data.pools.expect_refusal).astype(int)
     groups = crossval.question_groups(data.pools.tags, data.pools.expect_refusal, data.features.query)
     splits = crossval.repeated_splits(y, groups, p.folds, p.repeats, SEED)
-    trainings = len(splits) * len(splits[0]) * (crossval.INNER_FOLDS + 1)
+    trainings = len(splits) * len(splits[0]) * crossval.INNER_FOLDS
     bar = _Bar("answerability: trainings", trainings, not p.no_progress)
     train_seconds: list[float] = []
 
@@ -163,9 +132,8 @@ def compute(p: Params) -> dict[str, Any]:
         bar(1)
         return score(head, [questions[i] for i in scored])
 
-    recorder, keep = recording(fit_score, y.size, data, splits)
     figures, oof, _ = crossval.learned_figures(
-        recorder, y, groups, data.base_recall, data.base_nonempty, splits, seed=SEED
+        fit_score, y, groups, data.base_recall, data.base_nonempty, splits, seed=SEED
     )
     bar.close()
     zs = best_per_question(questions, zero_shot)
@@ -186,7 +154,7 @@ def compute(p: Params) -> dict[str, Any]:
         "figures": figures,
         "zero_figures": zero_figures,
         "oof": oof,
-        "keep": keep,
+        "keep": figures.extra["kept"],
         "zero_scores": zs,
         "head": head,
         "body": body,
