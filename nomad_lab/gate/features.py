@@ -92,14 +92,16 @@ def keyword_overlap(query: str, passages: Sequence[str]) -> float:
 class FeatureBlock:
     """One kind of feature for every question of a run: a matrix ``(n, f)``, its column names, and the
     embedder identity its values depend on (pool scores and query vectors; None for a kind that does
-    not, such as a cross-encoder's logits)."""
+    not, such as a cross-encoder's logits). ``cost`` is (model passes, milliseconds) per question that
+    computing the block took, for a kind a model makes: a gate that reads it pays that too."""
 
     matrix: np.ndarray
     names: list[str]
     embedder: Mapping[str, Any] | None = None
+    cost: tuple[float, float] | None = None
 
     def subset(self, index: np.ndarray) -> FeatureBlock:
-        return FeatureBlock(self.matrix[index], self.names, self.embedder)
+        return FeatureBlock(self.matrix[index], self.names, self.embedder, self.cost)
 
 
 @dataclass(frozen=True)

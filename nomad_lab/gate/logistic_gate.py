@@ -9,7 +9,7 @@ and vectors live on another scale) and the training run, with its out-of-fold fi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,6 +131,33 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 1.0) -> LogisticFit:
     with threadpool_limits(1):  # small problems: BLAS threads only contend on a shared 2-core machine
         model.fit((x - mean) / scale, y)
     return mean, scale, model.coef_[0], float(model.intercept_[0])
+
+
+def mean_of_fits(fits: Sequence[LogisticFit]) -> LogisticFit:
+    """One logistic model whose logit is the mean of ``fits``' logits, standardized by their mean
+    means and scales: an average of linear models is linear, so the ensemble saves as one.
+
+    Why: a threshold holds only on the scale of the scores it was chosen on. The saved gate is the mean
+    of the models whose held-out scores set its threshold; one model refitted on every question would
+    score wider and keep fewer answerable questions than the target.
+    """
+    mean = np.mean([m for m, _, _, _ in fits], axis=0)
+    scale = np.mean([s for _, s, _, _ in fits], axis=0)
+    weights = np.mean([coef / s for _, s, coef, _ in fits], axis=0)  # per raw feature unit
+    offset = float(np.mean([b - (coef / s) @ m for m, s, coef, b in fits]))
+    return mean, scale, weights * scale, offset + float(weights @ mean)
+
+
+def fold_ensemble(
+    fit: Callable[[np.ndarray], LogisticFit], x: np.ndarray, split: Sequence[tuple[np.ndarray, np.ndarray]]
+) -> tuple[LogisticFit, np.ndarray]:
+    """A gate to save and the scores its threshold is set on: the mean of one split's fold models
+    (``fit(train_index)`` each) and every question's score by the fold model that did not see it."""
+    fits = [fit(train) for train, _ in split]
+    held_out = np.full(len(x), np.nan)
+    for fitted, (_, test) in zip(fits, split, strict=True):
+        held_out[test] = logistic_scores(*fitted, x[test])
+    return mean_of_fits(fits), held_out
 
 
 def logistic_scores(

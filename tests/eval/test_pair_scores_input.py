@@ -71,6 +71,10 @@ def test_ce_features_are_best_second_and_mean_of_the_passages(stored) -> None:
     np.testing.assert_allclose(block.matrix[full, 0], scores.best[full])
     assert (block.matrix[full, 0] >= block.matrix[full, 1]).all()
     assert (block.matrix[full, 0] >= block.matrix[full, 2]).all()
+    # a learned gate reading these features pays the cross-encoder's passes (the leaderboard's cost columns)
+    n = data.pools.size
+    assert block.cost == pytest.approx((scores.pairs / n, 1000 * scores.seconds / n))
+    assert block.subset(np.arange(2)).cost == block.cost
 
 
 def test_the_feature_rows_on_planted_scores() -> None:

@@ -84,3 +84,28 @@ def test_a_broken_gate_file_is_one_line(tmp_path: Path) -> None:
         LearnedGate.load(bad)
     with pytest.raises(NomadLabError, match="no such gate file"):
         LearnedGate.load(tmp_path / "missing.json")
+
+
+def test_the_mean_of_fold_models_scores_the_mean_of_their_logits() -> None:
+    """The saved gate is one linear model equal to its fold models' average logit (so the threshold set
+    on their held-out scores holds on its scale), and it loses no information to the standardization."""
+    from nomad_lab.gate.logistic_gate import fold_ensemble, logistic_scores, mean_of_fits
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(200, 4)) * [1.0, 5.0, 0.1, 2.0] + [0.0, 10.0, -3.0, 1.0]
+    y = (x[:, 0] + 0.2 * x[:, 1] + rng.normal(size=200) > 2.0).astype(int)
+    fits = [fit_logistic(x[i::3], y[i::3], c) for i, c in enumerate((0.1, 1.0, 10.0))]
+    logits = [np.log(p / (1 - p)) for p in (logistic_scores(*f, x) for f in fits)]
+    merged = logistic_scores(*mean_of_fits(fits), x)
+    np.testing.assert_allclose(np.log(merged / (1 - merged)), np.mean(logits, axis=0), rtol=1e-6, atol=1e-6)
+    folds = [(np.setdiff1d(np.arange(200), test), test) for test in np.array_split(np.arange(200), 4)]
+    seen = []
+    saved, held_out = fold_ensemble(
+        lambda train: seen.append(train) or fit_logistic(x[train], y[train]), x, folds
+    )
+    for train, (_, test) in zip(seen, folds, strict=True):  # each score from the model that never saw it
+        assert not np.intersect1d(train, test).size
+        np.testing.assert_allclose(
+            held_out[test], logistic_scores(*fit_logistic(x[train], y[train]), x[test])
+        )
+    np.testing.assert_allclose(saved[2], mean_of_fits([fit_logistic(x[t], y[t]) for t in seen])[2])

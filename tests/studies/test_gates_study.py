@@ -60,6 +60,10 @@ def test_study_gates_writes_the_leaderboard(run: tuple[Path, str], tmp_path: Pat
     assert summary["run"] == run_id and summary["bank"]["questions"] == 6
     learned = next(r for r in summary["rows"] if r["gate"] == "learned: pool + query")
     assert learned["outOfFold"] and learned["repeats"] == 2 and learned["calls"] == 0
+    ce_row = next(r for r in summary["rows"] if r["gate"].startswith("ce:"))
+    with_ce = next(r for r in summary["rows"] if r["gate"] == "learned: pool + ce + bank")
+    assert with_ce["calls"] == pytest.approx(ce_row["calls"]) and ce_row["calls"] > 0  # it pays the passes
+    assert with_ce["msPerQuestion"] >= ce_row["msPerQuestion"] > 0
     assert (out / "gates.png").stat().st_size > 5_000
     gate = json.loads((out / "learned_gate.json").read_text())
     assert gate["embedder"]["model"] and gate["training"]["run"] == run_id

@@ -35,6 +35,7 @@ from nomad_lab.gate.logistic_gate import (
     LearnedGate,
     feature_columns,
     fit_logistic,
+    fold_ensemble,
     logistic_scores,
 )
 
@@ -130,13 +131,14 @@ def fit_gate(
     repeats: int = crossval.REPEATS,
     seed: int = 1341,
 ) -> FitResult:
-    """Out-of-fold figures of a logistic gate, then the gate fitted on all of it.
+    """Out-of-fold figures of a logistic gate, then the gate to save: the mean of its fold models.
 
     ``kinds`` is one feature set or several candidates: each outer training fold chooses the set and the
     regularization strength by its own inner out-of-fold scores, so the figures include that choice;
     the saved gate uses the (set, strength) the training folds chose most often. Every kind must already
-    be gathered on ``data`` and ``bank`` (:func:`with_features`). The saved threshold is the
-    recall-target point of the out-of-fold scores; ``figures`` are the honest ones.
+    be gathered on ``data`` and ``bank`` (:func:`with_features`). The saved gate is the mean of the
+    first repeat's fold models (:func:`fold_ensemble`), its threshold the recall-target point of their
+    held-out scores, so gate and threshold share one scale; ``figures`` are the honest ones.
     """
     started = time.perf_counter()
     sets = candidate_sets(kinds)
@@ -167,11 +169,12 @@ def fit_gate(
         seed=seed,
         choices=choices,
     )
-    everything = np.arange(y.size)
     s, c = max(set(chosen), key=chosen.count)  # what the training folds chose most often
     kinds, names = sets[s], matrices[s][1]
-    pooled = np.nanmean(oof, axis=0)
-    thresholds, rec, ne = crossval.threshold_grid(pooled, data.base_recall, data.base_nonempty)
+    saved, held_out = fold_ensemble(
+        lambda train: fit_logistic(*training(s, train), c), matrices[s][0], splits[0]
+    )
+    thresholds, rec, ne = crossval.threshold_grid(held_out, data.base_recall, data.base_nonempty)
     at_recall, at_leak = crossval.choose_points(
         rec, ne, data.pools.expect_refusal, crossval.RECALL_TARGET, crossval.LEAK_TARGET
     )
@@ -179,13 +182,13 @@ def fit_gate(
     gate = LearnedGate.from_fit(
         kinds,
         names,
-        fit_logistic(*training(s, everything), c),
+        saved,
         threshold,
         data.embedder,
         training={
             "run": data.run_id,
             "fingerprint": data.pools.fingerprint,
-            "questions": int(everything.size),
+            "questions": int(y.size),
             "questionIds": list(data.pools.ids),  # a transfer is scored only on questions not in here
             "refusals": int(data.pools.expect_refusal.sum()),
             "bank": None if bank is None else {"run": bank.run_id, "questions": bank.pools.size},

@@ -28,7 +28,13 @@ from nomad_lab.eval.gating.service import gather
 from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 from nomad_lab.gate import crossval, masks
 from nomad_lab.gate.apply import spec_mask
-from nomad_lab.gate.logistic_gate import REGULARIZATION_C, LearnedGate, fit_logistic, logistic_scores
+from nomad_lab.gate.logistic_gate import (
+    REGULARIZATION_C,
+    LearnedGate,
+    fit_logistic,
+    fold_ensemble,
+    logistic_scores,
+)
 
 __all__ = [
     "LabelFree",
@@ -128,7 +134,8 @@ def fit_label_free(
     """A logistic gate fitted with no labels: pseudo-questions on topic, bank questions off topic.
 
     The regularization strength is chosen inside folds as for labelled fits; the threshold is the
-    most selective point meeting the recall target on the pseudo-questions' out-of-fold scores.
+    most selective point meeting the recall target on the pseudo-questions' held-out scores of the
+    fold models whose mean is the saved gate (:func:`~nomad_lab.gate.logistic_gate.fold_ensemble`).
     """
     pseudo = with_features(store_path, pseudo, kinds)
     bank = with_features(store_path, bank_run(store_path, pseudo, bank_path, bank_skip), kinds)
@@ -143,16 +150,17 @@ def fit_label_free(
     def fit_score(train: np.ndarray, score: np.ndarray, c: float) -> np.ndarray:
         return logistic_scores(*fit_logistic(x[train], y[train], c), x[score])
 
-    figures, oof, chosen = crossval.learned_figures(
+    figures, _, chosen = crossval.learned_figures(
         fit_score, y, groups, recall, nonempty, splits, seed=seed, choices=REGULARIZATION_C
     )
     c = max(set(chosen), key=chosen.count)
     on = slice(0, pseudo.pools.size)
-    threshold, reached = score_threshold(np.nanmean(oof, axis=0)[on], pseudo)
+    saved, held_out = fold_ensemble(lambda train: fit_logistic(x[train], y[train], c), x, splits[0])
+    threshold, reached = score_threshold(held_out[on], pseudo)
     gate = LearnedGate.from_fit(
         kinds,
         names,
-        fit_logistic(x, y, c),
+        saved,
         threshold,
         pseudo.embedder,
         training={

@@ -124,8 +124,8 @@ def markdown(result: dict[str, Any], out: str | Path | None = None) -> str:
             head,
             leaderboard(result),
             comparison(result),
-            f"Largest standardized coefficients of the saved gate ({result['gateName']}, fitted on every "
-            f"question with C = {result['gate'].training['regularizationC']}, the strength its training "
+            f"Largest standardized coefficients of the saved gate ({result['gateName']}: the mean of its "
+            f"fold models, C = {result['gate'].training['regularizationC']}, the strength its training "
             f"folds chose most often; {gate_file}):",
             coefficients(result),
         ]

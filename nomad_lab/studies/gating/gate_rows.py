@@ -137,7 +137,9 @@ def fit_rows(
         started = time.perf_counter()
         apply_gate(result.gate, data)
         ms = 1000 * (time.perf_counter() - started) / max(1, data.pools.size)
-        row = Row(name, result.figures, 0.0, ms, family="learned")
+        costs = [c for k in result.gate.kinds if (c := data.features.blocks[k].cost) is not None]
+        calls, ms = sum(c[0] for c in costs), ms + sum(c[1] for c in costs)
+        row = Row(name, result.figures, calls, ms, family="learned")
         scores = result.oof[0]
         row.curve = score_curve(data, scores, name)
         rows.append(finish_row(row))

@@ -32,4 +32,7 @@ def features(passages: np.ndarray) -> np.ndarray:
 
 
 def gather(ctx: GatherContext, key: str) -> FeatureBlock:
-    return FeatureBlock(features(window_scores(ctx, key or DEFAULT_CROSS_ENCODER).passages), list(NAMES))
+    scores = window_scores(ctx, key or DEFAULT_CROSS_ENCODER)
+    n = max(1, len(scores.passages))
+    cost = (scores.pairs / n, 1000 * scores.seconds / n)
+    return FeatureBlock(features(scores.passages), list(NAMES), cost=cost)
