@@ -239,3 +239,13 @@ def test_a_step_s_own_record_names_its_command_and_the_model_it_opened_not_the_o
         "nomad-lab eval check"
     ]
     assert step["argv"] == ["nomad-lab", "eval", "check"] and step["models"] == {"embedded:m": digest}
+
+
+def test_the_committed_caches_the_main_job_imports_are_there_and_valid() -> None:
+    from nomad_lab.core.workspace import PROJECT_ROOT
+    from nomad_lab.store.cache_files import read_cache_file
+
+    imports = [argv for _, argv in reproduce.BEFORE_STUDIES if argv[:2] == ["store", "import-cache"]]
+    assert imports and imports[0][2:] == list(reproduce.CACHES)
+    tables = {read_cache_file(PROJECT_ROOT / path).table for path in reproduce.CACHES}
+    assert tables == {"pair_scores", "judge_verdicts"}

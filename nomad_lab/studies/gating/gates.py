@@ -395,7 +395,7 @@ STUDY = Study(
     write=lambda result, out: write(result, out, rows_json(result)),
     out_dir="results/gates",
     command=argv(
-        "study gates --reranker nanoranker --no-ce --transfer-corpus datasets/corpora/pydocs/corpus "
+        "study gates --reranker nanoranker --transfer-corpus datasets/corpora/pydocs/corpus "
         "--transfer-goldens datasets/corpora/pydocs/goldens --transfer-bank-skip coding --out results/gates"
     ),
     figures=("gates.png",),
@@ -409,7 +409,7 @@ STUDY = Study(
             "the default corpus as its transfer row",
             argv(
                 "study gates --corpus datasets/corpora/pydocs/corpus "
-                "--goldens datasets/corpora/pydocs/goldens --reranker nanoranker --no-ce --bank-skip coding "
+                "--goldens datasets/corpora/pydocs/goldens --reranker nanoranker --bank-skip coding "
                 "--transfer-corpus datasets/corpus --transfer-goldens datasets/goldens "
                 "--out results/gates/pydocs"
             ),
