@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ import numpy as np
 from nomad_lab.eval.gating import RunData, gather, load_run
 from nomad_lab.eval.gating.fit import bank_run, default_bank, fit_gate, with_features
 from nomad_lab.eval.gating.label_free import fit_label_free, pseudo_run, score_threshold, spec_point
+from nomad_lab.eval.provenance import provenance_record, write_provenance
 from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 from nomad_lab.gate import crossval, masks
 from nomad_lab.gate.apply import spec_mask
@@ -127,11 +129,14 @@ def learned_rows(
     y, groups, splits = _splits(data)
     refusal = data.pools.expect_refusal
     x, xb, xp = (d.features.matrix(list(KINDS))[0] for d in (data, bank, pseudo))
-    pseudo_scores: dict[bytes, np.ndarray] = {}
+    tests = [test for split in splits for _, test in split]
+    pseudo_scores: dict[tuple[bytes, float], list[np.ndarray]] = {}
 
     def fit_score(train: np.ndarray, score: np.ndarray, c: float) -> np.ndarray:
         model = fit_logistic(np.vstack([x[train], xb]), np.concatenate([y[train], np.zeros(len(xb), int)]), c)
-        pseudo_scores[train.tobytes() + str(c).encode()] = logistic_scores(*model, xp)
+        for test in tests:  # an inner model also scores its outer held-out fold, last in ``score``
+            if score.size >= test.size and np.array_equal(score[-test.size :], test):
+                pseudo_scores.setdefault((test.tobytes(), c), []).append(logistic_scores(*model, xp))
         return logistic_scores(*model, x[score])
 
     in_fold, oof, chosen = crossval.learned_figures(
@@ -146,9 +151,10 @@ def learned_rows(
     )
     keep = np.zeros_like(oof, dtype=bool)
     reached = []
-    folds = ((r, train, test) for r, split in enumerate(splits) for train, test in split)
-    for (r, train, test), c in zip(folds, chosen, strict=True):
-        threshold, ok = score_threshold(pseudo_scores[train.tobytes() + str(c).encode()], pseudo)
+    folds = ((r, test) for r, split in enumerate(splits) for _, test in split)
+    for (r, test), c in zip(folds, chosen, strict=True):
+        # the pseudo-questions scored like the held-out fold: by the mean of the same inner models
+        threshold, ok = score_threshold(np.mean(pseudo_scores[test.tobytes(), c], axis=0), pseudo)
         keep[r, test] = oof[r, test] >= threshold
         reached.append(ok)
 
@@ -253,6 +259,7 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "label_free.json").write_text(json.dumps(out, indent=1) + "\n")
     (args.out / "label_free.md").write_text(markdown(out))
+    write_provenance(args.out, provenance_record(argv=sys.argv), file="label_free.json")
     print(markdown(out))
     print(f"wrote {args.out}/label_free.json and label_free.md ({out['seconds']} s)")
     return 0
