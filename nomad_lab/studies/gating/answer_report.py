@@ -108,7 +108,7 @@ def markdown(result: dict[str, Any]) -> str:
         "| cost | value |",
         "|---|---|",
         f"| ms per question (body over every window + head, uncached) | {timing['msPerQuestion']:.0f} |",
-        f"| windows per question (timed sample) | {timing['windows'] / max(1, timing['questions']):.1f} |",
+        f"| windows per question (timed sample) | {timing['windowsPerQuestion']:.1f} |",
         f"| pairs read by the ONNX body this run (of {sec['pairs']}) | {sec['readPairs']} |",
         f"| seconds reading them | {sec['read']:.0f} |",
         f"| trainings | {sec['trainings']} |",

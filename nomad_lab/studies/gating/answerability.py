@@ -186,6 +186,7 @@ def _time_questions(body: AnswerBody, head: Any, chosen: list[Question]) -> dict
     return {
         "questions": len(chosen),
         "windows": len(pairs),
+        "windowsPerQuestion": len(pairs) / max(1, len(chosen)),
         "msPerQuestion": 1000 * seconds / max(1, len(chosen)),
     }
 
