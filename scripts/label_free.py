@@ -248,7 +248,7 @@ def main() -> int:
         ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT
     ).stdout.strip()
     out = {
-        "command": "flock /tmp/nomad-heavy.lock python scripts/label_free.py",
+        "command": " ".join(["python", *sys.argv]),
         "gitSha": sha,
         "recallTarget": crossval.RECALL_TARGET,
         "tolerance": TOLERANCE,
