@@ -401,7 +401,7 @@ STUDY = Study(
     figures=("gates.png",),
     tables=("gates.md",),
     stage=12,
-    budget_s=300.0,  # measured here: 93 s over a stored run with the committed caches, plus about 100 s to retrieve it
+    budget_s=300.0,  # measured here: 93 s over a stored run with the caches, plus about 100 s to retrieve it
     params=PARAMS,
     also=(
         Output(
