@@ -129,17 +129,13 @@ def learned_rows(
     y, groups, splits = _splits(data)
     refusal = data.pools.expect_refusal
     x, xb, xp = (d.features.matrix(list(KINDS))[0] for d in (data, bank, pseudo))
-    tests = [test for split in splits for _, test in split]
-    pseudo_scores: dict[tuple[bytes, float], list[np.ndarray]] = {}
+    rows = np.vstack([x, xp])  # the pseudo-questions after the labelled ones, scored like a held-out fold
 
     def fit_score(train: np.ndarray, score: np.ndarray, c: float) -> np.ndarray:
         model = fit_logistic(np.vstack([x[train], xb]), np.concatenate([y[train], np.zeros(len(xb), int)]), c)
-        for test in tests:  # an inner model also scores its outer held-out fold, last in ``score``
-            if score.size >= test.size and np.array_equal(score[-test.size :], test):
-                pseudo_scores.setdefault((test.tobytes(), c), []).append(logistic_scores(*model, xp))
-        return logistic_scores(*model, x[score])
+        return logistic_scores(*model, rows[score])
 
-    in_fold, oof, chosen = crossval.learned_figures(
+    in_fold, oof, _ = crossval.learned_figures(
         fit_score,
         y,
         groups,
@@ -148,13 +144,13 @@ def learned_rows(
         splits,
         seed=SEED,
         choices=REGULARIZATION_C,
+        also=np.arange(len(x), len(rows)),
     )
     keep = np.zeros_like(oof, dtype=bool)
     reached = []
     folds = ((r, test) for r, split in enumerate(splits) for _, test in split)
-    for (r, test), c in zip(folds, chosen, strict=True):
-        # the pseudo-questions scored like the held-out fold: by the mean of the same inner models
-        threshold, ok = score_threshold(np.mean(pseudo_scores[test.tobytes(), c], axis=0), pseudo)
+    for (r, test), pseudo_scores in zip(folds, in_fold.extra["also"], strict=True):
+        threshold, ok = score_threshold(pseudo_scores, pseudo)
         keep[r, test] = oof[r, test] >= threshold
         reached.append(ok)
 

@@ -215,10 +215,13 @@ def learned_figures(
     alpha: float = LEAK_TARGET,
     seed: int = BOOTSTRAP_SEED,
     choices: Sequence[Any] = (None,),
+    also: np.ndarray | None = None,
 ) -> tuple[Figures, np.ndarray, list[Any]]:
     """Out-of-fold figures of a learned all-or-nothing gate, its out-of-fold scores (repeats × n) and
     the setting chosen in each outer fold; ``figures.extra["kept"]`` holds the held-out keep decisions
-    at the recall point (repeats × n).
+    at the recall point (repeats × n). ``also``: indices past the labelled ones (unlabelled rows, such
+    as pseudo-questions) scored in every outer fold exactly as its held-out fold is, one row per outer
+    fold in ``figures.extra["also"]`` (folds in split order × len(also)).
 
     ``fit_score(train_index, score_index, choice)`` fits on the training questions with one of
     ``choices`` (e.g. a regularization strength) and returns the scores of the others. Inside each
@@ -235,15 +238,17 @@ def learned_figures(
     oof = np.full((repeats, n), np.nan)
     keep_r = np.zeros((repeats, n), dtype=bool)
     keep_l = np.zeros((repeats, n), dtype=bool)
+    also = np.zeros(0, dtype=int) if also is None else np.asarray(also, dtype=int)
+    also_scores = []
     reached, found, chosen = [], [], []
     for r, split in enumerate(splits):
         for train, test in split:
             inner = repeated_splits(labels[train], groups[train], INNER_FOLDS, 1, seed + 1000 * (r + 1))[0]
             inner_scores = {c: np.full(train.size, np.nan) for c in choices}
-            held_out = {c: np.zeros(test.size) for c in choices}
+            held_out = {c: np.zeros(test.size + also.size) for c in choices}
             for choice, scores in inner_scores.items():
                 for itr, ite in inner:
-                    both = fit_score(train[itr], np.concatenate([train[ite], test]), choice)
+                    both = fit_score(train[itr], np.concatenate([train[ite], test, also]), choice)
                     scores[ite] = both[: ite.size]
                     held_out[choice] += both[ite.size :] / len(inner)
             choice = _inner_choice(
@@ -254,7 +259,8 @@ def learned_figures(
                 inner_scores[choice], base_recall[train], base_nonempty[train]
             )
             p_recall, p_leak = choose_points(rec, ne, refusal[train], target, alpha)
-            oof[r, test] = held_out[choice]
+            oof[r, test] = held_out[choice][: test.size]
+            also_scores.append(held_out[choice][test.size :])
             reached.append(p_recall is not None)
             found.append(p_leak is not None)
             keep_r[r, test] = oof[r, test] >= (thresholds[p_recall] if p_recall is not None else -np.inf)
@@ -264,6 +270,7 @@ def learned_figures(
         keep_r, keep_l, base_recall, base_nonempty, refusal, auc, reached, found, splits
     )
     figures.extra["kept"] = keep_r
+    figures.extra["also"] = np.array(also_scores)
     return figures, oof, chosen
 
 

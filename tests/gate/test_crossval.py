@@ -135,3 +135,30 @@ def test_the_kept_decisions_reproduce_the_out_of_fold_leak_and_recall() -> None:
     leak = (kept & base_nonempty)[:, refusal].mean()
     recall = np.where(kept, base_recall, 0.0)[:, ~refusal].mean()
     assert np.isclose(leak, figures.leak_at_recall[0]) and np.isclose(recall, figures.recall_at_recall[0])
+
+
+def test_unlabelled_rows_are_scored_in_each_outer_fold_as_its_held_out_fold_is() -> None:
+    """``also`` rows (pseudo-questions) get, per outer fold, the mean of the inner models that score
+    the held-out fold, so a threshold set on them is on the held-out fold's scale."""
+    n, extra = 120, 7
+    rng = np.random.default_rng(8)
+    refusal = np.arange(n) % 3 == 0
+    signal = rng.normal(size=n + extra) + np.r_[np.where(refusal, -1.0, 1.0), np.zeros(extra)]
+    y = (~refusal).astype(int)
+
+    def fit_score(train: np.ndarray, scored: np.ndarray, _: object) -> np.ndarray:
+        assert train.max() < n  # unlabelled rows are never fitted on
+        return signal[scored] * float(train.size) + float(np.mean(signal[train]))
+
+    splits = crossval.repeated_splits(y, np.arange(n), 4, 2, 5)
+    also = np.arange(n, n + extra)
+    figures, _, _ = crossval.learned_figures(
+        fit_score, y, np.arange(n), np.where(refusal, np.nan, 1.0), np.ones(n, bool), splits, also=also
+    )
+    assert figures.extra["also"].shape == (8, extra)
+    train, _ = splits[1][2]
+    inner = crossval.repeated_splits(
+        y[train], np.arange(n)[train], crossval.INNER_FOLDS, 1, crossval.BOOTSTRAP_SEED + 2000
+    )[0]
+    expected = np.mean([fit_score(train[itr], also, None) for itr, _ in inner], axis=0)
+    np.testing.assert_allclose(figures.extra["also"][4 + 2], expected)
