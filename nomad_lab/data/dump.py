@@ -16,6 +16,7 @@ from typing import Any
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.corpus import is_fingerprint
 from nomad_lab.data.golden_suites import check_doc_id
+from nomad_lab.data.refusal_kinds import REFUSAL_KINDS
 
 DUMP_PARAM_KEYS = ("topK", "scoreThreshold", "minFinalScore", "kValues")
 
@@ -75,6 +76,13 @@ def validate_dump(dump: Any, source: str = "<dump>") -> None:
                 fail(f"{where}.relevantDocIds[{k}]", f"doc id {doc_id!r} {problem}")
         if not isinstance(pool.get("expectRefusal"), bool):
             fail(f"{where}.expectRefusal", f"expected true or false, got {pool.get('expectRefusal')!r}")
+        kind = pool.get("refusalKind")
+        if kind is not None and (not pool["expectRefusal"] or kind not in REFUSAL_KINDS):
+            fail(
+                f"{where}.refusalKind",
+                f"expected one of {', '.join(REFUSAL_KINDS)} on a refusal (an extension of the reference's "
+                f"dump, optional), got {kind!r}",
+            )
         candidates = pool.get("candidates")
         if not isinstance(candidates, list):
             fail(f"{where}.candidates", "expected an array")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from typing import Any
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.jsstring import js_trim
 from nomad_lab.core.workspace import DEFAULT_BANK_PATH
+from nomad_lab.data.refusal_kinds import REFUSAL_KINDS, KindError, kind_of, tag_kind
 
 __all__ = [
     "BANK_SUITE",
@@ -42,6 +44,7 @@ __all__ = [
     "Turn",
     "available_suites",
     "check_doc_id",
+    "kindless_refusals",
     "load_suite_file",
     "load_suites",
     "parse_suite_spec",
@@ -119,6 +122,11 @@ class Golden:
     standalone: str = ""  # a follow-up's hand-written self-contained rewrite; "" for every other golden
     draft: DraftMark | None = None
     """Set on a generated candidate nobody has labelled yet (loaded only with ``drafts=True``)."""
+    refusal_kind: str | None = None
+    """A refusal's kind (:mod:`nomad_lab.data.refusal_kinds`): its ``refusalKind``, else what its tags
+    name, else off-topic; None for an answerable question."""
+    kind_given: bool = False
+    """Whether ``refusalKind`` was written on the line (else the kind was derived from the tags)."""
 
     @property
     def location(self) -> str:
@@ -275,6 +283,7 @@ def _parse_line(
             check.fail(f"relevantDocIds entry {doc_id!r} {problem}")
         elif corpus_doc_ids is not None and doc_id not in corpus_doc_ids:
             check.fail(f"relevantDocIds entry {doc_id!r} is not a corpus document (no {doc_id}.md)")
+    refusal_kind, kind_given = _refusal_kind(check, obj, tags, expect_refusal)
     if not check.ok:
         return None
     return Golden(
@@ -291,7 +300,34 @@ def _parse_line(
         tags=tags,
         standalone=standalone,
         draft=draft,
+        refusal_kind=refusal_kind,
+        kind_given=kind_given,
     )
+
+
+def _refusal_kind(
+    check: _LineChecker, obj: dict[str, Any], tags: tuple[str, ...], expect_refusal: bool
+) -> tuple[str | None, bool]:
+    """(the refusal kind, whether ``refusalKind`` gave it); an answerable golden has none."""
+    given = obj.get("refusalKind")
+    if given is not None and not expect_refusal:
+        check.fail("field 'refusalKind' is only for refusals: this golden has expectRefusal false")
+        return None, False
+    if given is not None and given not in REFUSAL_KINDS:
+        check.fail(f"field 'refusalKind' must be one of {', '.join(REFUSAL_KINDS)}, got {given!r}")
+        return None, False
+    if not expect_refusal:
+        return None, False
+    try:
+        return kind_of(tags, given), given is not None
+    except KindError as exc:
+        check.fail(f"field 'tags': {exc}")
+        return None, False
+
+
+def kindless_refusals(goldens: Iterable[Golden]) -> list[Golden]:
+    """Refusals that neither carry ``refusalKind`` nor have a tag naming a kind: counted as off-topic."""
+    return [g for g in goldens if g.expect_refusal and not g.kind_given and tag_kind(g.tags) is None]
 
 
 def _load_file(
@@ -345,7 +381,21 @@ def load_suite_file(
     goldens = _load_file(Path(path), doc_ids, errors, drafts)
     if errors:
         raise GoldenError(errors)
+    _say_kindless(goldens)
     return goldens
+
+
+def _say_kindless(goldens: list[Golden]) -> None:
+    """Print how many refusals were counted as off-topic for want of a kind (once per load, per file)."""
+    by_file: dict[str, int] = {}
+    for golden in kindless_refusals(goldens):
+        by_file[golden.file] = by_file.get(golden.file, 0) + 1
+    for file, count in by_file.items():
+        print(
+            f"{file}: {count} refusal(s) name no refusal kind in their tags or refusalKind: counted as "
+            "off-topic",
+            file=sys.stderr,
+        )
 
 
 def available_suites(goldens_dir: str | Path) -> list[str]:
@@ -425,4 +475,5 @@ def load_suites(
             goldens.append(golden)
     if errors:
         raise GoldenError(errors)
+    _say_kindless(goldens)
     return goldens

@@ -380,7 +380,17 @@ def _run_mode(
         },
     )
     records = [
-        CaseRecord(g.id, i, g.tags, g.expect_refusal, g.relevant_doc_ids, g.suite, g.query, c.to_reference())
+        CaseRecord(
+            g.id,
+            i,
+            g.tags,
+            g.expect_refusal,
+            g.relevant_doc_ids,
+            g.suite,
+            g.query,
+            c.to_reference(),
+            refusal_kind=g.refusal_kind if g.kind_given else None,
+        )
         for i, (g, c) in enumerate(zip(goldens, cases, strict=True))
     ]
     rows = [("all", name, value, None, None, None) for name, value in overall.metrics().items()]

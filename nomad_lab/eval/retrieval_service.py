@@ -194,6 +194,7 @@ def retrieve(
                     text,
                     case_json,
                     judge_record,
+                    golden.refusal_kind if golden.kind_given else None,
                 )
             )
 

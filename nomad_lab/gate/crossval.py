@@ -182,7 +182,10 @@ def grid_figures(
     alpha: float = LEAK_TARGET,
 ) -> Figures:
     """Out-of-fold figures of a gate with a fixed grid of operating points (floor, contrast, judge τ)."""
-    return _figures(refusal, splits, recall, nonempty, score, target, alpha)
+    figures = _figures(refusal, splits, recall, nonempty, score, target, alpha)
+    if score is not None:
+        figures.extra["score"] = np.broadcast_to(np.asarray(score, dtype=float), (len(splits), refusal.size))
+    return figures
 
 
 def _inner_choice(
@@ -270,6 +273,7 @@ def learned_figures(
         keep_r, keep_l, base_recall, base_nonempty, refusal, auc, reached, found, splits
     )
     figures.extra["kept"] = keep_r
+    figures.extra["score"] = oof
     figures.extra["also"] = np.array(also_scores)
     return figures, oof, chosen
 
@@ -346,7 +350,8 @@ def point_figures(
 
 def _finish(rec_r, ne_r, rec_l, ne_l, refusal, reached, found, splits, auc) -> Figures:
     answerable = ~np.isnan(rec_r[0])
-    leak_r = _rate(ne_r[:, refusal].astype(float))
+    passed = np.asarray(ne_r, dtype=bool)
+    leak_r = _rate(passed[:, refusal].astype(float))
     recall_r = _rate(rec_r[:, answerable])
     any_found = any(found)
     return Figures(
@@ -363,5 +368,30 @@ def _finish(rec_r, ne_r, rec_l, ne_l, refusal, reached, found, splits, auc) -> F
             # per question, averaged over repeats: paired tests and per-tag leak read these
             "leaked": np.where(refusal, ne_r.mean(axis=0), np.nan),
             "recall": np.where(answerable, np.nan_to_num(rec_r).mean(axis=0), np.nan),
+            # per repeat and question: does context reach the prompt at the recall point, in which fold
+            "passed": passed,
+            "fold": fold_matrix(splits, refusal.size, passed.shape[0]),
         },
     )
+
+
+def fold_matrix(splits: list[Split], n: int, repeats: int) -> np.ndarray:
+    """Each question's held-out fold per repeat (repeats × n); -1 where nothing was held out (a fixed
+    point scored on every question)."""
+    folds = np.full((repeats, n), -1, dtype=int)
+    for r, split in enumerate(splits[:repeats]):
+        for f, (_, test) in enumerate(split):
+            folds[r, test] = f
+    return folds
+
+
+def pass_rate(figures: Figures, mask: np.ndarray) -> tuple[float, float, float] | None:
+    """The share of the questions in ``mask`` whose context passes at the recall point (mean over
+    repeats, bootstrap interval over questions), or None when ``mask`` is empty.
+
+    On refusals of one kind this is that kind's leak (off-topic) or pass rate (unanswerable,
+    near-domain): the same operating point as the row's headline, split, never blended."""
+    mask = np.asarray(mask, dtype=bool)
+    if not mask.any():
+        return None
+    return _rate(figures.extra["passed"][:, mask].astype(float))

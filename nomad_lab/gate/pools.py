@@ -18,6 +18,7 @@ import numpy as np
 
 from nomad_lab.data.dump import DumpError
 from nomad_lab.data.dump import load_dump as read_dump
+from nomad_lab.data.refusal_kinds import KindError, kind_of, question_kinds
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,19 @@ class PoolSet:
     doc_names: list[str]
     fingerprint: str | None = None
     params: Mapping[str, Any] | None = None
+    kinds: list[str] | None = None
+    """Each question's refusal kind (:mod:`nomad_lab.data.refusal_kinds`), "" for an answerable one; None
+    only on a PoolSet built by hand (read :attr:`refusal_kinds`, which derives it from the tags then)."""
+
+    @property
+    def refusal_kinds(self) -> np.ndarray:
+        """Each question's refusal kind as an array ("" for answerable questions)."""
+        kinds = self.kinds if self.kinds is not None else question_kinds(self.tags, self.expect_refusal)
+        return np.array(kinds, dtype=object)
+
+    def of_kind(self, kind: str) -> np.ndarray:
+        """Mask of the refusals of ``kind``."""
+        return self.refusal_kinds == kind
 
     @property
     def size(self) -> int:
@@ -64,6 +78,7 @@ class PoolSet:
             doc_names=self.doc_names,
             fingerprint=self.fingerprint,
             params=self.params,
+            kinds=None if self.kinds is None else [self.kinds[i] for i in index],
         )
 
     def with_tag(self, tag: str) -> PoolSet:
@@ -127,7 +142,19 @@ def pools_from_records(
         doc_names=list(doc_index),
         fingerprint=fingerprint,
         params=params,
+        kinds=_kinds(records, expect_refusal, source),
     )
+
+
+def _kinds(records: Sequence[Mapping[str, Any]], refusal: np.ndarray, source: str) -> list[str]:
+    """Each record's refusal kind ("" when answerable); a record whose tags name two kinds is refused."""
+    kinds = []
+    for i, (record, is_refusal) in enumerate(zip(records, refusal, strict=True)):
+        try:
+            kinds.append(kind_of(record.get("tags", []), record.get("refusalKind")) if is_refusal else "")
+        except KindError as exc:
+            raise DumpError(f"{source}: pools[{i}] ({record.get('id')}): {exc}") from None
+    return kinds
 
 
 def load_dump(path: str | Path) -> PoolSet:

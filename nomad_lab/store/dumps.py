@@ -40,6 +40,7 @@ class DumpFormat(RunTables):
                     "tags": list(case.tags),
                     "expectRefusal": case.expect_refusal,
                     "relevantDocIds": list(case.relevant_doc_ids),
+                    **({} if case.refusal_kind is None else {"refusalKind": case.refusal_kind}),
                     "candidates": [
                         {"docId": p.doc_id, "score": p.score, "semanticScore": p.semantic_score}
                         for p in pools.get(case.golden_id, [])
@@ -66,7 +67,14 @@ class DumpFormat(RunTables):
             source=f"import:{source}",
         )
         cases = [
-            CaseRecord(p["id"], i, tuple(p["tags"]), p["expectRefusal"], tuple(p["relevantDocIds"]))
+            CaseRecord(
+                p["id"],
+                i,
+                tuple(p["tags"]),
+                p["expectRefusal"],
+                tuple(p["relevantDocIds"]),
+                refusal_kind=p.get("refusalKind"),
+            )
             for i, p in enumerate(dump["pools"])
         ]
         pools = {

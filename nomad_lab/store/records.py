@@ -82,6 +82,8 @@ class CaseRecord:
     query: str | None = None
     result: dict[str, Any] | None = None
     judge: dict[str, Any] | None = None
+    refusal_kind: str | None = None
+    """The golden's own ``refusalKind``; None when it had none (the kind then comes from the tags)."""
 
 
 @dataclass(frozen=True)

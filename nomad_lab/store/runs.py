@@ -44,7 +44,8 @@ class RunTables(TableGroup):
             )
             if cases:
                 self.con.executemany(
-                    "INSERT INTO cases VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO cases (run_id, golden_id, position, suite, query, tags, expect_refusal, "
+                    "relevant_doc_ids, result, judge, refusal_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         [
                             run.run_id,
@@ -57,6 +58,7 @@ class RunTables(TableGroup):
                             list(c.relevant_doc_ids),
                             None if c.result is None else json.dumps(c.result),
                             None if c.judge is None else json.dumps(c.judge),
+                            c.refusal_kind,
                         ]
                         for c in cases
                     ],
@@ -99,8 +101,8 @@ class RunTables(TableGroup):
 
     def get_cases(self, run_id: str) -> list[CaseRecord]:
         rows = self.con.execute(
-            "SELECT golden_id, position, tags, expect_refusal, relevant_doc_ids, suite, query, result, judge "
-            "FROM cases WHERE run_id = ? ORDER BY position",
+            "SELECT golden_id, position, tags, expect_refusal, relevant_doc_ids, suite, query, result, "
+            "judge, refusal_kind FROM cases WHERE run_id = ? ORDER BY position",
             [run_id],
         ).fetchall()
         return [
@@ -114,6 +116,7 @@ class RunTables(TableGroup):
                 r[6],
                 None if r[7] is None else json.loads(r[7]),
                 None if r[8] is None else json.loads(r[8]),
+                r[9],
             )
             for r in rows
         ]

@@ -102,6 +102,12 @@ CREATE TABLE IF NOT EXISTS pair_scores (
     created_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (scorer, pair_sha256));
 """
 
+# Version 7: a refusal's kind where its golden said it (``refusalKind``); NULL: derived from the tags
+# (``data.refusal_kinds.kind_of``), as for every run stored before kinds existed and every reference dump.
+V7_REFUSAL_KIND = """
+ALTER TABLE cases ADD COLUMN IF NOT EXISTS refusal_kind VARCHAR;
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     V1_TABLES,
     V2_RESULT_TABLES,
@@ -109,6 +115,7 @@ MIGRATIONS: tuple[str, ...] = (
     V4_ANY_DIMENSION,
     V5_MODEL_CALLS,
     V6_PAIR_SCORES,
+    V7_REFUSAL_KIND,
 )
 """``MIGRATIONS[n - 1]`` is the DDL of migration ``n``; a store at version ``v`` lacks ``MIGRATIONS[v:]``."""
 

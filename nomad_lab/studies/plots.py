@@ -33,11 +33,14 @@ HEADLINE_RC = {
 
 
 def save(fig: plt.Figure, path: str | Path) -> Path:
-    """Write ``fig`` as PNG (150 dpi, for reading) and as SVG beside it (for publishing), then close it."""
+    """Write ``fig`` as PNG (150 dpi, for reading) and as SVG beside it (for publishing), then close it.
+
+    The saved box is the figure's drawn extent (``bbox_inches="tight"``), so a legend placed outside the
+    axes, as the gates figure's is, is kept rather than cut at the figure's edge."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150)
-    fig.savefig(path.with_suffix(".svg"))
+    fig.savefig(path, dpi=150, bbox_inches="tight")
+    fig.savefig(path.with_suffix(".svg"), bbox_inches="tight")
     plt.close(fig)
     return path
 

@@ -173,3 +173,41 @@ def test_judge_rows_on_a_sample_stand_beside_the_floor_on_the_same_questions(
     assert verdict["note"].startswith("on a stratified sample of 8 questions")
     assert "against the floor on the same sample" in verdict["note"]
     assert rows[json.loads((out / "gates.json").read_text())["best"]]["family"] != "sample"
+
+
+def test_every_row_splits_by_refusal_kind_and_its_decisions_recompute_it(
+    run: tuple[Path, str], tmp_path: Path
+) -> None:
+    """Each row reports each refusal kind apart, and the decisions file re-splits any row to the same
+    figures (here: by kind, as the page does)."""
+    from nomad_lab.gate.decisions import pass_rates, read_decisions
+
+    store, run_id = run
+    out = tmp_path / "gates"
+    argv = [
+        "study",
+        "gates",
+        "--run",
+        run_id,
+        "--store",
+        str(store),
+        "--no-bank",
+        "--no-ce",
+        "--out",
+        str(out),
+    ]
+    assert main([*argv, "--folds", "2", "--repeats", "2"]) == 0
+    summary = json.loads((out / "gates.json").read_text())
+    by_kind = summary["refusalsByKind"]
+    assert summary["headlineKind"] == "off-topic" and sum(by_kind.values()) == summary["refusals"]
+    decisions = read_decisions(out / "decisions.csv.gz")
+    for row in summary["rows"]:
+        if "outOfFold" not in row:
+            continue
+        assert {k for k, v in by_kind.items() if v} == set(row["byKind"])
+        rates = pass_rates(decisions, row["gate"])
+        for kind, figures in row["byKind"].items():
+            assert rates[kind] == pytest.approx(figures["passAtRecallTarget"][0], abs=1e-12)
+    floor = [d for d in decisions if d.row == "floor (swept)"]
+    assert {d.repeat for d in floor} == {0, 1} and {d.fold for d in floor} == {0, 1}
+    assert summary["bestVsFloor"].keys() == {k for k, v in by_kind.items() if v}

@@ -2,8 +2,7 @@
 a legend with no empty entry, and the target lines (and bands) its caption claims.
 
 The figures are drawn by the functions the studies call, from the stored results where those hold what
-the plot needs (estimator, placement) and from a small stand-in leaderboard for the gates figure (its
-stored JSON keeps the figures, not the curves)."""
+the plot needs (estimator, placement) and from a small stand-in leaderboard for the gates figure."""
 
 from __future__ import annotations
 
@@ -15,18 +14,17 @@ import numpy as np
 import pytest
 
 from nomad_lab.gate import crossval
-from nomad_lab.gate.operating_curves import OperatingCurve
 from nomad_lab.studies import gallery, plots, registry
 from nomad_lab.studies.budgeting import placement_report
 from nomad_lab.studies.budgeting.estimator_figure import plot_by_class
-from nomad_lab.studies.gating.family_plot import FamilyCurve, best_per_family, plot_gate_families
+from nomad_lab.studies.gating.family_plot import RowPoint, best_per_family, plot_by_kind
 from tests.support.paths import ROOT
 
 RESULTS = ROOT / "results"
 GATES = f"{registry.get('gates').out_dir.removeprefix('results/')}/{registry.get('gates').figures[0]}"
 
 CLAIMS: dict[str, dict[str, Any]] = {
-    GATES: {"targets": ("recall@5 target 0.90", "leak target 5%"), "bands": True},
+    GATES: {"targets": ("recall@5 target 0.90", "leak target 5%"), "bands": False},
     "floor_sweep/leak_vs_recall.png": {"replaced_by": GATES},
     "placement/prefill_vs_turn.png": {"targets": (), "bands": True},
     "estimator/by_class.png": {"targets": ("goal: at most 6% per class", "goal: 4% overall"), "bands": False},
@@ -35,41 +33,32 @@ CLAIMS: dict[str, dict[str, Any]] = {
 interval bands (placement: True once its study stores per-turn intervals)."""
 
 
-def curve(name: str, steepness: float) -> OperatingCurve:
-    points = np.linspace(0, 1, 30)
-    recall = 0.95 - 0.95 * points**2
-    leak = 0.45 * recall**steepness
-    none = np.zeros((30, 1), dtype=bool)
-    return OperatingCurve(
+def point(family: str, name: str, recall: float, off: float | None, unanswerable: float) -> RowPoint:
+    off_topic = None if off is None else (off, max(0.0, off - 0.05), off + 0.05)
+    return RowPoint(
+        family,
         name,
-        points,
-        leak,
-        leak * 0.8,
-        leak * 1.2,
-        recall,
-        recall - 0.03,
-        recall + 0.03,
-        np.zeros(30),
-        none,
-        none.astype(float),
+        (recall, recall - 0.02, recall + 0.02),
+        {"off-topic": off_topic, "unanswerable": (unanswerable, unanswerable - 0.1, unanswerable + 0.1)},
     )
 
 
 LEADERBOARD = [
-    FamilyCurve("floor", "floor (swept)", curve("floor", 3), 0.31),
-    FamilyCurve("cosine", "cosine floor (swept)", curve("cosine", 3.1), 0.32),
-    FamilyCurve("learned", "learned: query only", curve("q", 4), 0.26),
-    FamilyCurve("learned", "learned: pool only", curve("p", 5), 0.19),
-    FamilyCurve("learned", "learned: pool + query", curve("pq", 4.5), float("nan")),
-    FamilyCurve("transfer", "transfer: gate from pydocs", curve("t", 6), None),
+    point("floor", "floor (swept)", 0.90, 0.31, 0.75),
+    point("cosine", "cosine floor (swept)", 0.91, 0.32, 0.7),
+    point("learned", "learned: query only", 0.90, 0.26, 0.6),
+    point("learned", "learned: pool only", 0.92, 0.19, 0.7),
+    point("learned", "learned: pool + query", 0.90, float("nan"), 0.7),
+    point("transfer", "transfer: gate from pydocs", 0.85, None, 0.5),
 ]
+KINDS = [("off-topic", "off-topic leak", 140), ("unanswerable", "unanswerable pass", 107)]
 
 
 def drawn(path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """The Figure the study draws for headline ``path``, caught before it is saved."""
     if path == GATES:
-        return plot_gate_families(
-            LEADERBOARD, recall_target=crossval.RECALL_TARGET, leak_target=crossval.LEAK_TARGET
+        return plot_by_kind(
+            LEADERBOARD, KINDS, recall_target=crossval.RECALL_TARGET, leak_target=crossval.LEAK_TARGET
         )
     if path == "estimator/by_class.png":
         return plot_by_class(json.loads((RESULTS / "estimator" / "summary.json").read_text())["errors"])
@@ -97,18 +86,26 @@ def test_a_headline_figure_reads_without_its_caption(
     assert min(sizes) >= 10, f"{path}: axis labels of {min(sizes)} pt shrink below legible in the gallery"
 
 
-def test_the_gates_figure_shows_the_floor_and_each_familys_best_and_folds_the_rest() -> None:
-    best = best_per_family(LEADERBOARD)
+def test_the_gates_figure_has_a_panel_per_kind_and_draws_each_row_at_the_recall_it_reaches() -> None:
+    best = best_per_family(LEADERBOARD, "off-topic")
     assert [r.name for r in best] == [
         "floor (swept)",
-        "learned: pool only",  # lowest leak at the recall target; NaN and None rank last
+        "learned: pool only",  # lowest off-topic leak; NaN and None rank last
         "cosine floor (swept)",
         "transfer: gate from pydocs",
     ]
-    fig = plot_gate_families(LEADERBOARD, recall_target=0.9, leak_target=0.05)
-    labels = fig.axes[0].get_legend_handles_labels()[1]
-    assert labels[0] == "2 other variants" and "floor (swept) (leak 31% at target)" in labels
-    assert "transfer: gate from pydocs (recall target not reached)" in labels
+    fig = plot_by_kind(LEADERBOARD, KINDS, recall_target=0.9, leak_target=0.05)
+    assert [ax.get_ylabel() for ax in fig.axes] == ["off-topic leak (n = 140)", "unanswerable pass (n = 107)"]
+    labels = [t.get_text() for t in fig.legends[0].texts]
+    rows = [t for t in labels if "target" not in t]
+    assert rows[:2] == ["floor (swept)", "learned: pool only"] and "2 other rows" in rows
+    transfer = [
+        c for c in fig.axes[1].containers if abs(c.lines[0].get_xdata()[0] - 0.85) < 1e-9
+    ]  # drawn at the recall it reaches, not at the target
+    assert transfer and abs(transfer[0].lines[0].get_ydata()[0] - 0.5) < 1e-9
+    legend = fig.legends[0].get_window_extent()
+    for ax in fig.axes:  # outside every panel
+        assert not legend.overlaps(ax.get_window_extent())
 
 
 def test_the_checks_see_an_empty_entry_a_missing_label_and_no_legend() -> None:

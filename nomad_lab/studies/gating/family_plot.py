@@ -1,11 +1,13 @@
-"""The gates headline figure: the floor and each gate family's best variant, leak against recall, with the
-recall and leak targets drawn and named; every other variant folded into one grey entry.
+"""The gates headline figure: one panel per question a gate answers, each row drawn where it actually is.
 
-Why not every curve: the leaderboard has a dozen rows, and a dozen coloured curves with error bars read
-as one tangle at the gallery's size. A reader asks "does any family beat the floor at the targets?", so
-each family is shown by the variant the leaderboard ranks best (lowest out-of-fold leak where recall
-reaches its target) and the rest stay visible only as context. The interface is small on purpose: rows
-with a ``family``, a ``name``, their operating curve and that one ranking figure.
+Why panels and points: an off-topic question and an on-topic question the library cannot answer are
+different questions (:mod:`nomad_lab.data.refusal_kinds`); one "leak" axis over both blends them, so each
+refusal kind gets its own panel (off-topic leak, the reference's question, first). And a curve swept in
+sample, or a point drawn at the nominal recall target, flatters a row whose threshold, chosen on training
+folds, keeps less recall out of fold; so each row is one point at the out-of-fold recall@5 it actually
+reaches and its out-of-fold pass rate there, with both 95% intervals. Each family's best row (on the
+headline panel) is coloured and named; the other rows stay grey under one legend entry, and the legend
+sits outside the axes so it never hides a point.
 """
 
 from __future__ import annotations
@@ -15,93 +17,99 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from nomad_lab.gate.operating_curves import OperatingCurve
 from nomad_lab.studies.plots import headline_style, target_line
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 FLOOR_FAMILY = "floor"
+Triple = tuple[float, float, float]
 
 
 @dataclass(frozen=True)
-class FamilyCurve:
-    """One leaderboard row as the figure needs it. ``leak_at_target``: its out-of-fold leak where recall
-    reaches the target (None or NaN: the target was not reached), the figure each family's best is
-    picked by."""
+class RowPoint:
+    """One leaderboard row as the figure needs it: its out-of-fold recall@5 at its recall point and, per
+    refusal kind, its pass rate there (each a mean with a 95% interval; None: not measured)."""
 
     family: str
     name: str
-    curve: OperatingCurve
-    leak_at_target: float | None
+    recall: Triple
+    by_kind: dict[str, Triple | None]
 
 
-def _rank(row: FamilyCurve) -> float:
-    leak = row.leak_at_target
-    return math.inf if leak is None or math.isnan(leak) else leak
+def _rank(row: RowPoint, kind: str) -> float:
+    value = row.by_kind.get(kind)
+    return math.inf if value is None or math.isnan(value[0]) else value[0]
 
 
-def best_per_family(rows: Sequence[FamilyCurve]) -> list[FamilyCurve]:
-    """Each family's best row (lowest leak at the target; ties: the first listed), the floor first, then
+def best_per_family(rows: Sequence[RowPoint], kind: str) -> list[RowPoint]:
+    """Each family's best row on ``kind`` (lowest pass rate; ties: the first listed), the floor first, then
     the families from best to worst."""
-    best: dict[str, FamilyCurve] = {}
+    best: dict[str, RowPoint] = {}
     for row in rows:
-        if row.family not in best or _rank(row) < _rank(best[row.family]):
+        if row.family not in best or _rank(row, kind) < _rank(best[row.family], kind):
             best[row.family] = row
-    return sorted(best.values(), key=lambda r: (r.family != FLOOR_FAMILY, _rank(r)))
+    return sorted(best.values(), key=lambda r: (r.family != FLOOR_FAMILY, _rank(r, kind)))
 
 
-def _label(row: FamilyCurve) -> str:
-    leak = _rank(row)
-    there = f"leak {leak:.0%} at target" if math.isfinite(leak) else "recall target not reached"
-    return f"{row.name} ({there})"
-
-
-def plot_gate_families(
-    rows: Sequence[FamilyCurve], *, recall_target: float, leak_target: float, title: str = ""
+def plot_by_kind(
+    rows: Sequence[RowPoint],
+    kinds: Sequence[tuple[str, str, int]],
+    *,
+    recall_target: float,
+    leak_target: float,
+    title: str = "",
 ) -> Figure:
-    """Leak against recall@k: the floor (black) and each family's best with its 95% leak band and its
-    out-of-fold point at the recall target; the other rows thin and grey under one legend entry."""
+    """One panel per ``(kind, axis label, n)``; the first kind picks each family's best row and carries
+    the leak target line. Points at their out-of-fold recall, with both intervals as error bars."""
     import matplotlib.pyplot as plt  # heavy
 
-    shown = best_per_family(rows)
-    folded = [r for r in rows if not any(r is s for s in shown)]  # by identity: curves hold arrays
-    k = shown[0].curve.k if shown else 5
+    headline = kinds[0][0]
+    shown = best_per_family(rows, headline)
+    colours = iter(plt.get_cmap("tab10").colors)
+    colour = {id(r): ("black" if r.family == FLOOR_FAMILY else next(colours)) for r in shown}
     with headline_style():
-        fig, ax = plt.subplots(figsize=(7, 5))
-        for i, row in enumerate(folded):
-            c = row.curve
-            ax.plot(
-                c.recall,
-                c.leak,
-                color="0.7",
-                lw=0.8,
-                zorder=0,
-                label=f"{len(folded)} other variants" if i == 0 else "_nolegend_",
-            )
-        colours = iter(plt.get_cmap("tab10").colors)
-        for row in shown:
-            c = row.curve
-            order = np.argsort(c.recall, kind="stable")
-            colour = "black" if row.family == FLOOR_FAMILY else next(colours)
-            width = 2.2 if row.family == FLOOR_FAMILY else 1.6
-            ax.plot(c.recall[order], c.leak[order], color=colour, lw=width, label=_label(row))
-            ax.fill_between(
-                c.recall[order], c.leak_lo[order], c.leak_hi[order], color=colour, alpha=0.12, lw=0
-            )
-            if math.isfinite(_rank(row)):
-                ax.plot(
-                    [recall_target], [_rank(row)], "o", color=colour, ms=6, mec="white", label="_nolegend_"
+        fig, axes = plt.subplots(1, len(kinds), figsize=(4.2 * len(kinds) + 3.2, 4.4), squeeze=False)
+        for panel, (ax, (kind, label, n)) in enumerate(zip(axes[0], kinds, strict=True)):
+            grey = True
+            for row in rows:
+                value = row.by_kind.get(kind)
+                if value is None:
+                    continue
+                picked = id(row) in colour
+                legend = row.name if picked and panel == 0 else "_nolegend_"
+                if not picked and grey and panel == 0:
+                    legend, grey = f"{len(rows) - len(shown)} other rows", False
+                ax.errorbar(
+                    row.recall[0],
+                    value[0],
+                    xerr=[[row.recall[0] - row.recall[1]], [row.recall[2] - row.recall[0]]],
+                    yerr=[[value[0] - value[1]], [value[2] - value[0]]],
+                    fmt="o",
+                    ms=6 if picked else 3,
+                    color=colour.get(id(row), "0.7"),
+                    elinewidth=1.2 if picked else 0.6,
+                    zorder=2 if picked else 1,
+                    label=legend,
                 )
-        target_line(ax, recall_target, f"recall@{k} target {recall_target:.2f}", axis="x")
-        target_line(ax, leak_target, f"leak target {leak_target:.0%}")
-        ax.set_xlabel(f"recall@{k} (answerable questions)")
-        ax.set_ylabel("off-topic leak rate")
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, max([0.1, *(float(np.nanmax(r.curve.leak_hi)) for r in shown)]) * 1.05)
-        ax.set_title(title)
-        ax.legend(loc="upper left", framealpha=0.9)
+            target_line(ax, recall_target, f"recall@5 target {recall_target:.2f}", axis="x")
+            if panel == 0:
+                target_line(ax, leak_target, f"leak target {leak_target:.0%}")
+            ax.set_xlabel("out-of-fold recall@5 reached (answerable questions)")
+            ax.set_ylabel(f"{label} (n = {n})")
+            ax.set_ylim(0, 1)
+            ax.set_title(kind)
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        rank = {r.name: i for i, r in enumerate(shown)}  # the floor, then the families best first
+        order = sorted(range(len(labels)), key=lambda i: rank.get(labels[i], len(rank)))
+        fig.legend(
+            [handles[i] for i in order],
+            [labels[i] for i in order],
+            loc="center left",
+            bbox_to_anchor=(1.0, 0.5),
+            frameon=False,
+        )
+        if title:
+            fig.suptitle(title)
         fig.tight_layout()
     return fig

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.data.refusal_kinds import REFUSAL_KINDS
 from nomad_lab.gate import crossval
 from nomad_lab.gate.stats import mcnemar_exact, paired_bootstrap
 from nomad_lab.studies.gating.gate_rows import Row
@@ -18,17 +19,25 @@ def reaches_target(row: Row) -> bool:
     return row.figures is not None and row.figures.recall_at_recall[0] >= crossval.RECALL_TARGET - 1e-9
 
 
-def best_row(rows: list[Row]) -> Row | None:
-    """The least-leaking row at its recall point among the out-of-fold rows that reach the target (or,
-    when none does, among all out-of-fold rows), fixed, transfer and sample rows aside (a sample row is
-    scored on other questions)."""
+def headline_leak(row: Row, headline: np.ndarray | None = None) -> float:
+    """The row's leak at its recall point on the ``headline`` refusals (the off-topic ones), or on every
+    refusal when there are none of them."""
+    rate = None if headline is None else crossval.pass_rate(row.figures, headline)
+    return row.figures.leak_at_recall[0] if rate is None else rate[0]
+
+
+def best_row(rows: list[Row], headline: np.ndarray | None = None) -> Row | None:
+    """The least-leaking row at its recall point on the ``headline`` refusals (the off-topic ones: the
+    reference's question) among the out-of-fold rows that reach the target (or, when none does, among
+    all out-of-fold rows), fixed, transfer and sample rows aside (a sample row is scored on other
+    questions)."""
     scored = [
         r
         for r in rows
         if r.figures is not None and r.family not in ("transfer", "sample", "") and "fixed" not in r.name
     ]
     pool = [r for r in scored if reaches_target(r)] or scored
-    return min(pool, key=lambda r: r.figures.leak_at_recall[0]) if pool else None
+    return min(pool, key=lambda r: headline_leak(r, headline)) if pool else None
 
 
 def paired_test(best: Row, floor: Row, refusal: np.ndarray, base_recall: np.ndarray) -> dict[str, Any]:
@@ -69,14 +78,34 @@ def paired_test(best: Row, floor: Row, refusal: np.ndarray, base_recall: np.ndar
     }
 
 
-def leak_by_tag(row: Row, tags: list[list[str]], refusal: np.ndarray) -> list[dict[str, Any]]:
-    """The row's repeat-averaged leak at its recall point per refusal tag (which kinds still pass)."""
+def leak_by_tag(row: Row, tags: list[list[str]], kinds: np.ndarray) -> list[dict[str, Any]]:
+    """The row's repeat-averaged pass rate at its recall point per refusal kind and tag (which refusals
+    still pass), kinds in their order (off-topic first), tags sorted within each."""
     leaked = row.figures.extra["leaked"]
-    out: dict[str, list[float]] = {}
-    for i in np.flatnonzero(refusal):
+    out: dict[tuple[int, str, str], list[float]] = {}
+    for i in np.flatnonzero(kinds != ""):
+        kind = str(kinds[i])
         for tag in tags[i]:
-            out.setdefault(tag, []).append(float(leaked[i]))
+            out.setdefault((REFUSAL_KINDS.index(kind), kind, tag), []).append(float(leaked[i]))
     return [
-        {"tag": t, "refusals": len(v), "leaked": float(np.sum(v)), "leak": float(np.mean(v))}
-        for t, v in sorted(out.items())
+        {"kind": k, "tag": t, "refusals": len(v), "leaked": float(np.sum(v)), "leak": float(np.mean(v))}
+        for (_, k, t), v in sorted(out.items())
     ]
+
+
+def by_kind(row: Row, kinds: np.ndarray) -> dict[str, dict[str, Any]]:
+    """Each refusal kind's pass rate at the row's recall point, with its n and interval (None: no row)."""
+    if row.figures is None:
+        return {}
+    out = {}
+    score = row.figures.extra.get("score")
+    answerable = kinds == ""
+    for kind in REFUSAL_KINDS:
+        mask = kinds == kind
+        if mask.any():
+            rate = crossval.pass_rate(row.figures, mask)
+            out[kind] = {"n": int(mask.sum()), "passAtRecallTarget": None if rate is None else list(rate)}
+            if score is not None and answerable.any():
+                both = answerable | mask
+                out[kind]["rocAuc"] = list(crossval.auc_interval(score[:, both], answerable[both]))
+    return out

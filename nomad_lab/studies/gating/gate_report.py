@@ -9,9 +9,26 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH, PROJECT_ROOT
+from nomad_lab.data.refusal_kinds import NEAR_DOMAIN, OFF_TOPIC, REFUSAL_KINDS, UNANSWERABLE
 from nomad_lab.gate import crossval
-from nomad_lab.studies.gating.family_plot import FamilyCurve, plot_gate_families
+from nomad_lab.gate.decisions import row_decisions, write_decisions
+from nomad_lab.studies.gating.family_plot import RowPoint, plot_by_kind
+
+KIND_COLUMNS = {
+    OFF_TOPIC: "off-topic leak",
+    UNANSWERABLE: "unanswerable pass",
+    NEAR_DOMAIN: "near-domain pass",
+}
+"""Each refusal kind's column head: a leak for off-topic refusals (their context should never reach the
+prompt), a pass rate for the on-topic kinds (a topicality gate is right to pass them)."""
+KIND_AXES = {
+    OFF_TOPIC: "off-topic leak (is the context about the question?)",
+    UNANSWERABLE: "unanswerable pass (does a passage state the answer?)",
+    NEAR_DOMAIN: "near-domain pass (a sibling topic)",
+}
 
 DEFAULT_PATHS = {"corpus": DEFAULT_CORPUS_DIR, "goldens": DEFAULT_GOLDENS_DIR, "store": DEFAULT_STORE_PATH}
 """Path parameters named on the table's command line only when they differ from these defaults."""
@@ -24,53 +41,77 @@ def _triple(t: tuple[float, float, float] | None, pct: bool = True) -> str:
     return f"{f(t[0])} [{f(t[1])}, {f(t[2])}]"
 
 
-def leaderboard(result: dict[str, Any]) -> str:
+def _kind_cell(row_json: dict[str, Any], kind: str) -> str:
+    value = row_json.get("byKind", {}).get(kind)
+    return "-" if value is None else _triple(value["passAtRecallTarget"])
+
+
+def leaderboard(result: dict[str, Any], rows_json: list[dict[str, Any]]) -> str:
+    """One line per row: at its training-chosen recall@5 >= target point, the recall it reaches out of
+    fold and, side by side, the off-topic leak (the headline) and the other kinds' pass rates."""
     target = f"{crossval.RECALL_TARGET:.2f}"
+    n = result["refusalsByKind"]
+    kinds = [k for k in REFUSAL_KINDS if n.get(k)]
+    head = " | ".join(f"{KIND_COLUMNS[k]} (n = {n[k]}) [95% CI]" for k in kinds)
     lines = [
-        f"| gate | leak at its recall@5 >= {target} point [95% CI] | out-of-fold recall@5 there [95% CI] "
-        f"| on its curve at recall@5 >= {target}: leak (recall) "
-        f"| recall@5 at leak <= {100 * crossval.LEAK_TARGET:.0f}% [95% CI] | ROC AUC [95% CI] "
-        "| model calls / question | ms / question | note |",
-        "|---|---|---|---|---|---|---|---|---|",
+        f"| gate | out-of-fold recall@5 at its recall@5 >= {target} point [95% CI] | {head} "
+        "| ROC AUC, answerable vs off-topic [95% CI] | model calls / question | ms / question | note |",
+        "|---|---|" + "---|" * len(kinds) + "---|---|---|---|",
     ]
-    for row in result["rows"]:
+    for row, js in zip(result["rows"], rows_json, strict=True):
         f = row.figures
         if f is None:
-            lines.append(f"| {row.name} | - | - | - | - | - | - | - | {row.note} |")
+            lines.append(f"| {row.name} | - | " + "- | " * len(kinds) + f"- | - | - | {row.note} |")
             continue
         note = row.note
         if f.reached < 1:
             note = (
                 note + "; " if note else ""
             ) + f"recall target met in {100 * f.reached:.0f}% of training folds"
-        curve = "-" if row.at_target is None else f"{100 * row.at_target[0]:.1f}% ({row.at_target[1]:.3f})"
+        auc = js.get("byKind", {}).get(OFF_TOPIC, {}).get("rocAuc")
+        cells = " | ".join(_kind_cell(js, k) for k in kinds)
         lines.append(
-            f"| {row.name} | {_triple(f.leak_at_recall)} | {_triple(f.recall_at_recall, False)} | {curve} "
-            f"| {_triple(f.recall_at_leak, False)} | {_triple(f.auc, False)} "
+            f"| {row.name} | {_triple(f.recall_at_recall, False)} | {cells} "
+            f"| {_triple(tuple(auc) if auc else None, False) if auc else '-'} "
             f"| {row.calls:.2f} | {'-' if row.ms != row.ms else f'{row.ms:.3f}'} | {note} |"
         )
     return "\n".join(lines)
 
 
 def comparison(result: dict[str, Any]) -> str:
-    """The best row against the floor, paired, and which refusal tags the best row still lets through."""
-    test = result.get("bestVsFloor")
-    if not test:
+    """The best row against the floor, paired, per refusal kind; which refusal tags it still lets
+    through, by kind."""
+    tests = result.get("bestVsFloor")
+    if not tests:
         return "No out-of-fold row to compare with the floor."
-    leak, mc, rec = test["leak"], test["leakMcNemar"], test["recall"]
-    verdict = "significantly lower" if test["significant"] else "not significantly lower"
+    first = next(iter(tests.values()))
+    rec = first["recall"]
     lines = [
-        f"Best row at its recall point: **{test['best']}**, against **{test['baseline']}**, paired over the "
-        f"same {leak['n']} refusals: leak difference {100 * leak['difference']:+.1f} points "
-        f"[{100 * leak['low']:+.1f}, {100 * leak['high']:+.1f}] ({leak['method']}, p {leak['p']:.3g}; "
-        f"{mc['method']}: p {mc['p']:.3g}): {verdict}. Recall@5 difference over {rec['n']} answerable "
-        f"questions {rec['difference']:+.3f} [{rec['low']:+.3f}, {rec['high']:+.3f}] (p {rec['p']:.3g}).",
+        f"Best row at its recall point on the headline (off-topic leak): **{first['best']}**, against "
+        f"**{first['baseline']}**, paired over the same refusals of each kind. Recall@5 difference over "
+        f"{rec['n']} answerable questions {rec['difference']:+.3f} [{rec['low']:+.3f}, {rec['high']:+.3f}] "
+        f"(p {rec['p']:.3g}).",
         "",
-        "| refusal tag | refusals | leaked (repeat-averaged) | leak |",
-        "|---|---|---|---|",
+        "| refusal kind | refusals | pass-rate difference, best - floor [95% CI] | paired bootstrap p "
+        "| exact McNemar p | lower? |",
+        "|---|---|---|---|---|---|",
+    ]
+    for kind, test in tests.items():
+        leak, mc = test["leak"], test["leakMcNemar"]
+        lower = "significantly" if test["significant"] else "not significantly"
+        lines.append(
+            f"| {kind} | {leak['n']} | {100 * leak['difference']:+.1f} points [{100 * leak['low']:+.1f}, "
+            f"{100 * leak['high']:+.1f}] | {leak['p']:.3g} | {mc['p']:.3g} | {lower} |"
+        )
+    lines += [
+        "",
+        "Refusals the best row still lets through, by kind and tag (repeat-averaged):",
+        "",
+        "| refusal kind | tag | refusals | passed (repeat-averaged) | pass rate |",
+        "|---|---|---|---|---|",
     ]
     lines += [
-        f"| {t['tag']} | {t['refusals']} | {t['leaked']:.1f} | {100 * t['leak']:.1f}% |"
+        f"| {t['kind']} | {t['tag']} | {t['refusals']} | {t['leaked']:.1f} | {100 * t['leak']:.1f}% |"
         for t in result["bestByTag"]
     ]
     return "\n".join(lines)
@@ -104,13 +145,16 @@ def command_line(result: dict[str, Any], out: str | Path | None = None) -> str:
     return " ".join(command + (["--out", _shown(out)] if out is not None else []))
 
 
-def markdown(result: dict[str, Any], out: str | Path | None = None) -> str:
+def markdown(result: dict[str, Any], out: str | Path | None, rows_json: list[dict[str, Any]]) -> str:
     """The leaderboard page: its command, what the run holds, the table and the saved gate's coefficients
     (``out``: the directory the files go to, named on the command line and as the gate file's place)."""
     bank = result["bank"]
+    n = result["refusalsByKind"]
     head = (
         f"Run {result['run']}: {result['questions']} questions ({result['answerable']} answerable with a "
-        f"relevant document, {result['refusals']} refusals), recall@5 with no gate "
+        f"relevant document, {result['refusals']} refusals: "
+        + ", ".join(f"{n[k]} {k}" for k in REFUSAL_KINDS if n.get(k))
+        + f"), recall@5 with no gate "
         f"{result['recallNoGate']:.3f}; embedder {result['embedder'].get('model')}; "
         f"{'bank: ' + str(bank['questions']) + ' extra negatives' if bank else 'no out-of-scope bank'}; "
         f"{result['groups']} question groups. Every figure out of fold "
@@ -122,7 +166,7 @@ def markdown(result: dict[str, Any], out: str | Path | None = None) -> str:
         [
             "`" + command_line(result, out) + "`",
             head,
-            leaderboard(result),
+            leaderboard(result, rows_json),
             comparison(result),
             f"Largest standardized coefficients of the saved gate ({result['gateName']}: the mean of its "
             f"fold models, C = {result['gate'].training['regularizationC']}, the strength its training "
@@ -138,32 +182,47 @@ def write(result: dict[str, Any], out_dir: str | Path, rows: list[dict[str, Any]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"md": out / "gates.md", "json": out / "gates.json"}
-    paths["md"].write_text(markdown(result, out) + "\n")
-    summary = {k: v for k, v in result.items() if k not in ("rows", "gate")}
+    paths["md"].write_text(markdown(result, out, rows) + "\n")
+    summary = {k: v for k, v in result.items() if k not in ("rows", "gate", "ids", "kinds")}
     summary["rows"] = rows
     by_name = {r["gate"]: r for r in rows}
     summary["bestRow"] = by_name.get(result.get("best"))  # pages cite the best row by this key
     summary["floorRow"] = rows[0]
     paths["json"].write_text(json.dumps(summary, indent=1, default=str) + "\n")
     paths["gate"] = result["gate"].save(out / "learned_gate.json")
-    curves = [
-        FamilyCurve(
+    paths["decisions"] = write_decisions(out / "decisions.csv.gz", _decisions(result))
+    points = [
+        RowPoint(
             family_of(r),
             r.name,
-            r.curve,
-            r.figures.leak_at_recall[0] if r.figures and r.figures.leak_at_recall else None,
+            r.figures.recall_at_recall,
+            {k: _as_triple(v["passAtRecallTarget"]) for k, v in js["byKind"].items()},
         )
-        for r in result["rows"]
-        if r.curve is not None and len(r.curve.points) > 1 and r.family != "sample"  # other questions
+        for r, js in zip(result["rows"], rows, strict=True)
+        if r.figures is not None and r.family != "sample"  # a sample row is scored on other questions
     ]
-    figure = plot_gate_families(
-        curves,
+    n = result["refusalsByKind"]
+    figure = plot_by_kind(
+        points,
+        [(k, KIND_AXES[k], n[k]) for k in REFUSAL_KINDS if n.get(k)],
         recall_target=crossval.RECALL_TARGET,
         leak_target=crossval.LEAK_TARGET,
-        title="Each gate family's best against the floor (learned: out of fold)",
+        title="Each row at its out-of-fold operating point, one panel per refusal kind",
     )
     paths["png"] = save(figure, out / "gates.png")
     return paths
+
+
+def _as_triple(value: list[float] | None) -> tuple[float, float, float] | None:
+    return None if value is None else (value[0], value[1], value[2])
+
+
+def _decisions(result: dict[str, Any]):
+    """Every scored row's per-question decisions (the rows on a subset name only their questions)."""
+    ids, kinds = np.array(result["ids"], dtype=object), np.array(result["kinds"], dtype=object)
+    for row in result["rows"]:
+        if row.figures is not None:
+            yield from row_decisions(row.name, row.figures.extra, row.covers(ids), row.covers(kinds))
 
 
 def family_of(row: Any) -> str:

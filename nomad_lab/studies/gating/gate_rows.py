@@ -41,6 +41,13 @@ class Row:
     curve: OperatingCurve | None = field(default=None, repr=False)
     family: str = ""
     at_target: tuple[float, float] | None = None  # (leak, recall) where the curve reaches the recall target
+    subset: np.ndarray | None = field(default=None, repr=False)
+    """Which of the run's questions the figures cover (a judge sample, a transfer row's unseen ones);
+    None: all of them."""
+
+    def covers(self, values: np.ndarray) -> np.ndarray:
+        """``values`` (one per question of the run) restricted to the questions this row is scored on."""
+        return values if self.subset is None else values[self.subset]
 
 
 def at_target(curve: OperatingCurve, target: float = crossval.RECALL_TARGET) -> tuple[float, float] | None:

@@ -25,6 +25,7 @@ import numpy as np
 from nomad_lab.backends.backend_spec import DEFAULT_SPEC
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.golden_suites import GATING_SUITES
+from nomad_lab.data.refusal_kinds import OFF_TOPIC, REFUSAL_KINDS
 from nomad_lab.eval.gating import RunData, gather, load_run, subset_run
 from nomad_lab.eval.gating.fit import apply_gate, bank_run, default_bank, fit_gate, with_features
 from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
@@ -33,7 +34,14 @@ from nomad_lab.gate.crossval import Figures
 from nomad_lab.gate.logistic_gate import LearnedGate, coefficient_rows, same_embedder
 from nomad_lab.gate.spec import GateSpec, parse_gate_spec
 from nomad_lab.retrieval.cross_encoder import DEFAULT_CROSS_ENCODER
-from nomad_lab.studies.gating.gate_compare import best_row, leak_by_tag, paired_test, reaches_target
+from nomad_lab.studies.gating.gate_compare import (
+    best_row,
+    by_kind,
+    headline_leak,
+    leak_by_tag,
+    paired_test,
+    reaches_target,
+)
 from nomad_lab.studies.gating.gate_report import markdown, write
 from nomad_lab.studies.gating.gate_rows import (
     SEED,
@@ -190,10 +198,11 @@ def _splits(data: RunData, folds: int, repeats: int) -> list:
 def _judge_rows(p: Params, data: RunData, splits: list) -> list[Row]:
     """The judge's verdict and its P(true) swept, over every question or over ``--judge-sample``'s."""
     specs = list(dict.fromkeys([*(p.judge or []), *([p.judge_model] if p.judge_model else [])]))
+    sample = None  # the questions judged, when only a sample is
     if p.judge_sample:
         sampled = set(sample_ids(p.store, data.run_id, p.judge_sample))
-        keep = np.array([i in sampled for i in data.pools.ids], dtype=bool)
-        data = subset_run(data, keep)
+        sample = np.array([i in sampled for i in data.pools.ids], dtype=bool)
+        data = subset_run(data, sample)
         splits = _splits(data, p.folds, p.repeats)
     if p.judge_model:
         from nomad_lab.store import Store  # heavy
@@ -205,7 +214,7 @@ def _judge_rows(p: Params, data: RunData, splits: list) -> list[Row]:
         floor = spec_row(
             p.store, data, parse_gate_spec("floor"), splits, "floor (swept), on the judge's sample"
         )
-        floor.family = "sample"
+        floor.family, floor.subset = "sample", sample
     rows = []
     for spec in specs:
         verdict = parse_gate_spec(f"judge:{spec}")
@@ -225,7 +234,7 @@ def _judge_rows(p: Params, data: RunData, splits: list) -> list[Row]:
         for name, swept in ((f"judge {spec}: verdict", False), (f"judge {spec}: P(true) swept", True)):
             spec_value = GateSpec((replace(verdict.atoms[0], value=0.5),)) if swept else verdict
             row = spec_row(p.store, data, spec_value, splits, name + (" (sample)" if floor else ""))
-            row.calls, row.ms = calls, ms
+            row.calls, row.ms, row.subset = calls, ms, sample
             if floor is not None:
                 row.family = "sample"
                 row.note = _sample_note(row, floor, data)
@@ -293,7 +302,7 @@ def _transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunDat
     )
     if figures.recall_at_recall[0] < crossval.RECALL_TARGET:
         note += f"; its saved threshold misses recall@5 {crossval.RECALL_TARGET} on these questions"
-    row = Row(name, figures, 0.0, applied["msPerQuestion"], note, family="transfer")
+    row = Row(name, figures, 0.0, applied["msPerQuestion"], note, family="transfer", subset=unseen)
     row.curve = score_curve(data, scores, "transfer")
     return finish_row(row)
 
@@ -337,14 +346,21 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
             row.note = (row.note + "; " if row.note else "") + (
                 f"out-of-fold recall@5 {reached:.3f} falls short of {crossval.RECALL_TARGET:.2f}"
             )
-    best = best_row(rows)
+    kinds = data.pools.refusal_kinds
+    headline = kinds == OFF_TOPIC
+    best = best_row(rows, headline)
     floor = rows[0]
     by_name = {r.name: r for r in rows}
-    gate_name = min(fitted, key=lambda n: by_name[n].figures.leak_at_recall[0])  # the file users apply
+    gate_name = min(fitted, key=lambda n: headline_leak(by_name[n], headline))  # the file users apply
+    present = [k for k in REFUSAL_KINDS if (kinds == k).any()]
     return {
         "run": run_id,
         "questions": data.pools.size,
         "refusals": int(refusal.sum()),
+        "refusalsByKind": {k: int((kinds == k).sum()) for k in REFUSAL_KINDS},
+        "headlineKind": OFF_TOPIC,
+        "ids": list(data.pools.ids),
+        "kinds": [str(k) for k in kinds],
         "answerable": int((~np.isnan(data.base_recall)).sum()),
         "recallNoGate": float(np.nanmean(data.base_recall)),
         "embedder": data.embedder,
@@ -352,8 +368,10 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
         "groups": int(groups.max() + 1),
         "rows": rows,
         "best": None if best is None else best.name,
-        "bestVsFloor": None if best is None else paired_test(best, floor, refusal, data.base_recall),
-        "bestByTag": None if best is None else leak_by_tag(best, data.pools.tags, refusal),
+        "bestVsFloor": None
+        if best is None
+        else {k: paired_test(best, floor, kinds == k, data.base_recall) for k in present},
+        "bestByTag": None if best is None else leak_by_tag(best, data.pools.tags, kinds),
         "gate": fitted[gate_name],
         "gateName": gate_name,
         "coefficients": coefficient_rows(fitted[gate_name]),
@@ -369,10 +387,12 @@ def _figures_json(f: Figures) -> dict[str, Any]:
 
 
 def rows_json(result: dict[str, Any]) -> list[dict[str, Any]]:
+    kinds = np.array(result["kinds"], dtype=object)
     return [
         {
             "gate": r.name,
             "family": r.family,
+            "byKind": by_kind(r, r.covers(kinds)),
             "calls": r.calls,
             "msPerQuestion": r.ms,
             "note": r.note,
@@ -391,7 +411,7 @@ STUDY = Study(
     title="Gate leaderboard: floor, contrast, judge, rerankers, learned gates, out of fold with intervals",
     run=compute,
     rows=rows_json,
-    markdown=markdown,
+    markdown=lambda result, out=None: markdown(result, out, rows_json(result)),
     write=lambda result, out: write(result, out, rows_json(result)),
     out_dir="results/gates",
     command=argv(
