@@ -50,6 +50,7 @@ from nomad_lab.data.golden_suites import (
     load_suite_file,
     suite_path,
 )
+from nomad_lab.data.refusal_kinds import kind_of
 
 __all__ = ["ATTRIBUTES", "Ask", "DraftOptions", "DraftResult", "draft_goldens", "read_corpus", "write_drafts"]
 
@@ -160,6 +161,7 @@ class _Drafter:
                 "mustNotInclude": [],
                 "expectRefusal": gold is None,
                 "tags": list(tags),
+                **({"refusalKind": kind_of(tags)} if gold is None else {}),
                 "draft": DraftMark(source, doc, self.seed).as_json(),
             }
         )

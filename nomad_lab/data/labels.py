@@ -22,6 +22,7 @@ from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.golden_suites import DECISIONS_SUFFIX, Golden, load_suite_file
+from nomad_lab.data.refusal_kinds import kind_of
 
 ANSWERABLE = "answerable"
 REFUSAL = "refusal"
@@ -60,6 +61,7 @@ class Decision:
             "mustNotInclude": [],
             "expectRefusal": refusal,
             "tags": ["off-topic", self.refusal_type] if refusal else ["labelled"],
+            **({"refusalKind": kind_of(["off-topic", self.refusal_type])} if refusal else {}),
             "labelled": {
                 "by": self.who,
                 "at": self.at,

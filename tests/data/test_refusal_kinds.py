@@ -19,7 +19,7 @@ from nomad_lab.data.refusal_kinds import (
     tag_kind,
 )
 from nomad_lab.gate.pools import pools_from_records
-from tests.support.paths import ROOT
+from tests.support.paths import CORPUS, ROOT
 
 
 def test_a_specific_kind_outranks_the_generic_off_topic_tag() -> None:
@@ -110,3 +110,19 @@ def test_pools_carry_the_kind_a_dump_names_or_derive_it_from_tags() -> None:
     assert pools.kinds == ["", NEAR_DOMAIN, OFF_TOPIC]
     assert pools.subset(pools.expect_refusal).kinds == [NEAR_DOMAIN, OFF_TOPIC]
     assert list(pools.of_kind(OFF_TOPIC)) == [False, False, True]
+
+
+def test_drafts_and_labels_write_the_kind_they_mean(tmp_path: Path) -> None:
+    from nomad_lab.data.drafts import DraftOptions, draft_goldens, read_corpus, write_drafts
+    from nomad_lab.data.labels import REFUSAL, decide
+
+    corpus = read_corpus(CORPUS)
+    path = write_drafts(tmp_path, draft_goldens(corpus, (), DraftOptions(seed=3, per_doc=1)), corpus)
+    drafts = load_suite_file(path, drafts=True)
+    refusals = [d for d in drafts if d.expect_refusal]
+    assert refusals and all(d.kind_given and d.refusal_kind in REFUSAL_KINDS for d in refusals)
+    line = decide(refusals[0], REFUSAL, refusal_type="adversarial/fictional", who="t").golden_line()
+    assert line["refusalKind"] == UNANSWERABLE
+    labelled = tmp_path / "labelled.jsonl"
+    labelled.write_text(json.dumps(line) + "\n")
+    assert load_suite_file(labelled)[0].refusal_kind == UNANSWERABLE
