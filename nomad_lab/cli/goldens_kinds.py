@@ -1,4 +1,4 @@
-"""``nomad-lab goldens kinds``: each refusal's kind, and every ``unanswerable`` one checked against the corpus.
+"""``nomad-lab goldens kinds``: each refusal's kind; every ``unanswerable`` one checked against the corpus.
 
 ``goldens kinds --corpus DIR --goldens DIR [--suite SPEC]`` prints how many refusals of each kind the suites
 hold (how many of them by ``refusalKind``, how many from their tags, how many counted as off-topic for
@@ -52,8 +52,9 @@ def run(args: argparse.Namespace) -> int:
         state = "refusalKind kept" if f.given else f"suggested {f.suggested_kind}"
         print(f"{f.location}: {f.golden_id}: {f.verdict} [{docs}] -> {state}")
     disputed = [f for f in findings if f.disputed]
+    unnamed = sum(not f.named for f in findings)
     print(
-        f"{len(findings)} unanswerable refusals checked; {sum(not f.named for f in findings)} name nothing the "
-        f"corpus names, {len(disputed)} of them without a refusalKind of their own"
+        f"{len(findings)} unanswerable refusals checked; {unnamed} name nothing the corpus names, "
+        f"{len(disputed)} of them without a refusalKind of their own"
     )
     return 1 if disputed else 0
