@@ -30,8 +30,9 @@ _QUANTITY = re.compile(r"^[\d,.]+-?[a-z]+$")
 """A number with a unit (``3,500-watt``, ``5kg``): a quantity asked about, not an entity's name."""
 _CODE = re.compile(r"[a-z]\.[a-z]|_", re.IGNORECASE)
 """A code identifier (``json.dumps``, ``max_size``): an entity term whatever its case."""
-_FUNCTION_WORDS = """a an and any are as at be by can could did do does for from has have how i if in into is it its
-    me my of on or our should so that the their them there these they this to was we what when where
+_FUNCTION_WORDS = """
+    a an and any are as at be by can could did do does for from has have how i if in into is it its me my
+    of on or our should so that the their them there these they this to was we what when where
     which who whom why will with would you your about after before between during many much more most
     other some such than then through under until upon very does don't isn't can't won't what's"""
 STOPWORDS = frozenset(_FUNCTION_WORDS.split())
