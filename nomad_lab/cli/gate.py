@@ -47,6 +47,13 @@ def register(subparsers: Any) -> None:
         help="bank categories your corpus answers, left out of the negatives (coding for programming docs)",
     )
     fit.add_argument(
+        "--negatives",
+        choices=("all", "off-topic"),
+        default="all",
+        help="the refusals it learns to reject: all, or off-topic only (a topicality gate: unanswerable and "
+        "near-domain refusals retrieve on-topic passages) (default: %(default)s)",
+    )
+    fit.add_argument(
         "--no-labels",
         action="store_true",
         help="no goldens: questions drafted from --corpus as on-topic, the bank as off-topic",
@@ -118,20 +125,25 @@ def run_fit(args: argparse.Namespace) -> int:
     bank = bank_run(args.store, data, bank_path, args.bank_skip) if bank_path else None
     if bank is not None:
         bank = with_features(args.store, bank, needed)
-    result = fit_gate(data, sets, bank, folds=args.folds, repeats=args.repeats)
+    negatives = None if args.negatives == "all" else (args.negatives,)
+    result = fit_gate(data, sets, bank, folds=args.folds, repeats=args.repeats, negatives=negatives)
     path = result.gate.save(args.out)
     f = result.gate.figures
     refusals = int(data.pools.expect_refusal.sum())
     extra = f", bank {bank.pools.size} extra negatives" if bank else ", no bank"
-    print(f"fitted on run {data.run_id}: {data.pools.size} questions, {refusals} refusals{extra}")
-    print(f"out of fold ({f['repeats']}x{f['folds']}-fold, grouped): ROC AUC {_triple(f['rocAuc'])}")
+    taught = "every refusal" if negatives is None else "off-topic refusals only"
     print(
-        f"  at recall@5 >= {f['recallTarget']}: leak {_triple(f['leakAtRecallTarget'])}, "
-        f"recall@5 {_triple(f['recallAtRecallTarget'])}"
+        f"fitted on run {data.run_id}: {data.pools.size} questions, {refusals} refusals{extra}; taught to "
+        f"reject {taught}"
     )
+    print(f"out of fold ({f['repeats']}x{f['folds']}-fold, grouped): ROC AUC {_triple(f['rocAuc'])}")
+    print(f"  at recall@5 >= {f['recallTarget']}: recall@5 {_triple(f['recallAtRecallTarget'])}")
+    for kind, figures in f["byKind"].items():
+        what = "leak" if kind == "off-topic" else "pass rate"
+        print(f"    {kind} refusals (n = {figures['n']}): {what} {_triple(figures['passAtRecallTarget'])}")
     print(
-        f"  at leak <= {f['leakTarget']} (95% bound): recall@5 {_triple(f['recallAtLeakTarget'])}, "
-        f"leak {_triple(f['leakAtLeakTarget'])}"
+        f"  at leak <= {f['leakTarget']} over all {refusals} refusals (95% bound): recall@5 "
+        f"{_triple(f['recallAtLeakTarget'])}, leak {_triple(f['leakAtLeakTarget'])}"
     )
     chosen = result.gate.training["featureSetsChosenPerFold"]
     if len(chosen) > 1:

@@ -219,6 +219,7 @@ def learned_figures(
     seed: int = BOOTSTRAP_SEED,
     choices: Sequence[Any] = (None,),
     also: np.ndarray | None = None,
+    choose_on: np.ndarray | None = None,
 ) -> tuple[Figures, np.ndarray, list[Any]]:
     """Out-of-fold figures of a learned all-or-nothing gate, its out-of-fold scores (repeats × n) and
     the setting chosen in each outer fold; ``figures.extra["kept"]`` holds the held-out keep decisions
@@ -234,8 +235,11 @@ def learned_figures(
     only on the scale of the scores it was chosen on, and a model fitted on more questions spreads its
     scores wider (a logistic model's weights grow), so a refitted model's scores at the inner threshold
     kept fewer answerable questions than chosen and every fitted row fell short of the recall target.
+    ``choose_on`` (a mask over questions): the refusals whose leak picks the choice (default: all), so a
+    topicality fit chooses on off-topic refusals only.
     """
     refusal = ~labels.astype(bool)
+    chooser = refusal if choose_on is None else refusal & choose_on
     repeats = len(splits)
     n = labels.size
     oof = np.full((repeats, n), np.nan)
@@ -255,7 +259,7 @@ def learned_figures(
                     scores[ite] = both[: ite.size]
                     held_out[choice] += both[ite.size :] / len(inner)
             choice = _inner_choice(
-                inner_scores, base_recall[train], base_nonempty[train], refusal[train], target
+                inner_scores, base_recall[train], base_nonempty[train], chooser[train], target
             )
             chosen.append(choice)
             thresholds, rec, ne = threshold_grid(
@@ -383,6 +387,25 @@ def fold_matrix(splits: list[Split], n: int, repeats: int) -> np.ndarray:
         for f, (_, test) in enumerate(split):
             folds[r, test] = f
     return folds
+
+
+def kind_figures(figures: Figures, kinds: np.ndarray, names: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """Per refusal kind present (in the order of ``names``, else of first appearance): its n, its pass
+    rate at the recall point (:func:`pass_rate`) and, where the gate scores questions, the ROC AUC of
+    answerable questions against that kind alone. ``kinds`` holds "" for answerable questions."""
+    kinds = np.asarray(kinds, dtype=object)
+    order = [k for k in names if (kinds == k).any()] or [k for k in dict.fromkeys(kinds) if k]
+    score = figures.extra.get("score")
+    answerable = kinds == ""
+    out: dict[str, dict[str, Any]] = {}
+    for kind in order:
+        mask = kinds == kind
+        rate = pass_rate(figures, mask)
+        out[kind] = {"n": int(mask.sum()), "passAtRecallTarget": None if rate is None else list(rate)}
+        if score is not None and answerable.any():
+            both = answerable | mask
+            out[kind]["rocAuc"] = list(auc_interval(score[:, both], answerable[both]))
+    return out
 
 
 def pass_rate(figures: Figures, mask: np.ndarray) -> tuple[float, float, float] | None:

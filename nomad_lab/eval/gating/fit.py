@@ -22,6 +22,7 @@ import numpy as np
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.workspace import DEFAULT_BANK_PATH
 from nomad_lab.data.bank import bank_category, drop_near_duplicates, load_bank
+from nomad_lab.data.refusal_kinds import REFUSAL_KINDS
 from nomad_lab.eval.gating.context import GatherContext
 from nomad_lab.eval.gating.inputs import gather_needs
 from nomad_lab.eval.gating.run_data import RunData, load_run, subset_run
@@ -130,8 +131,14 @@ def fit_gate(
     folds: int = crossval.FOLDS,
     repeats: int = crossval.REPEATS,
     seed: int = 1341,
+    negatives: Sequence[str] | None = None,
 ) -> FitResult:
     """Out-of-fold figures of a logistic gate, then the gate to save: the mean of its fold models.
+
+    ``negatives``: the refusal kinds a model is trained to reject (None: every refusal). A topicality
+    gate is fitted on ``("off-topic",)``: an unanswerable or near-domain refusal retrieves on-topic
+    passages, and teaching a topicality model to reject them teaches it to reject on-topic context.
+    Held-out folds are scored on every question either way, so each kind's pass rate is reported.
 
     ``kinds`` is one feature set or several candidates: each outer training fold chooses the set and the
     regularization strength by its own inner out-of-fold scores, so the figures include that choice;
@@ -147,8 +154,11 @@ def fit_gate(
     groups = crossval.question_groups(data.pools.tags, data.pools.expect_refusal, data.features.query)
     splits = crossval.repeated_splits(y, groups, folds, repeats, seed)
     banks = [None if bank is None else bank.features.matrix(list(k))[0] for k in sets]
+    kinds_of = data.pools.refusal_kinds
+    trainable = (kinds_of == "") | np.isin(kinds_of, list(negatives or REFUSAL_KINDS))
 
     def training(s: int, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        index = index[trainable[index]]
         x, xb = matrices[s][0], banks[s]
         if xb is None:
             return x[index], y[index]
@@ -168,6 +178,7 @@ def fit_gate(
         splits,
         seed=seed,
         choices=choices,
+        choose_on=trainable,
     )
     s, c = max(set(chosen), key=chosen.count)  # what the training folds chose most often
     kinds, names = sets[s], matrices[s][1]
@@ -192,6 +203,7 @@ def fit_gate(
             "questionIds": list(data.pools.ids),  # a transfer is scored only on questions not in here
             "refusals": int(data.pools.expect_refusal.sum()),
             "bank": None if bank is None else {"run": bank.run_id, "questions": bank.pools.size},
+            "negatives": list(negatives or REFUSAL_KINDS),
             "thresholdAtLeak": None if at_leak is None else float(thresholds[at_leak]),
             "regularizationC": c,
             "regularizationChosenPerFold": {str(k): sum(x[1] == k for x in chosen) for k in REGULARIZATION_C},
@@ -199,12 +211,15 @@ def fit_gate(
                 "+".join(k): sum(x[0] == i for x in chosen) for i, k in enumerate(sets)
             },
         },
-        figures=figures_json(figures),
+        figures=figures_json(figures, data.pools.refusal_kinds),
     )
     return FitResult(gate, figures, oof, time.perf_counter() - started)
 
 
-def figures_json(f: Figures) -> dict[str, Any]:
+def figures_json(f: Figures, kinds: np.ndarray | None = None) -> dict[str, Any]:
+    """A gate's out-of-fold figures as its file stores them; with ``kinds`` (each question's refusal kind,
+    "" when answerable) also each kind's pass rate apart (``byKind``: off-topic leak first)."""
+    by_kind = {} if kinds is None else {"byKind": crossval.kind_figures(f, kinds, REFUSAL_KINDS)}
     return {
         "outOfFold": True,
         "folds": f.folds,
@@ -217,6 +232,7 @@ def figures_json(f: Figures) -> dict[str, Any]:
         "leakAtLeakTarget": None if f.leak_at_leak is None else list(f.leak_at_leak),
         "rocAuc": None if f.auc is None else list(f.auc),
         "recallTargetReachedInTraining": f.reached,
+        **by_kind,
     }
 
 

@@ -94,18 +94,5 @@ def leak_by_tag(row: Row, tags: list[list[str]], kinds: np.ndarray) -> list[dict
 
 
 def by_kind(row: Row, kinds: np.ndarray) -> dict[str, dict[str, Any]]:
-    """Each refusal kind's pass rate at the row's recall point, with its n and interval (None: no row)."""
-    if row.figures is None:
-        return {}
-    out = {}
-    score = row.figures.extra.get("score")
-    answerable = kinds == ""
-    for kind in REFUSAL_KINDS:
-        mask = kinds == kind
-        if mask.any():
-            rate = crossval.pass_rate(row.figures, mask)
-            out[kind] = {"n": int(mask.sum()), "passAtRecallTarget": None if rate is None else list(rate)}
-            if score is not None and answerable.any():
-                both = answerable | mask
-                out[kind]["rocAuc"] = list(crossval.auc_interval(score[:, both], answerable[both]))
-    return out
+    """Each refusal kind's pass rate at the row's recall point, with its n and interval ({}: no figures)."""
+    return {} if row.figures is None else crossval.kind_figures(row.figures, kinds, REFUSAL_KINDS)

@@ -18,6 +18,7 @@ import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
+from nomad_lab.data.refusal_kinds import OFF_TOPIC
 from nomad_lab.eval.gating import RunData, gather
 from nomad_lab.eval.gating.fit import apply_gate, fit_gate, with_features
 from nomad_lab.gate import crossval, masks
@@ -111,35 +112,47 @@ def reference_row(data: RunData) -> Row:
     )
 
 
-def _fit_name(kinds: tuple[tuple[str, ...], ...], with_bank: bool) -> str:
+TOPICAL = "topical"
+"""The ``--fit`` word for a topicality fit: trained to reject off-topic refusals (and the bank) only."""
+
+Recipe = tuple[tuple[tuple[str, ...], ...], bool, tuple[str, ...] | None]
+"""A fitted row: (candidate feature sets, with the bank, the refusal kinds it learns to reject; None: all)."""
+
+
+def _fit_name(kinds: tuple[tuple[str, ...], ...], with_bank: bool, negatives: tuple[str, ...] | None) -> str:
     sets = " | ".join(" + ".join(k) for k in kinds)
     label = f"choose {sets}" if len(kinds) > 1 else sets + (" only" if len(kinds[0]) == 1 else "")
-    return f"learned: {label}" + (" + bank" if with_bank else "")
+    fitted_on = "" if negatives is None else f", fit on {' + '.join(negatives)}"
+    return f"learned: {label}" + (" + bank" if with_bank else "") + fitted_on
 
 
-def parse_fit(text: str) -> tuple[tuple[tuple[str, ...], ...], bool]:
-    """``pool,ce`` / ``pool|pool,ce,bank``: the candidate feature sets and whether the bank joins."""
+def parse_fit(text: str) -> Recipe:
+    """``pool,ce`` / ``pool|pool,ce,bank`` / ``pool,ce,bank,topical``: the candidate feature sets, whether
+    the bank joins, and (``topical``) whether only off-topic refusals are the negatives."""
     sets = [tuple(k.strip() for k in part.split(",") if k.strip()) for part in text.split("|")]
     with_bank = any("bank" in s for s in sets)
-    sets = [tuple(k for k in s if k != "bank") for s in sets]
+    negatives = (OFF_TOPIC,) if any(TOPICAL in s for s in sets) else None
+    sets = [tuple(k for k in s if k not in ("bank", TOPICAL)) for s in sets]
     if not sets or not all(sets):
         raise NomadLabError(f"study gates: --fit {text!r}: give feature kinds, e.g. pool,ce or pool|pool,ce")
-    return tuple(sets), with_bank
+    return tuple(sets), with_bank, negatives
 
 
 def fit_rows(
-    store: Path, data: RunData, bank: RunData | None, fits, folds: int, repeats: int
+    store: Path, data: RunData, bank: RunData | None, fits: list[Recipe], folds: int, repeats: int
 ) -> tuple[list[Row], dict[str, LearnedGate]]:
-    """One out-of-fold row per recipe ``(candidate feature sets, with the bank)``, and the fitted gates."""
+    """One out-of-fold row per :data:`Recipe`, and the fitted gates."""
     rows, fitted = [], {}
-    for kinds, with_bank in fits:
+    for kinds, with_bank, negatives in fits:
         if with_bank and bank is None:
             continue
-        name = _fit_name(kinds, with_bank)
+        name = _fit_name(kinds, with_bank, negatives)
         needed = sorted({k for s in kinds for k in s})
         data = with_features(store, data, needed, progress=True)
         used_bank = with_features(store, bank, needed) if with_bank and bank is not None else None
-        result = fit_gate(data, list(kinds), used_bank, folds=folds, repeats=repeats, seed=SEED)
+        result = fit_gate(
+            data, list(kinds), used_bank, folds=folds, repeats=repeats, seed=SEED, negatives=negatives
+        )
         fitted[name] = result.gate
         started = time.perf_counter()
         apply_gate(result.gate, data)

@@ -45,6 +45,7 @@ from nomad_lab.studies.gating.gate_compare import (
 from nomad_lab.studies.gating.gate_report import markdown, write
 from nomad_lab.studies.gating.gate_rows import (
     SEED,
+    Recipe,
     Row,
     finish_row,
     fit_rows,
@@ -61,21 +62,26 @@ SPECS = ("floor", "cosine", "contrast")
 """The no-call gates every leaderboard sweeps; judges, rerankers and ``--gate`` specs join them."""
 CROSS_ENCODER = f"ce:{DEFAULT_CROSS_ENCODER}"
 """The cross-encoder row every leaderboard ranks (``--no-ce`` leaves it and its fits out)."""
-FITS: tuple[tuple[tuple[str, ...], bool], ...] = (
-    (("query",), False),
-    (("pool",), False),
-    (("pool", "query"), False),
-    (("pool", "query"), True),
-    (("pool", "coverage"), False),
-    (("pool", "coverage"), True),
+FITS: tuple[Recipe, ...] = (
+    ((("query",),), False, None),
+    ((("pool",),), False, None),
+    ((("pool", "query"),), False, None),
+    ((("pool", "query"),), True, None),
+    ((("pool", "coverage"),), False, None),
+    ((("pool", "coverage"),), True, None),
+    ((("pool", "coverage"),), True, (OFF_TOPIC,)),
 )
-CE_FITS: tuple[tuple[tuple[tuple[str, ...], ...], bool], ...] = (
-    ((("pool", "ce"),), True),
-    ((("pool", "coverage", "ce"),), True),
-    ((("pool",), ("pool", "coverage"), ("pool", "coverage", "ce")), True),
+"""Fitted rows with no model call (:data:`~nomad_lab.studies.gating.gate_rows.Recipe`); ``--fit`` adds
+more. Those fitted on off-topic refusals only (``topical``) answer the reference's question alone; the
+blended fits beside them learn to reject on-topic unanswerable questions too."""
+CE_FITS: tuple[Recipe, ...] = (
+    ((("pool", "ce"),), True, None),
+    ((("pool", "ce"),), True, (OFF_TOPIC,)),
+    ((("pool", "coverage", "ce"),), True, None),
+    ((("pool", "coverage", "ce"),), True, (OFF_TOPIC,)),
+    ((("pool",), ("pool", "coverage"), ("pool", "coverage", "ce")), True, None),
 )
 """Fitted rows that read the cross-encoder (the last lets the training folds choose the feature set)."""
-"""Fitted rows: (feature kinds, with the bank); ``--fit`` adds more (``pool,ce``; ``auto`` chooses)."""
 
 
 def _positive(value: int) -> str | None:
@@ -331,7 +337,7 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
     bank_path = None if p.no_bank else (p.bank or default_bank())
     bank = bank_run(p.store, data, bank_path, p.bank_skip) if bank_path else None
     fits = [
-        *((tuple([k]), b) for k, b in FITS),
+        *FITS,
         *([] if p.no_ce else CE_FITS),
         *(parse_fit(f) for f in p.fit),
     ]
