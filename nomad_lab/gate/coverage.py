@@ -18,10 +18,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nomad_lab.data.kind_check import entity_terms
 from nomad_lab.gate.keywords import english_stopwords
 
-NAMES = ("missing_idf_share", "missing_idf_max", "unseen_share", "unseen_count", "query_terms")
-"""The feature columns, in order."""
+NAMES = (
+    "missing_idf_share",
+    "missing_idf_max",
+    "unseen_share",
+    "unseen_count",
+    "query_terms",
+    "unseen_entity_share",
+)
+"""The feature columns, in order. ``unseen_entity_share``: the share of the question's named entities
+(:func:`nomad_lab.data.kind_check.entity_terms`: names, model codes, code identifiers) holding a word the
+index never contains. Why apart from ``unseen_share``: an off-topic question often borrows the library's
+vocabulary ("How do closures capture variables in Rust?" against a Python manual) and differs only in
+the thing it is about, which a share over every word dilutes; every corpus has names, so this reads any
+library the same way."""
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _SUFFIXES = ("ies", "es", "s", "ing", "ed")
@@ -75,12 +88,16 @@ def coverage(query: str, passages: Sequence[str], vocabulary: Vocabulary) -> lis
     missing = [t for t in asked if t not in present]
     unseen = [t for t in asked if vocabulary.frequencies.get(t, 0) == 0]
     total = sum(weights.values())
+    entities = [terms(e) for e in entity_terms(query)]
+    entities = [e for e in entities if e]
+    unseen_entities = sum(any(vocabulary.frequencies.get(t, 0) == 0 for t in e) for e in entities)
     return [
         sum(weights[t] for t in missing) / total if total > 0 else 0.0,
         max((weights[t] for t in missing), default=0.0),
         len(unseen) / len(asked),
         float(len(unseen)),
         float(len(asked)),
+        unseen_entities / len(entities) if entities else 0.0,
     ]
 
 

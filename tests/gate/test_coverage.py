@@ -45,3 +45,13 @@ def test_an_empty_question_and_an_empty_pool() -> None:
     assert row["missing_idf_share"] == 1.0
     matrix = coverage_matrix(["boil water", "tourniquet"], [[INDEX[2]], [INDEX[0]]], vocabulary)
     assert matrix.shape == (2, len(NAMES)) and np.all(matrix[:, 0] == 0.0)
+
+
+def test_an_entity_the_index_never_holds_stands_out_from_borrowed_vocabulary() -> None:
+    vocabulary = Vocabulary.of(INDEX)
+    other = dict(zip(NAMES, coverage("How do I boil water in Rust?", INDEX[2:3], vocabulary), strict=True))
+    assert other["unseen_entity_share"] == 1.0 and other["unseen_share"] == pytest.approx(1 / 3)
+    named = dict(zip(NAMES, coverage("Does a Tourniquet stop bleeding?", INDEX[:2], vocabulary), strict=True))
+    assert named["unseen_entity_share"] == 0.0
+    plain = dict(zip(NAMES, coverage("how do i boil water", INDEX[2:3], vocabulary), strict=True))
+    assert plain["unseen_entity_share"] == 0.0  # no entity: nothing to be unseen
