@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nomad_lab.data.refusal_kinds import REFUSAL_KINDS
 from nomad_lab.gate import masks
 from nomad_lab.gate.pools import PoolSet
 from nomad_lab.gate.stats import CalibratedFloor, bootstrap_means, calibrated_floor
@@ -135,9 +136,19 @@ def floor_margins(pools: PoolSet, floors: Sequence[float] | np.ndarray) -> np.nd
     return np.full(len(floors), np.nan) if weakest is None else weakest - np.asarray(floors, dtype=float)
 
 
+def refusals_named(pools: PoolSet, refusal_tag: str) -> np.ndarray:
+    """The refusals ``refusal_tag`` names: a refusal kind's name (``off-topic``, ``unanswerable``,
+    ``near-domain``) selects that kind, any other value the refusals carrying it as a tag.
+
+    Why a kind first: suites tag near-domain questions ``off-topic, near-domain``, so the tag
+    ``off-topic`` would blend a sibling topic into an off-topic leak."""
+    if refusal_tag in REFUSAL_KINDS:
+        return pools.of_kind(refusal_tag)
+    return pools.expect_refusal & np.array([refusal_tag in tags for tags in pools.tags], dtype=bool)
+
+
 def restrict_refusals(pools: PoolSet, refusal_tag: str | None) -> PoolSet:
-    """Keep every answerable pool, and only the refusal pools carrying ``refusal_tag`` (None: all)."""
+    """Keep every answerable pool, and only the refusals ``refusal_tag`` names (None: all)."""
     if refusal_tag is None:
         return pools
-    tagged = np.array([refusal_tag in tags for tags in pools.tags], dtype=bool)
-    return pools.subset(~pools.expect_refusal | tagged)
+    return pools.subset(~pools.expect_refusal | refusals_named(pools, refusal_tag))

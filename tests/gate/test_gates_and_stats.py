@@ -163,3 +163,25 @@ def test_dump_errors_name_the_field(tmp_path: Path) -> None:
         load_dump(path)
     path.write_text(json.dumps(dump_of(random_records(1, 3))))
     assert load_dump(path).size == 3
+
+
+def test_a_kind_name_restricts_refusals_by_kind_and_any_other_value_by_tag() -> None:
+    from nomad_lab.gate.operating_curves import refusals_named, restrict_refusals
+    from nomad_lab.gate.pools import pools_from_records
+
+    def record(i: str, tags: list[str], refusal: bool = True) -> dict:
+        return {
+            "id": i,
+            "tags": tags,
+            "expectRefusal": refusal,
+            "relevantDocIds": [] if refusal else ["d"],
+            "candidates": [],
+        }
+
+    pools = pools_from_records(
+        [record("a", ["core"], False), record("b", ["off-topic", "near-domain"]), record("c", ["off-topic"])]
+    )
+    assert list(refusals_named(pools, "off-topic")) == [False, False, True]  # the kind: no sibling topic
+    assert list(refusals_named(pools, "near-domain")) == [False, True, False]
+    assert list(refusals_named(pools, "core")) == [False, False, False]  # a tag: refusals only
+    assert restrict_refusals(pools, "off-topic").ids == ["a", "c"]

@@ -22,6 +22,7 @@ from nomad_lab.gate.operating_curves import (
     OperatingCurve,
     floor_margins,
     leak_by_tag,
+    refusals_named,
     restrict_refusals,
     sweep,
 )
@@ -80,8 +81,7 @@ def _stored_run(pools: PoolSet, spec: str, store: Path | None, run: str | None, 
         )
     keep = np.isin(data.pools.ids, list(pools.ids))
     if refusal_tag is not None:
-        tagged = np.array([refusal_tag in tags for tags in data.pools.tags], dtype=bool)
-        keep &= ~data.pools.expect_refusal | tagged
+        keep &= ~data.pools.expect_refusal | refusals_named(data.pools, refusal_tag)
     return subset_run(data, keep)
 
 
@@ -207,7 +207,8 @@ PARAMS = (
         "refusal_tag",
         str,
         "off-topic",
-        "count leaks only on refusals with this tag ('' counts every refusal)",
+        "count leaks only on these refusals: a refusal kind (off-topic, unanswerable, near-domain) or a tag "
+        "('' counts every refusal)",
         metavar="TAG",
     ),
     Param(
