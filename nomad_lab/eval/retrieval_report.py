@@ -101,6 +101,9 @@ def retrieval_report(run: RetrievalRun) -> RetrievalEvalResult:
                 tag: {"cases": a.cases, "answerable": a.answerable, "refusals": a.refusals}
                 for tag, a in by_tag.items()
             },
+            "byKind": {kind: agg.metrics() for kind, agg in run.by_kind.items()},
+            "byKindIntervals": {kind: _interval_json(iv) for kind, iv in run.kind_intervals.items()},
+            "byKindCounts": {kind: agg.refusals for kind, agg in run.by_kind.items()},
             "distributions": overall.distributions(),
             "separation": separation_rows(overall.distributions()),
             **({"ablation": run.ablation} if run.ablation is not None else {}),
@@ -196,6 +199,14 @@ def format_summary(result: RetrievalEvalResult) -> str:
         value = report.metrics.get(name)
         lines.append(f"  {name:<24}{_with_interval(name, value, intervals.get(name), name in RATE_METRICS)}")
     lines.append("  (intervals: Wilson for hitRate and the two rates, seeded percentile bootstrap for means)")
+    kinds = report.extra.get("byKind", {})
+    if kinds:
+        lines += ["", "Leak rate per refusal kind (refusal cases that retrieved something):"]
+        for kind, metrics in kinds.items():
+            iv = report.extra["byKindIntervals"][kind].get("nonEmptyRateOnRefusal")
+            n = report.extra["byKindCounts"][kind]
+            rate = _with_interval("", metrics["nonEmptyRateOnRefusal"], iv, True)
+            lines.append(f"  {kind:<24}leaked={rate} (n={n})")
     leak_tags = [(tag, m) for tag, m in report.by_tag.items() if m.get("nonEmptyRateOnRefusal") is not None]
     if leak_tags:
         lines += ["", "Per-tag leak rate (refusal cases that retrieved something):"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from nomad_lab.core.reference import RAG_DEFAULT_SCORE_THRESHOLD, RAG_DEFAULT_TO
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.data.corpus import load_corpus
 from nomad_lab.data.golden_suites import load_suites
+from nomad_lab.data.refusal_kinds import REFUSAL_KINDS
 from nomad_lab.eval.ablation import Ablation
 from nomad_lab.eval.provenance import git_state, iso_now, package_versions, platform_info
 from nomad_lab.eval.retrieval_metrics import (
@@ -99,6 +100,10 @@ class RetrievalRun:
     by_tag: dict[str, AggregateMetrics]
     tag_intervals: dict[str, dict[str, Interval | None]]
     unresolved_chunks: int
+    by_kind: dict[str, AggregateMetrics] = field(default_factory=dict)
+    """The refusals of each kind (:mod:`nomad_lab.data.refusal_kinds`) aggregated apart, so a leak is read
+    per kind: the off_topic suite holds near-domain questions too."""
+    kind_intervals: dict[str, dict[str, Interval | None]] = field(default_factory=dict)
     judge_stats: JudgeStats | None = None
     judge_cache_hits: int = 0
     ablation: dict[str, Any] | None = None
@@ -201,6 +206,12 @@ def retrieve(
         overall = aggregate(cases, k_values)
         intervals = metric_intervals(cases, k_values)
         by_tag = aggregate_by_tag(cases, k_values)
+        by_kind = {
+            kind: [c for c, g in zip(cases, goldens, strict=True) if g.refusal_kind == kind]
+            for kind in REFUSAL_KINDS
+        }
+        kind_intervals = {k: metric_intervals(c, k_values) for k, c in by_kind.items() if c}
+        by_kind_metrics = {k: aggregate(c, k_values) for k, c in by_kind.items() if c}
         tag_intervals = {
             tag: metric_intervals([c for c in cases if tag in c.tags], k_values) for tag in by_tag
         }
@@ -254,6 +265,8 @@ def retrieve(
         intervals=intervals,
         by_tag=by_tag,
         tag_intervals=tag_intervals,
+        by_kind=by_kind_metrics,
+        kind_intervals=kind_intervals,
         unresolved_chunks=unresolved,
         judge_stats=None if judge is None else judge.stats,
         judge_cache_hits=0 if judge is None else judge.cache_hits,

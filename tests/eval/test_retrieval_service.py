@@ -60,6 +60,10 @@ def test_the_report_is_a_view_of_the_stored_run(tmp_path: Path, embedder) -> Non
     assert leaked == {c.golden_id for c in cases if c.expect_refusal and c.result["retrievedCount"]}
     assert leaked  # at floor 0.3 an off-topic question still reaches a document
     assert set(pools) <= {c.golden_id for c in cases}  # every stored pool belongs to a stored case
+    refusals = [c for c in cases if c.expect_refusal]  # the fixture's refusals are all off topic
+    assert report.extra["byKindCounts"] == {"off-topic": len(refusals)}
+    leak = sum(1 for c in refusals if c.result["retrievedCount"]) / len(refusals)
+    assert report.extra["byKind"]["off-topic"]["nonEmptyRateOnRefusal"] == pytest.approx(leak)
 
 
 @pytest.mark.slow
