@@ -187,6 +187,7 @@ def write(result: dict[str, Any], out_dir: str | Path, rows: list[dict[str, Any]
     summary["rows"] = rows
     by_name = {r["gate"]: r for r in rows}
     summary["bestRow"] = by_name.get(result.get("best"))  # pages cite the best row by this key
+    summary["bestWithoutModelCallRow"] = by_name.get(result.get("bestWithoutModelCall"))
     summary["floorRow"] = rows[0]
     paths["json"].write_text(json.dumps(summary, indent=1, default=str) + "\n")
     paths["gate"] = result["gate"].save(out / "learned_gate.json")

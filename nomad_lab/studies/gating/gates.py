@@ -58,6 +58,8 @@ from nomad_lab.studies.gating.judges import judge_run, sample_ids
 from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, STORE
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv, resolve_params
 
+FREE_MS = 1.0
+"""Milliseconds per question under which a gate without a model call counts as free (the cheap row)."""
 SPECS = ("floor", "cosine", "contrast")
 """The no-call gates every leaderboard sweeps; judges, rerankers and ``--gate`` specs join them."""
 CROSS_ENCODER = f"ce:{DEFAULT_CROSS_ENCODER}"
@@ -260,6 +262,11 @@ def _sample_note(row: Row, floor: Row, data: RunData) -> str:
     )
 
 
+def _model_free(row: Row) -> bool:
+    """No model call and at most :data:`FREE_MS` per question: a gate any server can afford on every turn."""
+    return row.calls == 0 and not row.ms > FREE_MS
+
+
 def _transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunData | None) -> Row | None:
     """A gate fitted elsewhere, applied unchanged (its own thresholds), scored only on questions it was
     not fitted on."""
@@ -355,6 +362,7 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
     kinds = data.pools.refusal_kinds
     headline = kinds == OFF_TOPIC
     best = best_row(rows, headline)
+    free = best_row([r for r in rows if _model_free(r)], headline)
     floor = rows[0]
     by_name = {r.name: r for r in rows}
     gate_name = min(fitted, key=lambda n: headline_leak(by_name[n], headline))  # the file users apply
@@ -374,6 +382,7 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
         "groups": int(groups.max() + 1),
         "rows": rows,
         "best": None if best is None else best.name,
+        "bestWithoutModelCall": None if free is None else free.name,
         "bestVsFloor": None
         if best is None
         else {k: paired_test(best, floor, kinds == k, data.base_recall) for k in present},
