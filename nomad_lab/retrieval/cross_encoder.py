@@ -49,6 +49,7 @@ __all__ = [
     "CrossEncoderError",
     "CrossEncoderSpec",
     "load_cross_encoder",
+    "locate_cross_encoder",
     "parse_cross_encoder_spec",
     "windows",
 ]
@@ -163,21 +164,37 @@ class CrossEncoder:
         return best
 
 
-def load_cross_encoder(spec: str | CrossEncoderSpec = DEFAULT_CROSS_ENCODER) -> CrossEncoder:
-    """The cross-encoder ``spec`` names, loaded (a second or two); one-line errors for anything missing."""
+def locate_cross_encoder(spec: str | CrossEncoderSpec) -> tuple[CrossEncoderSpec, str]:
+    """The parsed spec and which loader its model needs (``bundled``, ``onnx``, ``directory`` or ``hub``),
+    without loading anything: a model that is none of these (a path that does not exist, a bare word) is
+    one :class:`CrossEncoderError` line. The check a gate spec gets at the edge."""
     parsed = spec if isinstance(spec, CrossEncoderSpec) else parse_cross_encoder_spec(spec)
     model = parsed.model
     path = Path(model).expanduser()
     if model == DEFAULT_CROSS_ENCODER:
-        name, digest, runner = models.bundled(model, THREADS, MAX_TOKENS, BATCH)
-    elif path.suffix == ".onnx" and path.is_file():
-        name, digest, runner = models.onnx_file(path, THREADS, MAX_TOKENS, BATCH)
-    elif path.is_dir():
-        name, digest, runner = models.hf_directory(path, THREADS, MAX_TOKENS, BATCH)
-    elif path.suffix == ".onnx" or model.startswith((".", "/", "~")) or not _HF_ID.fullmatch(model):
+        return parsed, "bundled"
+    if path.suffix == ".onnx" and path.is_file():
+        return parsed, "onnx"
+    if path.is_dir():
+        return parsed, "directory"
+    if path.suffix == ".onnx" or model.startswith((".", "/", "~")) or not _HF_ID.fullmatch(model):
         raise _bad(
             str(parsed), f"{model!r} is not {DEFAULT_CROSS_ENCODER}, an existing directory or .onnx file"
         )
+    return parsed, "hub"
+
+
+def load_cross_encoder(spec: str | CrossEncoderSpec = DEFAULT_CROSS_ENCODER) -> CrossEncoder:
+    """The cross-encoder ``spec`` names, loaded (a second or two); one-line errors for anything missing."""
+    parsed, source = locate_cross_encoder(spec)
+    model = parsed.model
+    path = Path(model).expanduser()
+    if source == "bundled":
+        name, digest, runner = models.bundled(model, THREADS, MAX_TOKENS, BATCH)
+    elif source == "onnx":
+        name, digest, runner = models.onnx_file(path, THREADS, MAX_TOKENS, BATCH)
+    elif source == "directory":
+        name, digest, runner = models.hf_directory(path, THREADS, MAX_TOKENS, BATCH)
     else:
         name, digest, runner = models.hf_hub(model, THREADS, MAX_TOKENS, BATCH)
     return CrossEncoder(parsed, name, digest, runner)

@@ -1,4 +1,4 @@
-"""The parameters many studies share (corpus, goldens, store, progress, a stored run, a Dask cluster),
+"""The parameters many studies share (corpus, goldens, store, progress, a Dask cluster),
 declared once, and the checks studies put on their own.
 
 Why: ``--corpus``, ``--store`` or ``--no-progress`` mean one thing in every study; declared per study
@@ -6,6 +6,7 @@ they drift (names, help texts, defaults), as the hand-written parsers did. A stu
 its own :class:`~nomad_lab.studies.shape.Param` declarations; ``suite`` and ``floor`` differ in their
 default per study, so they are made by :func:`suite` and :func:`floor`. The floor's range check,
 :func:`in_unit_interval`, is the one ``nomad-lab eval retrieval --floor`` uses too.
+``RUN``, the gating studies' run, is in :mod:`nomad_lab.studies.gating.run_param`.
 """
 
 from __future__ import annotations
@@ -61,13 +62,6 @@ EMBEDDER = Param(
     None,
     f"embedder spec (default: {DEFAULT_EMBEDDER_SPEC})",
     metavar="SPEC",
-)
-RUN = Param(
-    "run",
-    str,
-    None,
-    "judge this stored retrieval run (its pools) instead of retrieving again",
-    metavar="RUN_ID",
 )
 WORKERS = Param(
     "workers", int, 0, "run the grid on a local Dask cluster of N processes", check=not_negative, metavar="N"

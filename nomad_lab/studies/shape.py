@@ -12,7 +12,8 @@ Converting a study that parses its own options (an argparse block in ``cli/``) t
 1. declare each option once in the module, as a :class:`Param` named like its argparse dest
    (``--judge-model`` -> ``judge_model``); reuse the shared ones of :mod:`nomad_lab.studies.params`
    (``CORPUS``, ``GOLDENS``, ``STORE`` (every study has it: its rows go there), ``PROGRESS``,
-   ``RUN``, ``CLUSTER``; ``floor_param(default)`` checks the range) and put a range check in ``check``;
+   ``CLUSTER``; a gating study's ``RUN`` is in ``studies.gating.run_param``; ``floor_param(default)``
+   checks the range) and put a range check in ``check``;
 2. make ``run`` take the :class:`Params` and read ``params.judge_model``: its default is the
    declaration's, never a second ``params.get(name, default)``;
 3. end the module with ``STUDY = Study(name=..., params=PARAMS, ...)``, the module named like the

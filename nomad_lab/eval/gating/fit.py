@@ -26,7 +26,7 @@ from nomad_lab.data.refusal_kinds import REFUSAL_KINDS
 from nomad_lab.eval.gating.context import GatherContext
 from nomad_lab.eval.gating.inputs import gather_needs
 from nomad_lab.eval.gating.run_data import RunData, load_run, subset_run
-from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
+from nomad_lab.eval.gating.runs import retrieve_run
 from nomad_lab.gate import crossval
 from nomad_lab.gate.crossval import Figures
 from nomad_lab.gate.families import Need
@@ -79,16 +79,6 @@ def bank_run(store_path: str | Path, data: RunData, bank: str | Path, skip: Sequ
         raise NomadLabError(
             f"run {data.run_id}: its index records no corpus directory to retrieve the bank in"
         )
-    config = RetrievalRequest(
-        corpus_dir=Path(data.corpus_dir),
-        goldens_dir=path.parent,
-        suite=path.name[: -len(".jsonl")],
-        floor=0.0,
-        include_distractors=data.include_distractors,
-        store_path=Path(store_path),
-        progress=False,
-        embedder=data.embedder.get("spec"),
-    )
     questions = load_bank(path)  # checks every line is a tagged refusal, naming <file>:<line>
     unknown = sorted(set(skip) - {bank_category(g) for g in questions})
     if unknown:
@@ -98,7 +88,15 @@ def bank_run(store_path: str | Path, data: RunData, bank: str | Path, skip: Sequ
         raise NomadLabError(f"{path}: the question bank holds no questions")
     as_goldens = [replace(questions[0], id=f"run:{i}", query=q) for i, q in enumerate(data.queries)]
     kept = {g.id for g in drop_near_duplicates(questions, as_goldens)}
-    extra = load_run(store_path, retrieve(config).run_id)
+    extra_id = retrieve_run(
+        store_path,
+        corpus=data.corpus_dir,
+        goldens=path.parent,
+        suite=path.name[: -len(".jsonl")],
+        include_distractors=data.include_distractors,
+        embedder=data.embedder.get("spec"),
+    )
+    extra = load_run(store_path, extra_id)
     return subset_run(extra, np.array([gid in kept for gid in extra.pools.ids], dtype=bool))
 
 

@@ -24,8 +24,8 @@ from nomad_lab.data.drafts import DraftOptions, draft_goldens, read_corpus, writ
 from nomad_lab.data.golden_suites import DRAFTS_SUITE
 from nomad_lab.eval.gating.fit import bank_run, with_features
 from nomad_lab.eval.gating.run_data import RunData, load_run
+from nomad_lab.eval.gating.runs import retrieve_run
 from nomad_lab.eval.gating.service import gather
-from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 from nomad_lab.gate import crossval, masks
 from nomad_lab.gate.apply import spec_mask
 from nomad_lab.gate.logistic_gate import (
@@ -65,18 +65,16 @@ def pseudo_run(
         raise NomadLabError(f"{corpus_dir}: no pseudo-questions could be drafted from its documents")
     with tempfile.TemporaryDirectory(prefix="nomad-pseudo-") as tmp:
         write_drafts(tmp, result, corpus)
-        request = RetrievalRequest(
-            corpus_dir=Path(corpus_dir),
-            goldens_dir=Path(tmp),
+        run_id = retrieve_run(
+            store_path,
+            corpus=corpus_dir,
+            goldens=tmp,
             suite=DRAFTS_SUITE,
-            floor=0.0,
             include_distractors=include_distractors,
-            store_path=Path(store_path),
             progress=progress,
             embedder=embedder,
             drafts=True,
         )
-        run_id = retrieve(request).run_id
     return load_run(store_path, run_id)
 
 

@@ -33,7 +33,7 @@ from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP, Decision, LabelFile
 from nomad_lab.eval.gating.context import GatherContext
 from nomad_lab.eval.gating.fit import with_features
 from nomad_lab.eval.gating.run_data import RunData, load_run
-from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
+from nomad_lab.eval.gating.runs import retrieve_run
 from nomad_lab.gate import crossval
 from nomad_lab.gate.logistic_gate import fit_logistic, logistic_scores
 from nomad_lab.gate.stats import bootstrap_means
@@ -264,16 +264,10 @@ def _retrieved(
 ) -> GatherContext:
     """Retrieve ``suite`` (drafts included) at floor 0 into ``store``: the stored run with the sitting's
     features, ready to read its passages."""
-    request = RetrievalRequest(
-        corpus_dir=Path(corpus_dir),
-        goldens_dir=Path(goldens_dir),
-        suite=suite,
-        floor=0.0,
-        store_path=Path(store),
-        progress=progress,
-        drafts=True,
+    run_id = retrieve_run(
+        store, corpus=corpus_dir, goldens=goldens_dir, suite=suite, progress=progress, drafts=True
     )
-    return _loaded(store, retrieve(request).run_id)
+    return _loaded(store, run_id)
 
 
 def _loaded(store: str | Path, run_id: str) -> GatherContext:

@@ -26,7 +26,6 @@ import numpy as np
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.eval.gating.fit import bank_run, default_bank
 from nomad_lab.eval.gating.run_data import load_run
-from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 from nomad_lab.gate import crossval
 from nomad_lab.retrieval.answer_cache import BodyCache, cache_root
 from nomad_lab.retrieval.answer_model import AnswerBody, TrainConfig, head_logits, train_head
@@ -38,13 +37,14 @@ from nomad_lab.studies.gating.answer_pairs import (
     training_examples,
 )
 from nomad_lab.studies.gating.answer_report import markdown, rows, save_gate, write
+from nomad_lab.studies.gating.run_param import RUN, study_run
 from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, positive
 from nomad_lab.studies.shape import Param, Params, Study
 
 SEED = 1341
 
 PARAMS = (
-    Param("run", str, None, "stored retrieval run id (default: retrieve --suite at floor 0 now)"),
+    RUN,
     STORE,
     CORPUS,
     GOLDENS,
@@ -77,13 +77,7 @@ class _Bar:
 def compute(p: Params) -> dict[str, Any]:
     started = time.perf_counter()
     store = Path(p.store)
-    run_id = p.run or retrieve(
-        RetrievalRequest(
-            corpus_dir=Path(p.corpus), goldens_dir=Path(p.goldens), suite=p.suite, floor=0.0,
-            store_path=store, embedder=p.embedder, progress=False,
-        )
-    ).run_id  # fmt: skip
-    data = load_run(store, run_id)
+    data = load_run(store, study_run(p))
     bank_path = p.bank or default_bank()
     if bank_path is None:
         raise NomadLabError("study answerability: no out-of-scope bank (pass --bank FILE)")
@@ -147,7 +141,7 @@ def compute(p: Params) -> dict[str, Any]:
     )
     timing = _time_questions(body, head, questions[:: max(1, len(questions) // 20)][:20])
     return {
-        "run": run_id,
+        "run": data.run_id,
         "bank_run": bank.run_id,
         "data": data,
         "questions": questions,

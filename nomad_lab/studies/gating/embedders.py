@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
+from nomad_lab.eval.gating.runs import RETRIEVE
 from nomad_lab.gate import masks
 from nomad_lab.gate.operating_curves import OperatingCurve, sweep
 from nomad_lab.gate.stats import clopper_pearson_upper
@@ -27,6 +27,7 @@ from nomad_lab.retrieval.embedder_spec import EMBEDDER_SPEC
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.curves import plot_floor_sweep
 from nomad_lab.studies.gating.presets import RunPools, load_run_pools, write_presets
+from nomad_lab.studies.gating.run_param import study_run
 from nomad_lab.studies.params import WORKSPACE, alpha_param, suite_param
 from nomad_lab.studies.shape import Param, Params, Study, argv
 
@@ -238,16 +239,7 @@ def compute(params: Params) -> dict[str, Any]:
         runs = latest_run_per_embedder(params.store) if list(params.run) == ["latest"] else list(params.run)
     else:
         for spec in params.embedder:
-            config = RetrievalRequest(
-                corpus_dir=params.corpus,
-                goldens_dir=params.goldens,
-                suite=params.suite,
-                floor=0.0,
-                embedder=spec,
-                store_path=params.store,
-                progress=not params.no_progress,
-            )
-            retrieved[spec] = retrieve(config).run_id
+            retrieved[spec] = study_run(params, RETRIEVE, embedder=spec)
         runs = list(retrieved.values())
     if len(runs) < 2:
         raise NomadLabError(

@@ -16,6 +16,7 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE as DEFAULT_FLOOR
 from nomad_lab.core.workspace import PROJECT_ROOT
 from nomad_lab.eval.gating import curve, load_run, subset_run
+from nomad_lab.eval.gating.gate_spec_type import GATE_SPEC
 from nomad_lab.gate import masks
 from nomad_lab.gate.apply import spec_curve, spec_needs
 from nomad_lab.gate.operating_curves import (
@@ -27,7 +28,6 @@ from nomad_lab.gate.operating_curves import (
     sweep,
 )
 from nomad_lab.gate.pools import PoolSet, load_dump
-from nomad_lab.gate.spec import GateSpecError, parse_gate_spec
 from nomad_lab.gate.stats import CalibratedFloor
 from nomad_lab.studies.gating.curves import plot_floor_sweep, plot_leak_vs_recall
 from nomad_lab.studies.params import STORE, alpha_param
@@ -184,16 +184,6 @@ def tag_table(study: FloorStudy) -> str:
     return "\n".join(["| tag | leak rate | leaked / refusals |", "|---|---|---|", *rows])
 
 
-def _gate_specs(texts: tuple[str, ...] | list[str]) -> str | None:
-    """Every ``--gate`` a valid gate spec (a bad one fails before any work)."""
-    for text in texts:
-        try:
-            parse_gate_spec(text)
-        except GateSpecError as exc:
-            return str(exc)
-    return None
-
-
 PARAMS = (
     Param(
         "dump",
@@ -213,10 +203,9 @@ PARAMS = (
     ),
     Param(
         "gate",
-        str,
+        GATE_SPEC,
         (),
         "also sweep this gate spec (repeatable), e.g. floor@0.4+contrast, cosine, judge:SPEC, ce:SPEC",
-        check=_gate_specs,
         many=True,
         metavar="SPEC",
     ),
@@ -238,7 +227,7 @@ def compute(params: Params) -> FloorStudy:
         load_dump(params.dump),
         alpha=params.alpha,
         refusal_tag=params.refusal_tag or None,
-        gate_specs=tuple(str(parse_gate_spec(text)) for text in params.gate),
+        gate_specs=tuple(str(spec) for spec in params.gate),
         store=params.store,
         run=params.run,
     )

@@ -28,7 +28,7 @@ from nomad_lab.data.golden_suites import GATING_SUITES
 from nomad_lab.data.refusal_kinds import OFF_TOPIC, REFUSAL_KINDS
 from nomad_lab.eval.gating import RunData, gather, load_run, subset_run
 from nomad_lab.eval.gating.fit import apply_gate, bank_run, default_bank, fit_gate, with_features
-from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
+from nomad_lab.eval.gating.gate_spec_type import GATE_SPEC
 from nomad_lab.gate import crossval
 from nomad_lab.gate.crossval import Figures
 from nomad_lab.gate.logistic_gate import LearnedGate, coefficient_rows, same_embedder
@@ -55,8 +55,9 @@ from nomad_lab.studies.gating.gate_rows import (
     spec_row,
 )
 from nomad_lab.studies.gating.judges import judge_run, sample_ids
+from nomad_lab.studies.gating.run_param import RUN, study_run
 from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, STORE
-from nomad_lab.studies.shape import Output, Param, Params, Study, argv, resolve_params
+from nomad_lab.studies.shape import Output, Param, Params, Study, argv, resolve_params, stored_params
 
 FREE_MS = 1.0
 """Milliseconds per question under which a gate without a model call counts as free (the cheap row)."""
@@ -90,17 +91,8 @@ def _positive(value: int) -> str | None:
     return None if value >= 1 else "must be at least 1"
 
 
-def _spec_check(values: tuple[str, ...] | list[str]) -> str | None:
-    for value in values:
-        try:
-            parse_gate_spec(value)
-        except NomadLabError as exc:
-            return str(exc)
-    return None
-
-
 PARAMS = (
-    Param("run", str, None, "stored retrieval run id (default: retrieve --suite at floor 0 now)"),
+    RUN,
     STORE,
     CORPUS,
     GOLDENS,
@@ -143,11 +135,10 @@ PARAMS = (
     ),
     Param(
         "gate",
-        str,
+        GATE_SPEC,
         (),
         "more gate specs to rank (ce:SPEC, floor@0.5+judge:SPEC, ...)",
         many=True,
-        check=_spec_check,
         metavar="SPEC",
     ),
     Param(
@@ -179,21 +170,6 @@ PARAMS = (
     Param("folds", int, crossval.FOLDS, "outer folds", check=_positive),
     Param("repeats", int, crossval.REPEATS, "repeated fold draws", check=_positive),
 )
-
-
-def _retrieve(p: Params, corpus: Path | None = None, goldens: Path | None = None) -> str:
-    """``--suite`` of the study's corpus (or of ``corpus``/``goldens``) at floor 0, stored; its run id."""
-    config = RetrievalRequest(
-        corpus_dir=Path(corpus or p.corpus),
-        goldens_dir=Path(goldens or p.goldens),
-        suite=p.suite,
-        floor=0.0,
-        store_path=Path(p.store),
-        embedder=p.embedder,
-        progress=False,
-        standalone=True,  # a follow-up is gated on its self-contained rewrite, as a rewrite step would ask
-    )
-    return retrieve(config).run_id
 
 
 def _splits(data: RunData, folds: int, repeats: int) -> list:
@@ -279,7 +255,9 @@ def _transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunDat
     if p.transfer_gate:
         gate, source = LearnedGate.load(p.transfer_gate), str(p.transfer_gate)
     else:
-        transfer_run = p.transfer_run or _retrieve(p, p.transfer_corpus, p.transfer_goldens)
+        transfer_run = study_run(
+            p, p.transfer_run, corpus=p.transfer_corpus, goldens=p.transfer_goldens, standalone=True
+        )
         source_run = load_run(p.store, transfer_run)
         same_index = bank is not None and bank.pools.fingerprint == source_run.pools.fingerprint
         if bank_path and not (same_index and same_embedder(bank.embedder, source_run.embedder)):
@@ -324,7 +302,7 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
     """The leaderboard on one stored run (retrieved now when no run is given)."""
     p = given if isinstance(given, Params) else resolve_params(PARAMS, given, "study gates")
     started = time.perf_counter()
-    run_id = p.run or _retrieve(p)
+    run_id = study_run(p, standalone=True)  # a follow-up is gated on its self-contained rewrite
     data = load_run(p.store, run_id)
     refusal = data.pools.expect_refusal
     if not refusal.any() or refusal.all():
@@ -335,7 +313,7 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
         *SPECS,
         *([f"rerank:{p.reranker}"] if p.reranker else []),
         *([] if p.no_ce else [CROSS_ENCODER]),
-        *p.gate,
+        *map(str, p.gate),
     ]
     rows = [spec_row(p.store, data, parse_gate_spec(s), splits) for s in specs[:3]]
     rows.append(reference_row(data))
@@ -391,7 +369,7 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
         "gateName": gate_name,
         "coefficients": coefficient_rows(fitted[gate_name]),
         "seconds": time.perf_counter() - started,
-        "params": {k: str(v) if isinstance(v, Path) else v for k, v in p.as_dict().items() if k != "out"},
+        "params": stored_params(p.as_dict()),
     }
 
 

@@ -26,7 +26,7 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import DATASETS_DIR, PROJECT_ROOT
 from nomad_lab.data.corpus import DISTRACTOR_PREFIX, DOC_SUFFIX
-from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
+from nomad_lab.eval.gating.runs import retrieve_now
 from nomad_lab.gate import masks
 from nomad_lab.gate.operating_curves import restrict_refusals, sweep
 from nomad_lab.gate.pools import pools_from_records
@@ -159,16 +159,15 @@ def measure_size(
     """Retrieve core + off-topic once at this size, then every floor from the pools (and the floor
     calibrated for leak target ``alpha``), then the judge on the off-topic questions of the same run."""
     embedder = embedder or load_embedder()
-    config = RetrievalRequest(
-        corpus_dir=corpus_dir,
-        goldens_dir=goldens_dir,
+    both = retrieve_now(
+        store_path,
+        corpus=corpus_dir,
+        goldens=goldens_dir,
         suite="core,off_topic",
-        floor=0.0,
         include_distractors=include_distractors,
-        store_path=store_path,
+        embedder_model=embedder,
         progress=progress,
     )
-    both = retrieve(config, embedder)
     with Store(store_path) as store:
         dump = store.export_dump(both.run_id)
         suite_of = {case.golden_id: case.suite for case in store.get_cases(both.run_id)}

@@ -27,8 +27,8 @@ from nomad_lab.backends import open_backend
 from nomad_lab.backends.backend_spec import BACKEND_SPEC
 from nomad_lab.core.judge_prompt import JUDGE_EXCERPT_CHARS, build_judge_input, excerpt_for
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
+from nomad_lab.eval.gating.runs import retrieve_run
 from nomad_lab.eval.retrieval_metrics import Interval, wilson_interval
-from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 from nomad_lab.gate.reference_ranking import Candidate
 from nomad_lab.services.verdict_cache import CachedJudge
 from nomad_lab.store import Store
@@ -147,16 +147,15 @@ def run_injection_study(
 
     backend = backend or open_backend(judge_model)  # a bad spec or missing model fails before retrieval
     store_path = store_path or DEFAULT_STORE_PATH
-    config = RetrievalRequest(
-        corpus_dir=corpus_dir or DEFAULT_CORPUS_DIR,
-        goldens_dir=goldens_dir or DEFAULT_GOLDENS_DIR,
+    run_id = retrieve_run(
+        store_path,
+        corpus=corpus_dir or DEFAULT_CORPUS_DIR,
+        goldens=goldens_dir or DEFAULT_GOLDENS_DIR,
         suite=suite,
         floor=floor,
-        judge_model=None,
-        store_path=store_path,
+        embedder_model=embedder,
         progress=progress,
     )
-    run_id = retrieve(config, embedder).run_id
     study = InjectionStudy(judge_model, suite, floor, run_id)
     with Store(store_path) as store:
         chunks = {c.chunk_id: c for c in store.get_chunks(store.get_run(run_id).fingerprint)}

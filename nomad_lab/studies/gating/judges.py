@@ -20,8 +20,7 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.backends.backend_spec import BACKEND_SPEC
-from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
-from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
+from nomad_lab.core.workspace import DEFAULT_STORE_PATH
 from nomad_lab.gate import masks
 from nomad_lab.gate.agreement import NO_RELEVANT, OFF_TOPIC, ON_TOPIC
 from nomad_lab.gate.pools import pools_from_records
@@ -30,10 +29,10 @@ from nomad_lab.services.verdict_cache import CachedJudge, judged_set
 from nomad_lab.store import Store
 from nomad_lab.studies.gating import judge_confidence
 from nomad_lab.studies.gating.judged_run import JudgedRun
+from nomad_lab.studies.gating.run_param import RUN, study_run
 from nomad_lab.studies.params import (
     CLUSTER,
     ENDPOINT,
-    RUN,
     WORKSPACE,
     alpha_param,
     floor_param,
@@ -196,38 +195,26 @@ def _ci(value: tuple[float, float, float]) -> str:
 
 def run_judge_study(
     judge_specs: Sequence[str],
+    run_id: str,
     *,
-    suite: str = "off_topic",
     floor: float = 0.0,
     limit: int | None = None,
-    store_path: str | None = None,
-    corpus_dir: str | None = None,
-    goldens_dir: str | None = None,
+    store_path: str | Path | None = None,
     progress: bool = True,
     fill_missing: Callable[[Store, str], object] | None = None,
     sample: int | None = None,
     reask_confidence: bool = False,
     judged_runs: list[JudgedRun] | None = None,
-    run_id: str | None = None,
 ) -> list[GateComparison]:
-    """Retrieve ``suite`` once (pools stored, index cached), then judge it with each model in turn.
+    """Judge the stored retrieval run ``run_id`` with each model in turn (a study resolves its ``--run``
+    first: :func:`nomad_lab.studies.params.study_run`).
 
     ``fill_missing(store, run_id)``, when given, computes the grid's missing verdicts first (on a Dask
     cluster: ``nomad_lab.runners.cluster.verdict_filler``); the comparisons then read every verdict
     from the store. ``sample`` judges a stratified sample of that many questions; each model's
     ``JudgedRun`` (verdicts, P(true), gold labels) is appended to ``judged_runs`` when given.
-    ``run_id`` judges that stored retrieval run instead of retrieving again (no embedding model loaded).
     """
     path = Path(store_path) if store_path else DEFAULT_STORE_PATH
-    config = RetrievalRequest(
-        corpus_dir=Path(corpus_dir) if corpus_dir else DEFAULT_CORPUS_DIR,
-        goldens_dir=Path(goldens_dir) if goldens_dir else DEFAULT_GOLDENS_DIR,
-        suite=suite,
-        floor=floor,
-        store_path=path,
-        progress=progress,
-    )
-    run_id = run_id or retrieve(config).run_id
     rows = []
     with Store(path) as store:
         if fill_missing is not None:
@@ -336,18 +323,15 @@ def compute(params: Params, fill_missing: Callable[[Store, str], object] | None 
     judged_runs: list[JudgedRun] = []
     rows = run_judge_study(
         params.judge_model,
-        suite=params.suite,
+        study_run(params, floor=params.floor),
         floor=params.floor,
         limit=params.limit,
         fill_missing=fill_missing,
         store_path=params.store,
-        corpus_dir=params.corpus,
-        goldens_dir=params.goldens,
         progress=not params.no_progress,
         sample=params.sample,
         reask_confidence=params.reask_confidence,
         judged_runs=judged_runs,
-        run_id=params.run,
     )
     confidence = [judge_confidence.run_confidence_study(judged, alpha=params.alpha) for judged in judged_runs]
     return JudgesResult(rows, confidence)

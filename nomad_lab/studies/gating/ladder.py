@@ -13,7 +13,8 @@ from typing import Any
 from nomad_lab.backends.backend_spec import BACKEND_SPEC
 from nomad_lab.studies.gating.judge_confidence import LADDER, LADDER_MODELS, ladder_markdown, ladder_row
 from nomad_lab.studies.gating.judges import JudgedRun, run_judge_study
-from nomad_lab.studies.params import RUN, WORKSPACE, not_negative, suite_param
+from nomad_lab.studies.gating.run_param import RUN, study_run
+from nomad_lab.studies.params import WORKSPACE, not_negative, suite_param
 from nomad_lab.studies.shape import Param, Params, Study, argv
 
 PARAMS = (
@@ -37,14 +38,11 @@ def compute(params: Params) -> dict[str, Any]:
     judged_runs: list[JudgedRun] = []
     run_judge_study(
         params.judge_model,
-        suite=params.suite,
-        corpus_dir=params.corpus,
-        goldens_dir=params.goldens,
+        study_run(params),
         store_path=params.store,
         progress=not params.no_progress,
         sample=params.sample or None,
         judged_runs=judged_runs,
-        run_id=params.run,
     )
     return {"rows": [ladder_row(judged) for judged in judged_runs], "sampled": bool(params.sample)}
 

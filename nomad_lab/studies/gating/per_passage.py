@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.backends.backend_spec import BACKEND_SPEC
-from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 from nomad_lab.gate.stats import PairedTest, bootstrap_means, mcnemar_exact, paired_bootstrap
 from nomad_lab.services.verdict_cache import CachedJudge, judged_set
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.judge_confidence import LADDER_MODELS
 from nomad_lab.studies.gating.judges import stratified_sample
-from nomad_lab.studies.params import RUN, WORKSPACE, floor_param, not_negative, suite_param
+from nomad_lab.studies.gating.run_param import RUN, study_run
+from nomad_lab.studies.params import WORKSPACE, floor_param, not_negative, suite_param
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
 
@@ -155,15 +155,7 @@ PARAMS = (
 
 def compute(params: Params) -> dict[str, Any]:
     """Retrieve (or read the stored ``run``), then compare the two judges on its sets."""
-    config = RetrievalRequest(
-        corpus_dir=params.corpus,
-        goldens_dir=params.goldens,
-        suite=params.suite,
-        floor=params.floor,
-        store_path=params.store,
-        progress=not params.no_progress,
-    )
-    run_id = params.run or retrieve(config).run_id
+    run_id = study_run(params, floor=params.floor)
     with Store(params.store) as store:
         row = compare_per_passage(
             store,

@@ -28,3 +28,8 @@ def gather(ctx: GatherContext, key: str) -> np.ndarray:
     if bar is not None:
         bar.close()
     return scores
+
+
+def check(key: str) -> None:
+    """The answerability gate file and its weights are there and match (read, not run)."""
+    AnswerGate.load(key)

@@ -14,7 +14,7 @@ import numpy as np
 from nomad_lab.eval.gating.context import GatherContext
 from nomad_lab.eval.gating.inputs.window_scores import window_scores
 from nomad_lab.gate.features import FeatureBlock
-from nomad_lab.retrieval.cross_encoder import DEFAULT_CROSS_ENCODER
+from nomad_lab.retrieval.cross_encoder import DEFAULT_CROSS_ENCODER, locate_cross_encoder
 
 KIND = "ce"
 NAMES = ["ce_best", "ce_second", "ce_mean"]
@@ -36,3 +36,7 @@ def gather(ctx: GatherContext, key: str) -> FeatureBlock:
     n = max(1, len(scores.passages))
     cost = (scores.pairs / n, 1000 * scores.seconds / n)
     return FeatureBlock(features(scores.passages), list(NAMES), cost=cost)
+
+
+def check(key: str) -> None:
+    locate_cross_encoder(key or DEFAULT_CROSS_ENCODER)

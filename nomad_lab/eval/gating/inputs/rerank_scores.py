@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nomad_lab.eval.gating.context import GatherContext
-from nomad_lab.retrieval.trained_reranker import load_reranker
+from nomad_lab.retrieval.trained_reranker import RERANKER_SPECS, RerankerError, load_reranker
 
 KIND = "rerank_scores"
 
@@ -34,3 +34,9 @@ def gather(ctx: GatherContext, key: str) -> PairScores:
             best[i] = max(reranker.score(query, texts))
             pairs += len(texts)
     return PairScores(best, pairs, time.perf_counter() - started)
+
+
+def check(key: str) -> None:
+    """The reranker spec is one this version knows (nothing loaded)."""
+    if key.strip() not in RERANKER_SPECS:
+        raise RerankerError(f"unknown reranker spec {key!r} (accepted: {', '.join(RERANKER_SPECS)})")

@@ -17,7 +17,7 @@ import numpy as np
 from nomad_lab.core.reference import RAG_DEFAULT_TOP_K
 from nomad_lab.eval.gating.context import GatherContext
 from nomad_lab.gate.families import top_value
-from nomad_lab.retrieval.cross_encoder import load_cross_encoder
+from nomad_lab.retrieval.cross_encoder import load_cross_encoder, locate_cross_encoder
 from nomad_lab.store import Store, pair_sha256
 
 KIND = "pair_scores"
@@ -87,3 +87,8 @@ def window_scores(ctx: GatherContext, key: str) -> WindowScores:
 
 def gather(ctx: GatherContext, key: str) -> WindowScores:
     return window_scores(ctx, key)
+
+
+def check(key: str) -> None:
+    """The cross-encoder spec names a model a loader knows (nothing loaded)."""
+    locate_cross_encoder(key)

@@ -1,0 +1,187 @@
+"""The RUN parameter type: which retrieval run a gating study reads, as one value resolved in one place.
+
+Why a value: every gating study used to build its own retrieval request ("retrieve unless ``--run``"),
+each with its own defaults, and a stored run id was a bare string checked only when the study opened it.
+Now ``--run`` (and a notebook's ``run``) is parsed at the edge into a :class:`RunChoice`:
+
+    RUN_ID            a stored retrieval run
+    latest            the newest stored retrieval run
+    retrieve          retrieve the study's suites now (its ``--suite``), at the study's floor
+    retrieve:SUITES   retrieve these suites now (``core,off_topic``)
+
+and :func:`resolve_run` turns it into a stored run id once, retrieving through the one request built here
+(:func:`retrieve_run`) when the value says so. A missing run id is refused before any model loads.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nomad_lab.core.errors import NomadLabError
+
+LATEST = "latest"
+RETRIEVE = "retrieve"
+FORMS = (
+    "RUN_ID (a stored retrieval run)",
+    f"{LATEST} (the newest stored retrieval run)",
+    f"{RETRIEVE} (the study's --suite, retrieved now)",
+    f"{RETRIEVE}:SUITES (these suites, retrieved now)",
+)
+_RUN_ID = re.compile(r"[A-Za-z0-9][\w.:+-]*")
+
+
+@dataclass(frozen=True)
+class RunChoice:
+    """A parsed RUN value: ``run_id`` (a stored run), ``latest``, or retrieve now (``suites``: which;
+    None: the study's own). ``str()`` gives the text back, which is what results record."""
+
+    run_id: str | None = None
+    latest: bool = False
+    suites: str | None = None
+
+    def __str__(self) -> str:
+        if self.run_id is not None:
+            return self.run_id
+        if self.latest:
+            return LATEST
+        return RETRIEVE + (f":{self.suites}" if self.suites else "")
+
+    @property
+    def retrieves(self) -> bool:
+        """True when resolving it retrieves now (a new stored run)."""
+        return self.run_id is None and not self.latest
+
+
+RETRIEVE_NOW = RunChoice()
+
+
+def parse_run(text: str | RunChoice | None) -> RunChoice:
+    """``text`` as a :class:`RunChoice` (None or empty: retrieve the study's suites now); a malformed
+    value is one :class:`NomadLabError` line listing the forms."""
+    if isinstance(text, RunChoice):
+        return text
+    value = "" if text is None else str(text).strip()
+    if value in ("", RETRIEVE):
+        return RETRIEVE_NOW
+    if value == LATEST:
+        return RunChoice(latest=True)
+    if value.startswith(RETRIEVE + ":"):
+        suites = value[len(RETRIEVE) + 1 :].strip()
+        if not suites:
+            raise NomadLabError(f"bad run {text!r}: no suites after '{RETRIEVE}:' (accepted: {forms_line()})")
+        return RunChoice(suites=suites)
+    if not _RUN_ID.fullmatch(value):
+        raise NomadLabError(f"bad run {text!r}: not a run id (accepted: {forms_line()})")
+    return RunChoice(run_id=value)
+
+
+def forms_line() -> str:
+    return ", ".join(FORMS)
+
+
+def run_forms() -> list[str]:
+    return list(FORMS)
+
+
+def retrieve_now(
+    store_path: str | Path,
+    *,
+    corpus: str | Path,
+    goldens: str | Path,
+    suite: str,
+    floor: float = 0.0,
+    embedder: str | None = None,
+    embedder_model: Any = None,
+    progress: bool = False,
+    **options: Any,
+) -> Any:
+    """Retrieve ``suite`` of ``goldens`` over ``corpus`` into the store now; the stored run
+    (:class:`~nomad_lab.eval.retrieval_service.RetrievalRun`: ``run_id`` and the index build's facts).
+
+    ``embedder`` is a spec (None: the default); ``embedder_model`` an already loaded embedder to reuse.
+    ``options`` are the rest of :class:`~nomad_lab.eval.retrieval_service.RetrievalRequest` (``standalone``,
+    ``include_distractors``, ``drafts``). This is the one retrieval request the gating code builds."""
+    from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve  # heavy (torch, the index)
+
+    request = RetrievalRequest(
+        corpus_dir=Path(corpus),
+        goldens_dir=Path(goldens),
+        suite=suite,
+        floor=floor,
+        store_path=Path(store_path),
+        embedder=embedder,
+        progress=progress,
+        **options,
+    )
+    return retrieve(request, embedder_model)
+
+
+def retrieve_run(store_path: str | Path, **retrieval: Any) -> str:
+    """:func:`retrieve_now`'s stored run id."""
+    return str(retrieve_now(store_path, **retrieval).run_id)
+
+
+def stored_run_id(store_path: str | Path, choice: RunChoice) -> str | None:
+    """The stored run a choice names without retrieving (None for "retrieve now"); a run id the store
+    lacks, or ``latest`` in a store with no retrieval run, is one error line."""
+    if choice.retrieves:
+        return None
+    from nomad_lab.store import Store, StoreError  # heavy
+
+    path = Path(store_path)
+    if not path.is_file():
+        raise NomadLabError(f"{path}: no store, so no run {choice}; retrieve first (--run {RETRIEVE})")
+    with Store(path, read_only=True) as store:
+        if choice.latest:
+            run_id = store.latest_run_id("retrieval")
+            if run_id is None:
+                raise NomadLabError(f"{path}: no retrieval run stored; run nomad-lab eval retrieval first")
+            return run_id
+        try:
+            run = store.get_run(str(choice.run_id))
+        except StoreError:
+            raise NomadLabError(
+                f"{path}: no run {choice.run_id!r} stored (give a stored run id, latest or retrieve)"
+            ) from None
+    if run.kind != "retrieval":
+        raise NomadLabError(f"{path}: run {choice.run_id!r} is a {run.kind} run, not a retrieval run")
+    return str(choice.run_id)
+
+
+def named_run_ids(store_path: str | Path | None, values: Any) -> list[str]:
+    """The stored runs a RUN value (or a list of them) names, for a provenance record: ids as given,
+    ``latest`` as the newest retrieval run now; "retrieve now" names none (its run is stored during the
+    command, which the record finds by time), and neither does anything the store cannot answer."""
+    texts = values if isinstance(values, list | tuple) else [values] if values else []
+    found = []
+    for text in texts:
+        try:
+            choice = parse_run(text)
+            if choice.latest:
+                run_id = stored_run_id(store_path, choice) if store_path else None
+            else:
+                run_id = choice.run_id
+        except NomadLabError:
+            continue
+        if run_id:
+            found.append(run_id)
+    return found
+
+
+def resolve_run(store_path: str | Path, run: str | RunChoice | None, **retrieval: Any) -> str:
+    """The stored retrieval run ``run`` names, retrieving now when it says so: ``retrieval`` holds what
+    :func:`retrieve_run` needs then (``corpus``, ``goldens``, ``suite``, ...; ``retrieve:SUITES``
+    replaces ``suite``)."""
+    choice = parse_run(run)
+    stored = stored_run_id(store_path, choice)
+    if stored is not None:
+        return stored
+    if choice.suites:
+        retrieval["suite"] = choice.suites
+    missing = sorted({"corpus", "goldens", "suite"} - set(retrieval))
+    if missing:
+        raise NomadLabError(f"run {choice}: retrieving now needs {', '.join(missing)}; give --run RUN_ID")
+    return retrieve_run(store_path, **retrieval)

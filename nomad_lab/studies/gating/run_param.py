@@ -1,0 +1,41 @@
+"""The gating studies' ``--run``: one RUN value, resolved once by the gating service.
+
+Why a module of the gating half: every gating study reads ``Params -> run -> service -> rows``; the run
+is a :class:`~nomad_lab.eval.gating.runs.RunChoice` parsed at the edge (a stored run id, ``latest``,
+``retrieve`` or ``retrieve:SUITES``) and :func:`study_run` turns it into a stored run id through
+:func:`~nomad_lab.eval.gating.runs.resolve_run`, which holds the one retrieval request gating builds.
+The budgeting half never reads a retrieval run, so this stays out of the shared parameters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nomad_lab.eval.gating.runs import parse_run, resolve_run
+from nomad_lab.studies.shape import Param, Params
+
+RUN = Param(
+    "run",
+    parse_run,
+    None,
+    "the retrieval run read: RUN_ID (stored), latest, retrieve (--suite, now: the default) or "
+    "retrieve:SUITES",
+    metavar="RUN",
+)
+
+
+def study_run(p: Params, run: Any = None, **retrieval: Any) -> str:
+    """The study's ``--run`` (or ``run``, another RUN value it declares) resolved once by the gating
+    service: the stored run it names, or its ``--suite`` of ``--corpus``/``--goldens`` (with its
+    ``--embedder``) retrieved now at floor 0. ``retrieval`` overrides those (``floor``, ``standalone``,
+    another ``corpus`` ...)."""
+    given = p.as_dict()
+    defaults: dict[str, Any] = {
+        "corpus": given.get("corpus"),
+        "goldens": given.get("goldens"),
+        "suite": given.get("suite"),
+        "embedder": given.get("embedder"),
+        "progress": not given.get("no_progress", True),
+    }
+    asked = {k: v for k, v in (defaults | retrieval).items() if v is not None}
+    return resolve_run(p.store, run if run is not None else given.get("run"), **asked)
