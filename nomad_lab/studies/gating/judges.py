@@ -21,6 +21,7 @@ import numpy as np
 
 from nomad_lab.backends.backend_spec import BACKEND_SPEC
 from nomad_lab.core.workspace import DEFAULT_STORE_PATH
+from nomad_lab.data.refusal_kinds import OFF_TOPIC as OFF_TOPIC_KIND
 from nomad_lab.gate import masks
 from nomad_lab.gate.agreement import NO_RELEVANT, OFF_TOPIC, ON_TOPIC
 from nomad_lab.gate.pools import pools_from_records
@@ -148,7 +149,8 @@ def compare_with_floor(judged: JudgedRun, k: int = masks.DEFAULT_K) -> GateCompa
     with_judge = masks.both(floor_only, masks.judge(pools, judged.verdicts))
     recall_a, nonempty_a = masks.evaluate(pools, floor_only, k)
     recall_b, nonempty_b = masks.evaluate(pools, with_judge, k)
-    refusal, answerable = pools.expect_refusal, pools.n_relevant > 0
+    # the leak counts off-topic refusals only: the judge is asked whether the context is on topic
+    refusal, answerable = pools.of_kind(OFF_TOPIC_KIND), pools.n_relevant > 0
 
     def interval(values: np.ndarray) -> tuple[float, float, float]:
         mean, lo, hi = bootstrap_means(values[None])
