@@ -34,7 +34,11 @@ GATES_STUDY = "gates"
 then the floor sweep's leak-against-recall plot stands in."""
 
 HEADLINES: tuple[tuple[str, str], ...] = (
-    ("Each gate family's best against the floor", "floor_sweep/leak_vs_recall.png"),
+    (
+        "Two questions apart: off-topic leak (is the context about the question?) and unanswerable pass "
+        "(does a passage state the answer?), each row at the recall it reaches",
+        "floor_sweep/leak_vs_recall.png",
+    ),
     ("Prefill per turn by RAG placement", "placement/prefill_vs_turn.png"),
     ("Token-estimator error by content class", "estimator/by_class.png"),
 )
