@@ -159,7 +159,9 @@ def fit_rows(
         ms = 1000 * (time.perf_counter() - started) / max(1, data.pools.size)
         costs = [c for k in result.gate.kinds if (c := data.features.blocks[k].cost) is not None]
         calls, ms = sum(c[0] for c in costs), ms + sum(c[1] for c in costs)
-        row = Row(name, result.figures, calls, ms, family="learned")
+        taught = "every refusal" if negatives is None else " + ".join(negatives) + " refusals"
+        note = f"taught to reject {taught}" + (" and the bank" if used_bank is not None else "")
+        row = Row(name, result.figures, calls, ms, note, family="learned")
         scores = result.oof[0]
         row.curve = score_curve(data, scores, name)
         rows.append(finish_row(row))
