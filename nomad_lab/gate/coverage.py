@@ -28,13 +28,16 @@ NAMES = (
     "unseen_count",
     "query_terms",
     "unseen_entity_share",
+    "entity_missing_idf_max",
 )
 """The feature columns, in order. ``unseen_entity_share``: the share of the question's named entities
 (:func:`nomad_lab.data.kind_check.entity_terms`: names, model codes, code identifiers) holding a word the
 index never contains. Why apart from ``unseen_share``: an off-topic question often borrows the library's
 vocabulary ("How do closures capture variables in Rust?" against a Python manual) and differs only in
 the thing it is about, which a share over every word dilutes; every corpus has names, so this reads any
-library the same way."""
+library the same way. ``entity_missing_idf_max``: the largest IDF of a named entity's word that the
+top-5 passages never mention (0: no entity, or every one is there): a name the library mentions in
+passing elsewhere ("Java" in a Python tutorial) is rare, and absent from what the question retrieved."""
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _SUFFIXES = ("ies", "es", "s", "ing", "ed")
@@ -91,6 +94,7 @@ def coverage(query: str, passages: Sequence[str], vocabulary: Vocabulary) -> lis
     entities = [terms(e) for e in entity_terms(query)]
     entities = [e for e in entities if e]
     unseen_entities = sum(any(vocabulary.frequencies.get(t, 0) == 0 for t in e) for e in entities)
+    entity_missing = [vocabulary.idf(t) for e in entities for t in e if t not in present]
     return [
         sum(weights[t] for t in missing) / total if total > 0 else 0.0,
         max((weights[t] for t in missing), default=0.0),
@@ -98,6 +102,7 @@ def coverage(query: str, passages: Sequence[str], vocabulary: Vocabulary) -> lis
         float(len(unseen)),
         float(len(asked)),
         unseen_entities / len(entities) if entities else 0.0,
+        max(entity_missing, default=0.0),
     ]
 
 

@@ -55,3 +55,13 @@ def test_an_entity_the_index_never_holds_stands_out_from_borrowed_vocabulary() -
     assert named["unseen_entity_share"] == 0.0
     plain = dict(zip(NAMES, coverage("how do i boil water", INDEX[2:3], vocabulary), strict=True))
     assert plain["unseen_entity_share"] == 0.0  # no entity: nothing to be unseen
+
+
+def test_a_name_the_library_mentions_elsewhere_but_the_passages_do_not_weighs_by_its_rarity() -> None:
+    vocabulary = Vocabulary.of([*INDEX, "Boiling is slower in Denver than at sea level."])
+    question = "How long do I boil water in Denver?"
+    row = dict(zip(NAMES, coverage(question, INDEX[2:3], vocabulary), strict=True))
+    assert row["unseen_entity_share"] == 0.0  # the index names Denver...
+    assert row["entity_missing_idf_max"] == pytest.approx(vocabulary.idf("denver"))  # ...not its passages
+    named = coverage(question, [*INDEX[2:3], "Denver sits high."], vocabulary)
+    assert dict(zip(NAMES, named, strict=True))["entity_missing_idf_max"] == 0.0
