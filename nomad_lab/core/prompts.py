@@ -40,14 +40,27 @@ QUERIES_SCHEMA: dict[str, Any] = {
 QUERY_REWRITE_MAX_TOKENS = 160
 
 
-def rag_context(context_block: str) -> str:
-    """The system message wrapping the retrieved passages (``SYSTEM_PROMPTS.rag_context``)."""
+SUFFICIENCY_NOTE_ACTION = "note"
+SUFFICIENCY_DROP_ACTION = "drop"
+SUFFICIENCY_ACTIONS = (SUFFICIENCY_NOTE_ACTION, SUFFICIENCY_DROP_ACTION)
+"""What the assistant does when its sufficiency check (does a passage state the answer?) says no:
+keep the passages with :data:`SUFFICIENCY_NOTE` (the default: a check tuned to keep 90% of answerable
+questions flags about one answerable question in ten, and a note costs that question nothing but a
+sentence, where dropping loses its passages), or drop them as a failed relevance check does."""
+SUFFICIENCY_NOTE = (
+    "NOTE: a check found that these passages may not state the answer to this question. If they do "
+    "not, say that the library does not state it rather than answering from general knowledge."
+)
+
+
+def rag_context(context_block: str, note: str | None = None) -> str:
+    """The system message wrapping the retrieved passages (``SYSTEM_PROMPTS.rag_context``); ``note`` (not
+    the reference: the sufficiency check's :data:`SUFFICIENCY_NOTE`) follows the passages."""
     return (
         "The following passages were retrieved from the knowledge base for the user's question. They "
         "cleared a relevance filter, but they may still lack the detail the question needs.\n\n"
         "[Knowledge Base Context]\n"
-        f"{context_block}\n\n"
-        "HOW TO ANSWER:\n"
+        f"{context_block}\n\n" + (f"{note}\n\n" if note else "") + "HOW TO ANSWER:\n"
         "1. If the passages answer the question, use them.\n"
         "2. If they do not, answer from your general knowledge without mentioning the passages.\n"
         '3. Never narrate the retrieval: do not write "according to Context 1", "the provided context" '
@@ -82,6 +95,6 @@ def build_context_block(chunks: Iterable[Mapping[str, Any]]) -> str:
     return "\n\n".join(blocks)
 
 
-def render_rag_message(chunks: Iterable[Mapping[str, Any]]) -> str:
+def render_rag_message(chunks: Iterable[Mapping[str, Any]], note: str | None = None) -> str:
     """The full RAG system message content for ``chunks``: the planner's default renderer."""
-    return rag_context(build_context_block(chunks))
+    return rag_context(build_context_block(chunks), note)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 __all__ = [
     "DocText",
     "WordIndex",
+    "cloze_question",
     "definition_question",
     "doc_text",
     "entities",
@@ -24,6 +25,7 @@ __all__ = [
     "modal_question",
     "quantity_question",
     "sentence_questions",
+    "sourced_questions",
     "words",
 ]
 
@@ -233,6 +235,29 @@ def quantity_question(sentence: str) -> str | None:
     return clause[:1].upper() + clause[1:] + "?"
 
 
+_CLOZE_VERB = re.compile(
+    r"\b(?:is|are|was|were|means|lasts|takes|needs|requires|uses|contains|holds|includes|returns|"
+    r"causes|prevents|called|named|known as|set to|defaults to|should be|must be|can be)\b"
+)
+
+
+def cloze_question(sentence: str) -> str | None:
+    """A statement's object asked back: ``Errors detected during execution are called exceptions.`` ->
+    ``Errors detected during execution are called what?``, cut after the first linking verb of the
+    sentence's first two thirds, when 3 to 15 words precede it and at least 2 follow (the answer)."""
+    words_ = sentence.rstrip(".!?").split()
+    if not 6 <= len(words_) <= 40 or not sentence[:1].isalnum() or words_[0].lower() in _NOT_SUBJECT:
+        return None
+    match = _CLOZE_VERB.search(sentence)
+    if not match:
+        return None
+    before = sentence[: match.end()].split()
+    after = sentence[match.end() :].split()
+    if not 3 <= len(before) <= 15 or len(after) < 2 or len(before) > 2 * len(words_) // 3 + 1:
+        return None
+    return " ".join(before) + " what?"
+
+
 class WordIndex:
     """Which documents hold which words: mention and absence checks over a whole library in one pass."""
 
@@ -252,8 +277,9 @@ class WordIndex:
         return term in self.postings
 
 
-def sentence_questions(doc: DocText) -> Iterator[str]:
-    """A question for every sentence a template applies to, in document order."""
+def sourced_questions(doc: DocText) -> Iterator[tuple[str, str]]:
+    """(source sentence, question) for every sentence a template applies to, in document order: the
+    sentence states the question's answer (a containment model's positive)."""
     for sentence in doc.sentences:
         for question in (
             definition_question(sentence),
@@ -261,4 +287,10 @@ def sentence_questions(doc: DocText) -> Iterator[str]:
             quantity_question(sentence),
         ):
             if question:
-                yield question
+                yield sentence, question
+
+
+def sentence_questions(doc: DocText) -> Iterator[str]:
+    """A question for every sentence a template applies to, in document order."""
+    for _, question in sourced_questions(doc):
+        yield question

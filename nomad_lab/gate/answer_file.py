@@ -14,7 +14,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.gate.gate_file import read_gate_file, write_gate_file
@@ -39,6 +39,9 @@ class AnswerGate:
     training: dict[str, Any] = field(default_factory=dict)
     figures: dict[str, Any] = field(default_factory=dict)
     path: str = ""
+    FORMAT: ClassVar[str] = FORMAT
+    LABEL: ClassVar[str] = "answerability gate"
+    STUDY: ClassVar[str] = "answerability"
 
     @property
     def weights_path(self) -> Path:
@@ -48,14 +51,14 @@ class AnswerGate:
         """Refuse a run from another embedder or index than the one the gate was fitted on."""
         if not same_embedder(self.embedder, identity):
             raise NomadLabError(
-                f"{where}: the answerability gate was fitted on {describe(self.embedder)} pools, these come "
-                f"from {describe(identity)}; fit one on this run (nomad-lab study answerability --run RUN)"
+                f"{where}: the {self.LABEL} was fitted on {describe(self.embedder)} pools, these come "
+                f"from {describe(identity)}; fit one on this run (nomad-lab study {self.STUDY} --run RUN)"
             )
         trained = self.training.get("fingerprint")
         if trained and fingerprint != trained:
             raise NomadLabError(
-                f"{where}: the answerability gate was fitted on index {trained}, this run's index is "
-                f"{fingerprint}; fit one on this run (nomad-lab study answerability --run RUN)"
+                f"{where}: the {self.LABEL} was fitted on index {trained}, this run's index is "
+                f"{fingerprint}; fit one on this run (nomad-lab study {self.STUDY} --run RUN)"
             )
 
     def check_body(self, digest: str, where: str) -> None:
@@ -66,21 +69,34 @@ class AnswerGate:
             )
 
     def save(self, path: str | Path) -> Path:
-        return write_gate_file(path, FORMAT, {k: v for k, v in asdict(self).items() if k != "path"})
+        return write_gate_file(path, self.FORMAT, {k: v for k, v in asdict(self).items() if k != "path"})
 
     @classmethod
-    def load(cls, path: str | Path) -> AnswerGate:
+    def load(cls, path: str | Path) -> Any:
         """Read a gate file; a missing, foreign or incomplete file, or weights that changed, is one line."""
         where = str(path)
         gate = read_gate_file(
             path,
-            FORMAT,
+            cls.FORMAT,
             lambda **fields: cls(**fields, path=str(path)),
-            "answerability gate file",
-            "an answerability gate file",
+            f"{cls.LABEL} file",
+            f"an {cls.LABEL} file" if cls.LABEL[0] in "aeiou" else f"a {cls.LABEL} file",
         )
         if not gate.weights_path.is_file():
             raise NomadLabError(f"{where}: its weights {gate.weights_path} are missing")
         if file_sha256(gate.weights_path) != gate.weights_sha256:
             raise NomadLabError(f"{where}: {gate.weights_path} does not match the sha256 the file records")
         return gate
+
+
+@dataclass(frozen=True)
+class SufficiencyGate(AnswerGate):
+    """A fitted sufficiency check (``nomad-lab study sufficiency``): the containment head (INT8 ``.npz``)
+    beside ``scoring``, the unit settings it was trained with (``units`` read per question,
+    ``unitWords``) and the answer-type weight (``typeWeight``), and the threshold chosen for answerable
+    keep >= the target. Checked against run and body like an answerability gate."""
+
+    scoring: dict[str, Any] = field(default_factory=dict)
+    FORMAT: ClassVar[str] = "nomad-lab sufficiency gate v1"
+    LABEL: ClassVar[str] = "sufficiency gate"
+    STUDY: ClassVar[str] = "sufficiency"

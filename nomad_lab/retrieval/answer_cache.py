@@ -128,13 +128,16 @@ def save_gate_files(
     embedder: dict[str, Any] | None,
     training: dict[str, Any],
     figures: dict[str, Any] | None = None,
+    kind: type[AnswerGate] = AnswerGate,
+    **fields: Any,
 ) -> Path:
-    """Write ``path`` (the JSON record) and the head beside it as INT8 ``.npz``; returns the JSON path."""
+    """Write ``path`` (the JSON record of a ``kind`` gate, with its own ``fields``) and the head beside
+    it as INT8 ``.npz``; returns the JSON path."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     weights = out.with_suffix(".npz")
     np.savez(weights, **quantized_state(head))
-    gate = AnswerGate(
+    gate = kind(
         threshold=float(threshold),
         weights=weights.name,
         weights_sha256=file_sha256(weights),
@@ -149,5 +152,6 @@ def save_gate_files(
         embedder=None if embedder is None else dict(embedder),
         training=training,
         figures=figures or {},
+        **fields,
     )
     return gate.save(out)

@@ -11,6 +11,8 @@ Order, as in the reference:
    fewer than 2 user messages in the last 6 conversation messages;
 2. retrieval with the post-rerank floor ``min_final_score`` (the eval pins 0.62) inside the index search;
 3. the relevance judge when ``relevance_check_model`` is set (None = off), all-or-nothing, fail-open;
+   then, when ``sufficiency_check`` is set (not the reference; None = off), does a passage state the
+   answer? When not, the passages stay with a note in the prompt, or are dropped (``sufficiency_action``);
 4. the model-size tier (``RAG_CONTEXT_LIMITS``) slices the chunks;
 5. the planner, at the window resolved ONCE per model (``ContextWindowResolver`` over ``show()``; Ollama
    reloads a model whenever ``num_ctx`` changes) or given explicitly, with the calibrated token ratio;
@@ -30,6 +32,7 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from nomad_lab.backends.base import (
@@ -40,6 +43,7 @@ from nomad_lab.backends.base import (
     Usage,
 )
 from nomad_lab.core.planner import plan_prompt
+from nomad_lab.core.prompts import SUFFICIENCY_DROP_ACTION, SUFFICIENCY_NOTE, render_rag_message
 from nomad_lab.core.token_estimator import estimate_messages_tokens
 from nomad_lab.services.judge_service import RelevanceJudge, resolve_tasks_model
 from nomad_lab.services.model_calls import chat_call
@@ -145,6 +149,8 @@ class _Retrieval:
     error: str | None = None
     tasks_model: str | None = None
     timings: Timings = field(default_factory=Timings)
+    sufficiency: str | None = None
+    sufficiency_ms: float = 0.0
 
 
 def _retrieve(conversation: list[Message], config: PipelineConfig, chat_model: str) -> _Retrieval:
@@ -188,8 +194,24 @@ def _retrieve(conversation: list[Message], config: PipelineConfig, chat_model: s
         judge_ms, out.judged, out.rejected = verdict.ms, verdict.judged, verdict.rejected
         if verdict.rejected:
             out.chunks = []
+    if config.sufficiency_check is not None and out.chunks:
+        _check_sufficiency(out, config)
     out.timings = Timings(rewrite.ms, retrieval_ms, judge_ms)
     return out
+
+
+def _check_sufficiency(out: _Retrieval, config: PipelineConfig) -> None:
+    """The second decision: does a passage state the answer? No: note it in the prompt, or drop."""
+    assert config.sufficiency_check is not None
+    started = time.perf_counter()
+    stated = config.sufficiency_check(out.query or "", [str(c.get("text", "")) for c in out.chunks])
+    out.sufficiency_ms = (time.perf_counter() - started) * 1e3
+    if stated:
+        out.sufficiency = "stated"
+    elif config.sufficiency_action == SUFFICIENCY_DROP_ACTION:
+        out.sufficiency, out.chunks = "dropped", []
+    else:
+        out.sufficiency = "note"
 
 
 def _mock_answer(injected: Sequence[Mapping[str, Any]]) -> ChatResult:
@@ -238,6 +260,9 @@ def run_pipeline(
         rag_placement=config.rag_placement,
         estimator=config.estimator,
         rag_token_cap=limits.max_tokens if config.enforce_context_tokens else None,
+        render_rag_block=partial(
+            render_rag_message, note=SUFFICIENCY_NOTE if found.sufficiency == "note" else None
+        ),
     )
     budget = plan.budget
     if budget.turns_dropped or budget.chunks_dropped or budget.query_truncated:
@@ -278,6 +303,8 @@ def run_pipeline(
         context_window_source=window_source,
         token_ratio=ratio,
         retrieval_error=found.error,
+        sufficiency=found.sufficiency,
+        sufficiency_ms=found.sufficiency_ms,
     )
     if config.is_mock:
         return PipelineResult(_mock_answer(trace.injected), trace)

@@ -8,7 +8,7 @@ steps that fill them, and reading them should not need the steps.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -19,7 +19,7 @@ from nomad_lab.core.context_window import (
     parse_parameter_billions,
 )
 from nomad_lab.core.planner import BudgetTrace, camel_case
-from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT
+from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT, SUFFICIENCY_ACTIONS, SUFFICIENCY_NOTE_ACTION
 from nomad_lab.core.reference import (
     RAG_DEFAULT_SCORE_THRESHOLD,
     RAG_DEFAULT_TOP_K,
@@ -152,6 +152,10 @@ class PipelineConfig:
     current behaviour) caps the RAG block at the size tier's ``maxTokens`` (1,000 up to 3B, 2,500 up to
     8B); False only records it, as the SPEC's older text says. ``estimator`` replaces the seed's
     segmenter in the planner (a ``ContentEstimator`` or ``ExactEstimator``'s ``estimate``).
+    ``sufficiency_check`` (not the reference; None = off) is a second decision after the relevance
+    judge: ``check(query, passages)`` says whether a passage states the answer
+    (:func:`nomad_lab.retrieval.sufficiency_model.sufficiency_check`); when it says no,
+    ``sufficiency_action`` keeps the passages with a note in the prompt (``note``) or drops them (``drop``).
     """
 
     backend: Backend | None = None
@@ -181,10 +185,17 @@ class PipelineConfig:
     injected_as_planned: bool = False
     call_log: CallSink | None = None
     memo: PipelineMemo | None = None
+    sufficiency_check: Callable[[str, Sequence[str]], bool] | None = None
+    sufficiency_action: str = SUFFICIENCY_NOTE_ACTION
 
     def __post_init__(self) -> None:
         if self.memo is None:
             self.memo = PipelineMemo(self.backend)
+        if self.sufficiency_action not in SUFFICIENCY_ACTIONS:
+            raise ValueError(
+                f"PipelineConfig: sufficiency_action must be one of {', '.join(SUFFICIENCY_ACTIONS)}, "
+                f"got {self.sufficiency_action!r}"
+            )
         if self.backend is None and not self.is_mock:
             raise ValueError(
                 f"PipelineConfig: model {self.model!r} needs a backend (only 'mock' runs without one)"
@@ -236,6 +247,8 @@ class PipelineTrace:
     context_window_source: str = "explicit"
     token_ratio: float = 1.0
     retrieval_error: str | None = None
+    sufficiency: str | None = None  # None: no check; "stated", "note" or "dropped"
+    sufficiency_ms: float = 0.0
 
     def to_reference(self) -> dict[str, Any]:
         """The trace with the reference's camelCase names (``budget`` and ``contextLimits`` nested)."""

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.gate.answer_file import AnswerGate, file_sha256
+from nomad_lab.gate.answer_file import AnswerGate, SufficiencyGate, file_sha256
 
 EMBEDDER = {"model": "minilm", "version": "1", "method": "mean", "dimension": 384}
 
@@ -48,3 +48,24 @@ def test_changed_weights_or_a_foreign_file_are_refused(tmp_path):
     (tmp_path / "x.json").write_text('{"format": "other"}')
     with pytest.raises(NomadLabError, match="not an answerability gate file"):
         AnswerGate.load(tmp_path / "x.json")
+
+
+def test_a_sufficiency_gate_keeps_its_scoring_and_is_not_read_as_another_kind(tmp_path):
+    weights = tmp_path / "s.npz"
+    np.savez(weights, a=np.zeros(3))
+    path = SufficiencyGate(
+        threshold=0.25,
+        weights=weights.name,
+        weights_sha256=file_sha256(weights),
+        body={"digest": "abc"},
+        embedder=EMBEDDER,
+        scoring={"units": 8, "unitWords": 80, "typeWeight": 1.0},
+    ).save(tmp_path / "s.json")
+    gate = SufficiencyGate.load(path)
+    assert (gate.threshold, gate.scoring["typeWeight"]) == (0.25, 1.0)
+    with pytest.raises(NomadLabError, match="not an answerability gate file"):
+        AnswerGate.load(path)
+    with pytest.raises(NomadLabError, match="not a sufficiency gate file"):
+        SufficiencyGate.load(saved(tmp_path))
+    with pytest.raises(NomadLabError, match="nomad-lab study sufficiency --run RUN"):
+        gate.check_run({**EMBEDDER, "model": "other"}, None, "run x")

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from nomad_lab.core.planner import ELISION_MARKER
-from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT
+from nomad_lab.core.prompts import DEFAULT_SYSTEM_PROMPT, SUFFICIENCY_NOTE
 from nomad_lab.core.token_estimator import TokenCalibrator, estimate_messages_tokens
 from nomad_lab.data.corpus import load_corpus
 from nomad_lab.services.pipeline import (
@@ -194,6 +194,33 @@ def test_relevance_check_when_enabled(index) -> None:
     assert trace.chunks_rejected_by_check > 0 and trace.retrieved == [] and trace.injected == []
     assert trace.timings.relevance_check_ms > 0
     assert run_pipeline(CHAT, PipelineConfig(model="mock", index=index)).trace.timings.relevance_check_ms == 0
+
+
+def test_sufficiency_check_notes_or_drops_what_it_finds_unstated(index) -> None:
+    asked = []
+
+    def says(stated: bool):
+        def check(query, passages):
+            asked.append((query, len(passages)))
+            return stated
+
+        return check
+
+    def rag_text(trace) -> str:
+        return "\n".join(str(m["content"]) for m in trace.messages if m["role"] == "system")
+
+    stated = run_pipeline(CHAT, PipelineConfig(model="mock", index=index, sufficiency_check=says(True))).trace
+    assert stated.sufficiency == "stated" and stated.injected and SUFFICIENCY_NOTE not in rag_text(stated)
+    assert asked[0][0] == CHAT[-1]["content"] and asked[0][1] == len(stated.retrieved)
+    noted = run_pipeline(CHAT, PipelineConfig(model="mock", index=index, sufficiency_check=says(False))).trace
+    assert noted.sufficiency == "note" and noted.injected and SUFFICIENCY_NOTE in rag_text(noted)
+    drop = PipelineConfig(model="mock", index=index, sufficiency_check=says(False), sufficiency_action="drop")
+    dropped = run_pipeline(CHAT, drop).trace
+    assert dropped.sufficiency == "dropped" and dropped.injected == [] and dropped.retrieved == []
+    off = run_pipeline(CHAT, PipelineConfig(model="mock", index=index)).trace
+    assert off.sufficiency is None and len(asked) == 3
+    with pytest.raises(ValueError, match="sufficiency_action must be one of note, drop"):
+        PipelineConfig(model="mock", sufficiency_action="hide")
 
 
 def test_inputs_and_tiers() -> None:

@@ -1,0 +1,61 @@
+"""``sufficiency:zero-shot[@T]`` or ``sufficiency:GATE_FILE[@T]``: does a sentence of the top-5 passages
+state the answer? Keep a question's passages when its best sentence unit (the sentence with its heading
+and the sentence before it, the few sharing most question words) scores >= T.
+
+``zero-shot`` scores units with the offline ms-marco L12 model's own logit (an omitted T sweeps its
+quantiles); a gate file from ``nomad-lab study sufficiency`` with its fine-tuned containment head and
+answer-type weight (an omitted T is the file's threshold, chosen for answerable keep >= 0.90). A second
+decision after the topicality gate: its action in the assistant is a setting
+(:data:`nomad_lab.core.prompts.SUFFICIENCY_ACTIONS`).
+
+Needs ``Need("sufficiency_scores", TARGET)``; the gatherer refuses a gate file fitted on another run's
+embedder or index.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from nomad_lab.gate.answer_file import SufficiencyGate
+from nomad_lab.gate.families import OMIT_SAVED, Family, GateInputs, Need, all_or_nothing
+
+ZERO_SHOT = "zero-shot"
+
+
+def needs(atom: object) -> tuple[Need, ...]:
+    return (Need("sufficiency_scores", atom.target),)  # type: ignore[attr-defined]
+
+
+def score(pools: object, atom: object, inputs: GateInputs) -> np.ndarray:
+    return np.asarray(inputs[needs(atom)[0]], dtype=float)
+
+
+def saved(atom: object) -> float:
+    """The spec's number, else the gate file's threshold (``zero-shot`` has none: give ``@T``)."""
+    if atom.value is not None:  # type: ignore[attr-defined]
+        return float(atom.value)  # type: ignore[attr-defined]
+    if atom.target == ZERO_SHOT:  # type: ignore[attr-defined]
+        from nomad_lab.core.errors import NomadLabError
+
+        raise NomadLabError(
+            "sufficiency:zero-shot has no saved threshold; give one (sufficiency:zero-shot@T)"
+        )
+    return SufficiencyGate.load(atom.target).threshold  # type: ignore[attr-defined]
+
+
+FAMILY = Family(
+    name="sufficiency",
+    order=75,
+    form="sufficiency:zero-shot|GATE_FILE[@T]",
+    target=True,
+    value="logit",
+    low=-math.inf,
+    high=None,
+    omitted=OMIT_SAVED,
+    keep=lambda pools, atom, points, inputs: all_or_nothing(score(pools, atom, inputs), pools, points),
+    score=score,
+    saved=saved,
+    needs=needs,
+)
