@@ -33,7 +33,6 @@ import numpy as np
 
 from nomad_lab.eval.gating import load_run, scores
 from nomad_lab.eval.gating.context import GatherContext
-from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 from nomad_lab.gate import crossval
 from nomad_lab.retrieval.answer_cache import BodyCache, cache_root
 from nomad_lab.retrieval.answer_model import AnswerBody, TrainConfig, head_logits, train_head
@@ -46,6 +45,7 @@ from nomad_lab.retrieval.sufficiency_model import (
     type_shift,
 )
 from nomad_lab.studies.gating.answerability import _Bar
+from nomad_lab.studies.gating.run_param import RUN, study_run
 from nomad_lab.studies.gating.sufficiency_pairs import (
     PSEUDO,
     golden_examples,
@@ -64,7 +64,7 @@ TYPE_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0)
 KEEP_TARGET = crossval.RECALL_TARGET
 
 PARAMS = (
-    Param("run", str, None, "stored retrieval run id (default: retrieve --suite at floor 0 now)"),
+    RUN,
     STORE,
     CORPUS,
     GOLDENS,
@@ -93,14 +93,9 @@ def _zero_row(
 def compute(p: Params) -> dict[str, Any]:
     started = time.perf_counter()
     store = Path(p.store)
-    run_id = p.run or retrieve(
-        RetrievalRequest(
-            corpus_dir=Path(p.corpus), goldens_dir=Path(p.goldens), suite=p.suite, floor=0.0,
-            store_path=store, embedder=p.embedder, progress=False,
-        )
-    ).run_id  # fmt: skip
+    run_id = study_run(p)
     data = load_run(store, run_id)
-    kinds = list(data.pools.kinds)
+    kinds = [str(k) for k in data.pools.refusal_kinds]
     questions = run_questions(store, data, kinds, p.goldens, p.suite, p.units)
     pseudo = pseudo_questions(p.corpus, SEED, p.pseudo)
     pseudo_ex = pseudo_examples(pseudo, SEED)
