@@ -18,12 +18,22 @@ import math
 import re
 from collections.abc import Sequence
 
-__all__ = ["CHOSEN", "UNIT_WORDS", "choose_units", "content_words", "passage_sentences", "passage_units"]
+__all__ = [
+    "CHOSEN",
+    "UNIT_WORDS",
+    "choose_units",
+    "content_words",
+    "passage_sentences",
+    "passage_units",
+    "unit_parts",
+]
 
 UNIT_WORDS = 80
 """Words per unit (heading + previous sentence + sentence): with a question, ~130 word-pieces."""
 HEADING_WORDS = 12
 """A long heading (a reST title line, a book's header) is cut to its first words."""
+CONTEXT_WEIGHT = 0.5
+"""A question word found only in a unit's context (heading, previous sentence) counts half."""
 CHOSEN = 8
 """Units a question's sufficiency score reads (the study's ``--units``)."""
 _HEADING = re.compile(r"^\s*#{1,6}\s+(.+?)\s*#*\s*$")
@@ -104,6 +114,11 @@ def _cut(words: list[str], budget: int) -> list[str]:
 def passage_units(text: str, words: int = UNIT_WORDS) -> list[str]:
     """Each sentence of ``text`` with its context: ``heading: previous sentence sentence``, the previous
     sentence (then the heading) cut from the front when the unit would exceed ``words`` words."""
+    return [unit for unit, _ in unit_parts(text, words)]
+
+
+def unit_parts(text: str, words: int = UNIT_WORDS) -> list[tuple[str, str]]:
+    """(unit, its own sentence as cut) for each sentence of ``text`` (see :func:`passage_units`)."""
     sentences = passage_sentences(text)
     units = []
     for i, (heading, sentence) in enumerate(sentences):
@@ -112,18 +127,27 @@ def passage_units(text: str, words: int = UNIT_WORDS) -> list[str]:
         before = _cut(previous, words - len(own))
         head = heading.split()[: min(HEADING_WORDS, max(0, words - len(own) - len(before)))]
         prefix = (" ".join(head) + ": ") if head else ""
-        units.append(prefix + " ".join(before + own))
+        units.append((prefix + " ".join(before + own), " ".join(own)))
     return units
 
 
-def choose_units(question: str, units: Sequence[str], k: int = CHOSEN) -> list[int]:
+def choose_units(
+    question: str, units: Sequence[str], k: int = CHOSEN, sentences: Sequence[str] | None = None
+) -> list[int]:
     """Indices of the ``k`` units sharing the most question words, each word weighted by its inverse
-    frequency among ``units`` (a word every unit holds says nothing); ties keep passage order."""
+    frequency among ``units`` (a word every unit holds says nothing), and by :data:`CONTEXT_WEIGHT` when
+    only the unit's context holds it, not its own sentence (``sentences``; None: the whole unit counts):
+    the sentence is what states an answer, a heading is shared by every sentence under it. Ties keep
+    passage order."""
     asked = set(content_words(question))
     bags = [set(content_words(u)) for u in units]
+    own = bags if sentences is None else [set(content_words(s)) for s in sentences]
     n = len(units)
     df = {w: sum(w in b for b in bags) for w in asked}
     weight = {w: math.log(1 + n / (1 + df[w])) for w in asked}
-    scores = [sum(weight[w] for w in asked & b) for b in bags]
+    scores = [
+        sum(weight[w] * (1.0 if w in mine else CONTEXT_WEIGHT) for w in asked & b)
+        for b, mine in zip(bags, own, strict=True)
+    ]
     order = sorted(range(n), key=lambda i: (-scores[i], i))
     return sorted(order[:k])

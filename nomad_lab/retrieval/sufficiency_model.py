@@ -21,7 +21,7 @@ import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.answer_types import evidence
-from nomad_lab.data.sentence_units import CHOSEN, UNIT_WORDS, choose_units, passage_units
+from nomad_lab.data.sentence_units import CHOSEN, UNIT_WORDS, choose_units, unit_parts
 from nomad_lab.gate.answer_file import SufficiencyGate
 from nomad_lab.retrieval.answer_cache import BodyCache, load_gate_head
 from nomad_lab.retrieval.answer_model import AnswerBody, head_logits
@@ -34,8 +34,9 @@ def question_units(
     query: str, passages: Sequence[str], k: int = CHOSEN, words: int = UNIT_WORDS
 ) -> list[str]:
     """The ``k`` units of a question's passages the check reads (lexical choice, passage order)."""
-    units = [u for p in passages for u in passage_units(p, words)]
-    return [units[i] for i in choose_units(query, units, k)]
+    parts = [part for p in passages for part in unit_parts(p, words)]
+    units = [u for u, _ in parts]
+    return [units[i] for i in choose_units(query, units, k, [s for _, s in parts])]
 
 
 def type_shift(query: str, units: Sequence[str]) -> np.ndarray:

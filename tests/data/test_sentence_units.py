@@ -1,7 +1,13 @@
 """Sentence units keep their context (heading, previous sentence) and the lexical choice reads the units
 that share the question's rarer words."""
 
-from nomad_lab.data.sentence_units import choose_units, content_words, passage_sentences, passage_units
+from nomad_lab.data.sentence_units import (
+    choose_units,
+    content_words,
+    passage_sentences,
+    passage_units,
+    unit_parts,
+)
 
 TEXT = """# Kestrel K-9 filter
 
@@ -51,3 +57,13 @@ def test_choose_units_prefers_rare_question_words_and_keeps_order() -> None:
 def test_content_words_drop_function_words_and_stem() -> None:
     assert content_words("How many litres does the filter treat?") == ["many", "litre", "filter", "treat"]
     assert content_words("boxes, box, watching, watched") == ["box", "box", "watch", "watch"]
+
+
+def test_a_word_only_in_the_context_counts_less_than_one_in_the_sentence() -> None:
+    units = ["Tourniquet: wash your hands first.", "Tourniquet: place it above the wound."]
+    sentences = ["wash your hands first.", "place it above the wound."]
+    assert choose_units("where to place a tourniquet", units, 1, sentences) == [1]
+    assert unit_parts("# T\n\nPlace it high. Tighten it.")[1] == (
+        "T: Place it high. Tighten it.",
+        "Tighten it.",
+    )

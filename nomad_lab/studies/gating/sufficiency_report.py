@@ -81,6 +81,7 @@ def _paired(result: dict[str, Any], table: list[dict[str, Any]]) -> dict[str, An
 def summary(result: dict[str, Any]) -> dict[str, Any]:
     data = result["data"]
     table = [_row_json(result, r) for r in result["rows"]]
+    paired = _paired(result, table)
     answerable = [q for q in result["questions"] if not q.expect_refusal and q.must_include]
     return {
         "run": result["run"],
@@ -92,7 +93,9 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
         "repeats": len(result["splits"]),
         "keepTarget": crossval.RECALL_TARGET,
         "rows": table,
-        "paired": _paired(result, table),
+        "paired": paired,
+        "bestRow": next(r for r in table if r["row"] == paired["best"]),
+        "windowRow": table[0],
         "answerRead": {
             "questions": len(answerable),
             "read": sum(q.answer_read for q in answerable),

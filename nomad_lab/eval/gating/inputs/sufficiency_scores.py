@@ -31,3 +31,9 @@ def gather(ctx: GatherContext, key: str) -> np.ndarray:
     if bar is not None:
         bar.close()
     return scores
+
+
+def check(key: str) -> None:
+    """``zero-shot``, or a sufficiency gate file whose weights are there and match (read, not run)."""
+    if key != ZERO_SHOT:
+        SufficiencyGate.load(key)
