@@ -63,7 +63,6 @@ def test_a_word_only_in_the_context_counts_less_than_one_in_the_sentence() -> No
     units = ["Tourniquet: wash your hands first.", "Tourniquet: place it above the wound."]
     sentences = ["wash your hands first.", "place it above the wound."]
     assert choose_units("where to place a tourniquet", units, 1, sentences) == [1]
-    assert unit_parts("# T\n\nPlace it high. Tighten it.")[1] == (
-        "T: Place it high. Tighten it.",
-        "Tighten it.",
-    )
+    text = "# T\n\nPlace it up high. Tighten it until bleeding stops."
+    own = "Tighten it until bleeding stops."
+    assert unit_parts(text)[1] == ("T: Place it up high. " + own, own)
