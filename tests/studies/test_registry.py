@@ -34,6 +34,7 @@ STUDIES = {
     "embedders",
     "rewrite",
     "answerability",
+    "sufficiency",
 }
 
 

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from nomad_lab.core.errors import NomadLabError
 from nomad_lab.gate.answer_file import SufficiencyGate
 from nomad_lab.gate.families import OMIT_SAVED, Family, GateInputs, Need, all_or_nothing
 
@@ -37,8 +38,6 @@ def saved(atom: object) -> float:
     if atom.value is not None:  # type: ignore[attr-defined]
         return float(atom.value)  # type: ignore[attr-defined]
     if atom.target == ZERO_SHOT:  # type: ignore[attr-defined]
-        from nomad_lab.core.errors import NomadLabError
-
         raise NomadLabError(
             "sufficiency:zero-shot has no saved threshold; give one (sufficiency:zero-shot@T)"
         )

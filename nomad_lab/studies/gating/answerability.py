@@ -59,7 +59,7 @@ PARAMS = (
 )
 
 
-class _Bar:
+class CountBar:
     """A counted progress line on stderr (tqdm when it is installed)."""
 
     def __init__(self, label: str, total: int, show: bool) -> None:
@@ -93,7 +93,7 @@ def compute(p: Params) -> dict[str, Any]:
             + [(q.query, w) for q in questions for w in q.gold]
         )
     )
-    bar = _Bar("answerability: reading windows", len(everything), not p.no_progress)
+    bar = CountBar("answerability: reading windows", len(everything), not p.no_progress)
     read_started = time.perf_counter()
     outs, zero = cache.read(everything, bar)
     bar.close()
@@ -105,7 +105,7 @@ def compute(p: Params) -> dict[str, Any]:
     groups = crossval.question_groups(data.pools.tags, data.pools.expect_refusal, data.features.query)
     splits = crossval.repeated_splits(y, groups, p.folds, p.repeats, SEED)
     trainings = len(splits) * len(splits[0]) * crossval.INNER_FOLDS
-    bar = _Bar("answerability: trainings", trainings, not p.no_progress)
+    bar = CountBar("answerability: trainings", trainings, not p.no_progress)
     train_seconds: list[float] = []
 
     def fit(train: np.ndarray) -> tuple[Any, dict[str, int]]:

@@ -44,7 +44,7 @@ from nomad_lab.retrieval.sufficiency_model import (
     split_by,
     type_shift,
 )
-from nomad_lab.studies.gating.answerability import _Bar
+from nomad_lab.studies.gating.answerability import CountBar
 from nomad_lab.studies.gating.run_param import RUN, study_run
 from nomad_lab.studies.gating.sufficiency_pairs import (
     PSEUDO,
@@ -105,7 +105,7 @@ def compute(p: Params) -> dict[str, Any]:
     everything = list(
         dict.fromkeys(scored + [(q.query, u) for q in questions for u in q.answers] + pseudo_ex.pairs)
     )
-    bar = _Bar("sufficiency: reading units", len(everything), not p.no_progress)
+    bar = CountBar("sufficiency: reading units", len(everything), not p.no_progress)
     read_started = time.perf_counter()
     outs, zero = cache.read(everything, bar)
     bar.close()
@@ -127,7 +127,7 @@ def compute(p: Params) -> dict[str, Any]:
     heads: dict[bytes, list[np.ndarray]] = {}
     counts: dict[str, int] = {}
     train_seconds: list[float] = []
-    tbar = _Bar("sufficiency: trainings", trainings, not p.no_progress)
+    tbar = CountBar("sufficiency: trainings", trainings, not p.no_progress)
 
     def fit(train: np.ndarray) -> Any:
         ex = golden_examples(questions, train, zero_shot, SEED)
