@@ -26,8 +26,13 @@ def register(subparsers: Any) -> None:
         "store", help="the workspace store: import candidate dumps, list model calls"
     )
     actions = parser.add_subparsers(dest="store_command", metavar="ACTION", required=True)
-    importer = actions.add_parser("import", help="store a candidate dump (reference --dump JSON) as a run")
-    importer.add_argument("dump", type=Path, help="candidate dump JSON")
+    importer = actions.add_parser(
+        "import", help="store candidate pools (reference --dump JSON, pool JSONL or Parquet) as a run"
+    )
+    importer.add_argument("dump", type=Path, help="a reference dump, or a pool file (docs/pools.md)")
+    importer.add_argument(
+        "--format", choices=("dump", "jsonl", "parquet"), help="the file's format (default: detected)"
+    )
     add_store_argument(importer)
     importer.set_defaults(func=run_import)
     register_calls(actions)
@@ -87,13 +92,25 @@ def register_calls(actions: Any) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from nomad_lab.data.dump import load_dump
+    from nomad_lab.data.pool_files import read_pool_file
+    from nomad_lab.data.pool_format import disabled_by_missing
     from nomad_lab.store import Store
 
-    dump = load_dump(args.dump)  # DumpError names the file and field; the store is not opened yet
+    fmt, content = read_pool_file(args.dump, args.format)  # errors name file:line; store not opened yet
     with Store(args.store) as store:
-        run_id = store.import_dump(dump, source=str(args.dump))
-    print(f"imported {len(dump['pools'])} pools from {args.dump} as run {run_id} into {args.store}")
+        if fmt == "dump":
+            run_id, count = store.import_dump(content, source=str(args.dump)), len(content["pools"])
+        else:
+            run_id, count = store.import_pools(content), content.size
+    print(f"imported {count} pools from {args.dump} ({fmt}) as run {run_id} into {args.store}")
+    if fmt != "dump":
+        names = ", ".join(sorted(content.scores)) or "none"
+        print(
+            f"  {content.candidates} candidates; columns {', '.join(content.columns) or 'none'}; "
+            f"scores {names}"
+        )
+        for line in disabled_by_missing(content.columns):
+            print(f"  {line}")
     return 0
 
 

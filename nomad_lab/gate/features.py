@@ -39,11 +39,15 @@ def pool_features(
     overlap: np.ndarray | None = None,
     floor: float = RAG_MIN_FINAL_SCORE,
     k: int = TOP_SCORES,
+    semantic_scores: bool = True,
 ) -> tuple[np.ndarray, list[str]]:
-    """The pool-statistics matrix ``(n, f)`` and its column names (no NaN: empty pools score 0)."""
+    """The pool-statistics matrix ``(n, f)`` and its column names (no NaN: empty pools score 0).
+
+    ``semantic_scores`` False leaves out ``semantic_1..k`` (a pool file without raw cosines), and
+    ``overlap`` None leaves out ``keyword_overlap`` (no passage texts)."""
     valid = pools.valid
     final = _sorted_top(pools.score, valid, k)
-    semantic = _sorted_top(pools.semantic, valid, k)
+    semantic = _sorted_top(pools.semantic, valid, k) if semantic_scores else np.zeros((pools.size, 0))
     top = final[:, :RAG_DEFAULT_TOP_K]
     count = valid.sum(axis=1)
     mean = top.mean(axis=1)
@@ -64,7 +68,7 @@ def pool_features(
     ]
     names = [
         *(f"final_{i + 1}" for i in range(k)),
-        *(f"semantic_{i + 1}" for i in range(k)),
+        *(f"semantic_{i + 1}" for i in range(semantic.shape[1])),
         "gap_1_2",
         f"mean_top{RAG_DEFAULT_TOP_K}",
         f"std_top{RAG_DEFAULT_TOP_K}",
@@ -77,6 +81,15 @@ def pool_features(
         columns.append(np.asarray(overlap, dtype=float))
         names.append("keyword_overlap")
     return np.column_stack(columns).astype(float), names
+
+
+def score_features(
+    columns: Mapping[str, np.ndarray], valid: np.ndarray, k: int
+) -> tuple[np.ndarray, list[str]]:
+    """Each named score column's sorted top ``k`` values per pool (``score_NAME_1..k``, 0 if fewer)."""
+    blocks = [_sorted_top(values, valid, k) for values in columns.values()]
+    names = [f"score_{name}_{i + 1}" for name in columns for i in range(k)]
+    return (np.column_stack(blocks) if blocks else np.zeros((valid.shape[0], 0))), names
 
 
 def keyword_overlap(query: str, passages: Sequence[str]) -> float:

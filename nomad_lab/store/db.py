@@ -17,7 +17,8 @@ version 2, ``generation_answers`` (eval generation's answer cache), ``study_rows
 the estimator and placement studies, one run id per study run) and ``notebook_cells`` (one row per
 executed notebook grid cell); since version 3, ``model_calls``, the log of every chat call (see
 ``calls.CallLog``, whose methods ``Store`` has); since version 6, ``pair_scores``, the cross-encoder's
-score per (model, question + passage window).
+score per (model, question + passage window); since version 8, ``pool_scores``, the named score
+columns of imported candidate-pool files (``pool_import``).
 
 Each table group is its own small module holding its SQL, mixed into :class:`Store` here: ``index_tables``
 (indexes, chunks, embeddings), ``runs`` (runs, cases, pools, run metrics), ``dumps`` (the reference's
@@ -44,6 +45,7 @@ from nomad_lab.store.dumps import DumpFormat
 from nomad_lab.store.index_tables import IndexTables
 from nomad_lab.store.notebook_cells import NotebookCells
 from nomad_lab.store.pair_scores import PairScoreCache
+from nomad_lab.store.pool_import import PoolImport
 from nomad_lab.store.schema import MIGRATIONS, SCHEMA_VERSION
 from nomad_lab.store.study_rows import StudyRows
 from nomad_lab.store.tables import StoreError, StoreLockedError, StoreSchemaError
@@ -89,6 +91,7 @@ class Store(
     CallLog,
     GenerationAnswers,
     CacheFiles,
+    PoolImport,
 ):
     """One DuckDB file per workspace. Use as a context manager, or call :meth:`close`."""
 

@@ -102,10 +102,20 @@ CREATE TABLE IF NOT EXISTS pair_scores (
     created_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (scorer, pair_sha256));
 """
 
+<<<<<<< HEAD
 # Version 7: a refusal's kind where its golden said it (``refusalKind``); NULL: derived from the tags
 # (``data.refusal_kinds.kind_of``), as for every run stored before kinds existed and every reference dump.
 V7_REFUSAL_KIND = """
 ALTER TABLE cases ADD COLUMN IF NOT EXISTS refusal_kind VARCHAR;
+"""
+
+# Version 8: named score columns of imported candidate-pool files (``pool_import``): a stack's own reranker,
+# BM25 or hybrid scores beside each stored candidate, one row per (candidate, column name), read by
+# ``score:NAME`` gates and the ``scores`` feature kind.
+V8_POOL_SCORES = """
+CREATE TABLE IF NOT EXISTS pool_scores (
+    run_id VARCHAR NOT NULL, golden_id VARCHAR NOT NULL, rank INTEGER NOT NULL, name VARCHAR NOT NULL,
+    value DOUBLE NOT NULL);
 """
 
 MIGRATIONS: tuple[str, ...] = (
@@ -116,6 +126,7 @@ MIGRATIONS: tuple[str, ...] = (
     V5_MODEL_CALLS,
     V6_PAIR_SCORES,
     V7_REFUSAL_KIND,
+    V8_POOL_SCORES,
 )
 """``MIGRATIONS[n - 1]`` is the DDL of migration ``n``; a store at version ``v`` lacks ``MIGRATIONS[v:]``."""
 

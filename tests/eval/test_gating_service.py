@@ -61,6 +61,7 @@ def specs(workspace: dict) -> dict[str, str]:
         "rerank": "rerank:nanoranker",
         "answer": f"answer:{workspace['answer']}",
         "ce": "ce:ms-marco-minilm-l12",
+        "score": "score:semanticScore",
     }
 
 

@@ -53,6 +53,7 @@ def with_features(
     todo = [k for k in dict.fromkeys(kinds) if k not in data.features.blocks]
     if not todo:
         return data
+    data.refuse_lacking(todo, f"features {', '.join(todo)}")
     gathered = gather_needs(GatherContext(Path(store_path), data, progress), [Need(k) for k in todo])
     blocks: dict[str, FeatureBlock] = {need.kind: value for need, value in gathered.items()}
     return replace(data, features=data.features.with_blocks(blocks))

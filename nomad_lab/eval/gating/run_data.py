@@ -10,8 +10,8 @@ under a query key, so a second gather makes no embedding call.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,18 @@ class RunData:
     embedder: dict[str, Any]
     corpus_dir: str | None
     include_distractors: bool
+    score_columns: tuple[str, ...] = ()
+    """The named score columns of an imported pool file (``score:NAME`` gates, the ``scores`` kind)."""
+    lacking: Mapping[str, str] = field(default_factory=dict)
+    """Gate families and input kinds this run cannot feed, each with why (an imported pool file without
+    texts, raw cosines or a loadable embedder); the gating service refuses them in one line."""
+
+    def refuse_lacking(self, names: Sequence[str], where: str) -> None:
+        """One error line if any of ``names`` (families, input kinds) is one this run cannot feed."""
+        lacked = [name for name in dict.fromkeys(names) if name in self.lacking]
+        if lacked:
+            reasons = "; ".join(f"{n}: {self.lacking[n]}" for n in lacked)
+            raise NomadLabError(f"{where}: run {self.run_id} cannot feed {', '.join(lacked)} ({reasons})")
 
 
 def subset_run(data: RunData, mask: np.ndarray) -> RunData:
@@ -84,6 +96,36 @@ def query_vectors(
     return np.stack([cached[k] for k in keys]).astype(float) if keys else np.zeros((0, embedder.dimension))
 
 
+PASSAGE_READERS = (
+    "judge",
+    "rerank",
+    "ce",
+    "answer",
+    "verdicts",
+    "rerank_scores",
+    "pair_scores",
+    "answer_scores",
+    "coverage",
+)
+"""Gate families and input kinds that read passage texts."""
+
+
+def lacking_inputs(params: Mapping[str, Any]) -> dict[str, str]:
+    """What an imported pool file's run cannot feed, from the columns it recorded (a run retrieved here
+    records none and lacks nothing)."""
+    columns = params.get("poolColumns")
+    lacking: dict[str, str] = {}
+    if columns is not None and "semanticScore" not in columns:
+        lacking["cosine"] = "its pool file has no semanticScore column"
+    if columns is not None and "text" not in columns:
+        lacking.update(dict.fromkeys(PASSAGE_READERS, "its pool file has no text column"))
+    if "spec" not in (params.get("embedder") or {}):
+        lacking["query"] = (
+            "it records no embedder this package can load (its pool file's header.embedder.spec)"
+        )
+    return lacking
+
+
 def load_run(store_path: str | Path, run_id: str | None = None, *, embed: bool = True) -> RunData:
     """Gather a stored run (None: the latest retrieval run) into pools and features."""
     with Store(store_path) as store:
@@ -91,7 +133,8 @@ def load_run(store_path: str | Path, run_id: str | None = None, *, embed: bool =
         if run_id is None:
             raise NomadLabError(f"{store_path}: no retrieval run stored; run nomad-lab eval retrieval first")
         run = store.get_run(run_id)
-        dump = store.export_dump(run_id)
+        lacking = lacking_inputs(run.params)
+        dump = store.export_dump(run_id)  # without raw cosines the final score stands in (cosine refused)
         pools = pools_from_records(
             dump["pools"], fingerprint=run.fingerprint, params=dump["params"], source=run_id
         )
@@ -106,9 +149,11 @@ def load_run(store_path: str | Path, run_id: str | None = None, *, embed: bool =
             ]
         )
         identity = run.params.get("embedder")
+        embed = embed and "query" not in lacking
         vectors = query_vectors(store, identity, queries, f"run {run_id}") if embed else None
         index = store.get_index(run.fingerprint)
-    matrix, names = pool_features(pools, overlap)
+    texts = "coverage" not in lacking
+    matrix, names = pool_features(pools, overlap if texts else None, semantic_scores="cosine" not in lacking)
     blocks = {"pool": FeatureBlock(matrix, names, identity)}
     if vectors is not None:
         blocks["query"] = FeatureBlock(vectors, [f"query_{i}" for i in range(vectors.shape[1])], identity)
@@ -126,4 +171,6 @@ def load_run(store_path: str | Path, run_id: str | None = None, *, embed: bool =
         identity or {},
         None if index is None else index.corpus_dir,
         bool(run.params.get("includeDistractors", True)),
+        tuple(run.params.get("poolScores", ())),
+        lacking,
     )

@@ -40,8 +40,11 @@ def gather(
     """The run (a stored run id, None for the latest, or an already loaded :class:`RunData`) and the
     inputs every part of ``spec`` needs."""
     data = _run(store_path, run)
+    parsed = _spec(spec)
+    needs = spec_needs(parsed)
+    data.refuse_lacking([*(a.family for a in parsed.atoms), *(n.kind for n in needs)], f"gate {parsed}")
     ctx = GatherContext(Path(store_path), data, progress)
-    return data, gather_needs(ctx, spec_needs(_spec(spec)))
+    return data, gather_needs(ctx, needs)
 
 
 def mask(store_path: str | Path, run: Run, spec: Spec) -> tuple[np.ndarray, np.ndarray]:
