@@ -32,8 +32,10 @@ LogisticFit = tuple[np.ndarray, np.ndarray, np.ndarray, float]
 
 
 def same_embedder(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
-    if a is None or b is None:
-        return a is b
+    """Whether two embedder identities are comparable; none recorded ({} or None: an imported pool file
+    from a stack without one of this package's embedders) matches only none."""
+    if not a or not b:
+        return not a and not b
     return all(a.get(k) == b.get(k) for k in IDENTITY_KEYS)
 
 

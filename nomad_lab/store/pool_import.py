@@ -88,6 +88,7 @@ class PoolImport(TableGroup):
                     "tags": _lists(pools.tags),
                     "expect_refusal": np.array([k is not None for k in pools.kinds], dtype=bool),
                     "relevant_doc_ids": _lists(pools.relevant),
+                    "refusal_kind": np.asarray(pools.kinds, dtype=object),
                 },
             )
             # no raw cosines: the final score stands in (NOT NULL column); the run's poolColumns say so

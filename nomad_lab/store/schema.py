@@ -102,7 +102,6 @@ CREATE TABLE IF NOT EXISTS pair_scores (
     created_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (scorer, pair_sha256));
 """
 
-<<<<<<< HEAD
 # Version 7: a refusal's kind where its golden said it (``refusalKind``); NULL: derived from the tags
 # (``data.refusal_kinds.kind_of``), as for every run stored before kinds existed and every reference dump.
 V7_REFUSAL_KIND = """

@@ -194,3 +194,26 @@ def test_a_broken_parquet_file_names_its_row(tmp_path: Path, capsys: pytest.Capt
         in capsys.readouterr().err
     )
     assert not (tmp_path / "ws.duckdb").exists()
+
+
+def test_the_refusal_kind_reaches_the_pools(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = records(8)
+    rows[4]["refusalKind"] = "near-domain"
+    store = tmp_path / "ws.duckdb"
+    data = load_run(store, import_file(write_pool_jsonl(tmp_path / "p.jsonl", HEADER, rows), store, capsys))
+    kinds = dict(zip(data.pools.ids, data.pools.refusal_kinds, strict=True))
+    assert (kinds["q0"], kinds["q4"], kinds["q1"]) == ("off-topic", "near-domain", "")
+
+
+def test_study_gates_ranks_an_imported_file_and_lists_what_it_cannot_feed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "ws.duckdb"
+    run_id = import_file(write_pool_jsonl(tmp_path / "p.jsonl", HEADER, records(48)), store, capsys)
+    out = tmp_path / "gates"
+    argv = ["study", "gates", "--run", run_id, "--store", str(store), "--no-ce", "--gate", "score:rerank"]
+    assert main([*argv, "--fit", "pool,scores", "--folds", "2", "--repeats", "1", "--out", str(out)]) == 0
+    rows = {r["gate"]: r for r in json.loads((out / "gates.json").read_text())["rows"]}
+    assert rows["score:rerank (swept)"]["rocAuc"][0] == 1.0
+    assert "learned: pool + scores" in rows and rows["learned: pool + scores"]["rocAuc"] is not None
+    assert rows["learned: query"]["note"].startswith("not measured: query: it records no embedder")

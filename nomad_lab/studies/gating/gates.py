@@ -30,6 +30,7 @@ from nomad_lab.eval.gating import RunData, gather, load_run, subset_run
 from nomad_lab.eval.gating.fit import apply_gate, bank_run, default_bank, fit_gate, with_features
 from nomad_lab.eval.gating.gate_spec_type import GATE_SPEC
 from nomad_lab.gate import crossval
+from nomad_lab.gate.apply import spec_needs
 from nomad_lab.gate.crossval import Figures
 from nomad_lab.gate.logistic_gate import LearnedGate, coefficient_rows, same_embedder
 from nomad_lab.gate.spec import GateSpec, parse_gate_spec
@@ -298,6 +299,23 @@ def _transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunDat
     return finish_row(row)
 
 
+def _unfed(data: RunData, names: list[str]) -> str | None:
+    """Why the run cannot feed these families or input kinds (an imported pool file's missing column), or
+    None: such a row is listed as not measured instead of failing the leaderboard."""
+    lacked = [n for n in dict.fromkeys(names) if n in data.lacking]
+    return "not measured: " + "; ".join(f"{n}: {data.lacking[n]}" for n in lacked) if lacked else None
+
+
+def _spec_or_note(p: Params, data: RunData, text: str, splits: list) -> Row:
+    spec = parse_gate_spec(text)
+    note = _unfed(data, [*(a.family for a in spec.atoms), *(n.kind for n in spec_needs(spec))])
+    return (
+        Row(text, None, note=note, family=spec.atoms[0].family)
+        if note
+        else spec_row(p.store, data, spec, splits)
+    )
+
+
 def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
     """The leaderboard on one stored run (retrieved now when no run is given)."""
     p = given if isinstance(given, Params) else resolve_params(PARAMS, given, "study gates")
@@ -315,18 +333,29 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
         *([] if p.no_ce else [CROSS_ENCODER]),
         *map(str, p.gate),
     ]
-    rows = [spec_row(p.store, data, parse_gate_spec(s), splits) for s in specs[:3]]
+    rows = [_spec_or_note(p, data, s, splits) for s in specs[:3]]
     rows.append(reference_row(data))
-    rows += _judge_rows(p, data, splits)
-    rows += [spec_row(p.store, data, parse_gate_spec(s), splits) for s in specs[3:]]
-    bank_path = None if p.no_bank else (p.bank or default_bank())
+    judge_note = _unfed(data, ["judge"])
+    rows += (
+        [Row("judge", None, note=judge_note, family="judge")] if judge_note else _judge_rows(p, data, splits)
+    )
+    rows += [_spec_or_note(p, data, s, splits) for s in specs[3:]]
+    default = None if data.corpus_dir is None else default_bank()  # an imported run has no corpus to ask
+    bank_path = None if p.no_bank else (p.bank or default)
     bank = bank_run(p.store, data, bank_path, p.bank_skip) if bank_path else None
     fits = [
         *FITS,
         *([] if p.no_ce else CE_FITS),
         *(parse_fit(f) for f in p.fit),
     ]
-    fitted_rows, fitted = fit_rows(p.store, data, bank, fits, p.folds, p.repeats)
+    for kinds, _ in fits:
+        note = _unfed(data, [k for s in kinds for k in s])
+        if note:
+            rows.append(
+                Row(f"learned: {' | '.join('+'.join(s) for s in kinds)}", None, note=note, family="learned")
+            )
+    fed = [(kinds, b) for kinds, b in fits if not _unfed(data, [k for s in kinds for k in s])]
+    fitted_rows, fitted = fit_rows(p.store, data, bank, fed, p.folds, p.repeats)
     rows += fitted_rows
     transfer = _transfer_row(p, data, bank_path, bank)
     if transfer is not None:
