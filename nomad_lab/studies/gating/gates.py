@@ -288,6 +288,7 @@ def _transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunDat
         refusal,
         crossval.auc_interval(scores[None], ~refusal),
     )
+    figures.extra["score"] = scores[None]
     note = (
         f"fitted elsewhere, its own thresholds; scored on the {data.pools.size} questions it never saw "
         f"({int(refusal.sum())} refusals)"
