@@ -67,12 +67,20 @@ def spec_mask(
 
 
 def spec_curve(
-    pools: PoolSet, spec: GateSpec | str, inputs: GateInputs | None = None, k: int = masks.DEFAULT_K
+    pools: PoolSet,
+    spec: GateSpec | str,
+    inputs: GateInputs | None = None,
+    k: int = masks.DEFAULT_K,
+    points: np.ndarray | list[float] | None = None,
 ) -> OperatingCurve:
-    """The operating curve of a spec (one point unless a number is omitted), named by its canonical text."""
+    """The operating curve of a spec (one point unless a number is omitted), named by its canonical text.
+
+    ``points`` sweeps a lone ``floor`` over chosen floors instead of its grid (a study reporting a few)."""
     spec = parse_gate_spec(spec) if isinstance(spec, str) else spec
+    if points is not None and [str(a) for a in spec.atoms] != ["floor"]:
+        raise ValueError(f"{spec}: chosen points sweep a lone 'floor' only")
     if len(spec.atoms) == 1 and spec.atoms[0].family == "floor":  # prefix lengths: the fast path
-        points = points_for(spec.atoms[0], pools, GateInputs())
+        points = np.asarray(points_for(spec.atoms[0], pools, GateInputs()) if points is None else points)
         return curve_from_scores(pools, *masks.evaluate_score_floors(pools, points, k), points, str(spec), k)
     points, mask = spec_mask(pools, spec, inputs)
     return curve_from_mask(pools, mask, points, str(spec), k)

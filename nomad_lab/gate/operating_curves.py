@@ -17,8 +17,6 @@ from nomad_lab.gate import masks
 from nomad_lab.gate.pools import PoolSet
 from nomad_lab.gate.stats import CalibratedFloor, bootstrap_means, calibrated_floor
 
-GATES = {"score_floor": masks.score_floor, "cosine_floor": masks.cosine_floor, "contrast": masks.contrast}
-
 
 @dataclass(frozen=True)
 class OperatingCurve:
@@ -94,28 +92,6 @@ def curve_from_scores(
         answerable_ids=[i for i, flag in zip(pools.ids, answerable, strict=True) if flag],
         k=k,
     )
-
-
-def sweep(
-    pools: PoolSet,
-    gate: str = "score_floor",
-    points: Sequence[float] | np.ndarray = masks.FLOOR_GRID,
-    *,
-    verdicts: Sequence[float | bool | None] | None = None,
-    k: int = masks.DEFAULT_K,
-) -> OperatingCurve:
-    """Sweep ``gate`` over ``points`` on every pool at once; with ``verdicts``, the judge runs after it."""
-    if gate not in GATES:
-        raise ValueError(f"unknown gate {gate!r}; choose one of {', '.join(GATES)}")
-    points = np.asarray(points, dtype=float)
-    if gate == "score_floor" and verdicts is None:
-        return curve_from_scores(pools, *masks.evaluate_score_floors(pools, points, k), points, gate, k)
-    keep = GATES[gate](pools, points)
-    name = gate
-    if verdicts is not None:
-        keep = masks.both(keep, masks.judge(pools, verdicts))
-        name = f"{gate}+judge"
-    return curve_from_mask(pools, keep, points, name, k)
 
 
 def leak_by_tag(pools: PoolSet, keep: np.ndarray) -> dict[str, tuple[float, int, int]]:

@@ -8,9 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nomad_lab.gate import masks
+from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.floor_presets import leak_bound_floor, preset_floors, recall_budget_floor
-from nomad_lab.gate.operating_curves import sweep
 from nomad_lab.gate.pools import pools_from_records
 from nomad_lab.studies.gating.presets import RunPools, presets_json, presets_markdown
 
@@ -48,7 +47,7 @@ def test_presets_on_hand_computed_pools() -> None:
     scoring >= f), 50 refusals topping at 0.455 or 0.555 (10 of them)."""
     answerable = [round(0.605 + 0.01 * i, 3) for i in range(40)]
     refusal = [0.455] * 40 + [0.555] * 10
-    curve = sweep(pools(answerable, refusal), "score_floor", masks.FLOOR_GRID)
+    curve = spec_curve(pools(answerable, refusal), "floor")
     found = {p.rule.name: p for p in preset_floors(curve, resamples=300)}
     assert found["off"].floor == 0.0 and found["off"].leak == 1.0
     # losing one of 40 answers costs 0.025: lenient (0.01) keeps all 40 -> highest floor 0.60;
@@ -64,7 +63,7 @@ def test_presets_on_hand_computed_pools() -> None:
 
 def test_the_carried_json_names_its_embedder(tmp_path: Path) -> None:
     run = RunPools("run-1", pools([0.7, 0.8], [0.3] * 20), {"spec": "wordllama:", "dimension": 256})
-    curve = sweep(run.pools, "score_floor", masks.FLOOR_GRID)
+    curve = spec_curve(run.pools, "floor")
     data = presets_json(run, preset_floors(curve, resamples=100))
     assert data["embedder"]["spec"] == "wordllama:" and list(data["presets"]) == [
         "off",

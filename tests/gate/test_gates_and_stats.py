@@ -10,7 +10,8 @@ import pytest
 
 from nomad_lab.data.dump import DumpError
 from nomad_lab.gate import masks
-from nomad_lab.gate.operating_curves import floor_margins, leak_by_tag, sweep
+from nomad_lab.gate.apply import spec_curve
+from nomad_lab.gate.operating_curves import floor_margins, leak_by_tag
 from nomad_lab.gate.pools import load_dump, pools_from_records
 from nomad_lab.gate.stats import (
     bootstrap_means,
@@ -94,7 +95,7 @@ def test_judge_contrast_and_cosine_gates() -> None:
 
 def test_sweep_curve_and_tags() -> None:
     pools = pools_from_records(random_records(7, 120))
-    curve = sweep(pools)
+    curve = spec_curve(pools, "floor")
     assert curve.leak.shape == (101,) and np.all(
         np.diff(curve.leak) <= 1e-12
     )  # leak never rises with the floor
@@ -105,7 +106,7 @@ def test_sweep_curve_and_tags() -> None:
     table = leak_by_tag(pools, masks.score_floor(pools, [0.62]))
     assert set(table) == {"off-topic"}
     with pytest.raises(ValueError, match="unknown gate"):
-        sweep(pools, "nope")
+        spec_curve(pools, "nope")
 
 
 def test_bootstrap_is_seeded_and_covers_the_mean() -> None:

@@ -14,7 +14,7 @@ from nomad_lab.gate.agreement import (
     reliability,
     roc_auc,
 )
-from nomad_lab.gate.operating_curves import sweep
+from nomad_lab.gate.operating_curves import curve_from_mask
 from nomad_lab.gate.pools import pools_from_records
 from tests.support.dumps import random_records
 
@@ -53,10 +53,10 @@ def test_surface_cells_match_composing_the_gates_by_hand() -> None:
     assert result.recall[1, 1] == pytest.approx(1 / 4)
     assert result.leak[1, 1] == pytest.approx(0.0)
     assert result.leak[0, 0] == pytest.approx(1.0) and result.recall[0, 0] == pytest.approx(1.0)
-    # the same as the judge gate in sweep() with verdicts = P >= tau
-    curve = sweep(
-        POOLS, "score_floor", [0.55], verdicts=[np.nan if np.isnan(p) else p >= 0.5 for p in P_TRUE]
-    )
+    # the same as the floor and the judge's verdict (P >= tau) composed by hand
+    verdicts = [np.nan if np.isnan(p) else p >= 0.5 for p in P_TRUE]
+    keep = masks.both(masks.score_floor(POOLS, [0.55]), masks.judge(POOLS, verdicts))
+    curve = curve_from_mask(POOLS, keep, np.array([0.55]), "floor@0.55+judge")
     assert curve.leak[0] == pytest.approx(result.leak[1, 1]) and curve.recall[0] == pytest.approx(
         result.recall[1, 1]
     )

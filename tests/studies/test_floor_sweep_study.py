@@ -26,8 +26,8 @@ def test_sweep_command_writes_table_curves_and_plots(dump: Path, tmp_path: Path,
     printed = capsys.readouterr().out
     assert "| 0.62 |" in printed and ("floor" in printed)
     summary = json.loads((out / "floor_sweep.json").read_text())
-    assert summary["pools"] == 150 and len(summary["curves"]["score_floor"]) == 101
-    assert set(summary["curves"]) == {"score_floor", "cosine_floor", "contrast"}
+    assert summary["pools"] == 150 and len(summary["curves"]["floor"]) == 101
+    assert set(summary["curves"]) == {"floor", "cosine", "contrast"}  # named by their gate specs
     assert (out / "floor_sweep.png").stat().st_size > 10_000 and (out / "leak_vs_recall.png").exists()
 
 

@@ -21,7 +21,8 @@ import numpy as np
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.eval.gating.runs import RETRIEVE
 from nomad_lab.gate import masks
-from nomad_lab.gate.operating_curves import OperatingCurve, sweep
+from nomad_lab.gate.apply import spec_curve
+from nomad_lab.gate.operating_curves import OperatingCurve
 from nomad_lab.gate.stats import clopper_pearson_upper
 from nomad_lab.retrieval.embedder_spec import EMBEDDER_SPEC
 from nomad_lab.store import Store
@@ -80,7 +81,7 @@ def compare_embedders(
     results = []
     for run_id in run_ids:
         run = load_run_pools(store_path, run_id)
-        curve = sweep(run.pools, "score_floor", masks.FLOOR_GRID)
+        curve = spec_curve(run.pools, "floor")
         label = label_of(run.embedder)
         results.append(
             EmbedderResult(

@@ -23,8 +23,8 @@ from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import in_workspace, store_path
 from nomad_lab.data.corpus import compute_fingerprint, load_corpus
 from nomad_lab.gate import masks
+from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.confidence import confidence_gate
-from nomad_lab.gate.operating_curves import sweep
 from nomad_lab.gate.pools import PoolSet, pools_from_records
 from nomad_lab.store import Store, judge_input_sha256
 from nomad_lab.studies.gating.judges import judged_set
@@ -250,7 +250,7 @@ def explorer(
         data = load_explore_data(store_path(store), run_id, judge_model, judge_floor, in_workspace(corpus))
     except NothingToExplore as exc:
         return Markdown(str(exc))
-    curve = sweep(data.pools, "score_floor", masks.FLOOR_GRID)
+    curve = spec_curve(data.pools, "floor")
     for note in data.notes:
         print(note)
 

@@ -25,15 +25,12 @@ from nomad_lab.gate.operating_curves import (
     leak_by_tag,
     refusals_named,
     restrict_refusals,
-    sweep,
 )
 from nomad_lab.gate.pools import PoolSet, load_dump
 from nomad_lab.gate.stats import CalibratedFloor
 from nomad_lab.studies.gating.curves import plot_floor_sweep, plot_leak_vs_recall
 from nomad_lab.studies.params import STORE, alpha_param
 from nomad_lab.studies.shape import Param, Params, Study
-
-CONTRAST_GRID = np.round(np.linspace(0.0, 0.3, 61), 3)
 
 
 @dataclass(frozen=True)
@@ -103,12 +100,12 @@ def run_floor_study(
     """
     extra = _spec_curves(pools, gate_specs, refusal_tag, store, run)
     pools = restrict_refusals(pools, refusal_tag)
-    score = sweep(pools, "score_floor", masks.FLOOR_GRID)
+    score = spec_curve(pools, "floor")
     return FloorStudy(
         pools=pools,
         score=score,
-        cosine=sweep(pools, "cosine_floor", masks.FLOOR_GRID),
-        contrast=sweep(pools, "contrast", CONTRAST_GRID),
+        cosine=spec_curve(pools, "cosine"),
+        contrast=spec_curve(pools, "contrast"),
         margins=floor_margins(pools, masks.FLOOR_GRID),
         weakest_correct_top_hit=masks.weakest_correct_top_hit(pools),
         calibrated=score.calibrated(alpha),

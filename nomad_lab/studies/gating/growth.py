@@ -27,8 +27,8 @@ from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import DATASETS_DIR, PROJECT_ROOT
 from nomad_lab.data.corpus import DISTRACTOR_PREFIX, DOC_SUFFIX
 from nomad_lab.eval.gating.runs import retrieve_now
-from nomad_lab.gate import masks
-from nomad_lab.gate.operating_curves import restrict_refusals, sweep
+from nomad_lab.gate.apply import spec_curve
+from nomad_lab.gate.operating_curves import restrict_refusals
 from nomad_lab.gate.pools import pools_from_records
 from nomad_lab.retrieval.embedding import load_embedder
 from nomad_lab.store import Store
@@ -174,11 +174,11 @@ def measure_size(
     # leak over the off-topic refusals; recall over the core suite alone (the off-topic suite's
     # distractor controls are answerable only when the distractors are in the library)
     pools = restrict_refusals(pools_from_records(dump["pools"], fingerprint=dump["fingerprint"]), REFUSAL_TAG)
-    calibrated = sweep(pools, "score_floor", masks.FLOOR_GRID).calibrated(alpha).floor
+    calibrated = spec_curve(pools, "floor").calibrated(alpha).floor
     points = sorted(set(floors) | {judge_floor} | ({calibrated} if calibrated is not None else set()))
-    curve = sweep(pools, "score_floor", points, k=masks.DEFAULT_K)
+    curve = spec_curve(pools, "floor", points=points)
     core = [record for record in dump["pools"] if suite_of[record["id"]] == "core"]
-    core_curve = sweep(pools_from_records(core, fingerprint=dump["fingerprint"]), "score_floor", points)
+    core_curve = spec_curve(pools_from_records(core, fingerprint=dump["fingerprint"]), "floor", points=points)
     leak_judge, calls, failures = None, 0, 0
     if judge_model:
         off_topic = {golden for golden, suite in suite_of.items() if suite == "off_topic"}

@@ -14,8 +14,8 @@ from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.gate import masks
+from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.floor_presets import PresetFloor, preset_floors
-from nomad_lab.gate.operating_curves import sweep
 from nomad_lab.gate.pools import PoolSet, pools_from_records
 from nomad_lab.store import Store
 
@@ -107,7 +107,7 @@ def presets_markdown(data: dict[str, Any]) -> str:
 def write_presets(store_path: str | Path, out: str | Path, run_id: str | None = None) -> dict[str, Any]:
     """Compute the presets of a stored run and write ``out`` (JSON) and its markdown table beside it."""
     run = load_run_pools(store_path, run_id)
-    curve = sweep(run.pools, "score_floor", masks.FLOOR_GRID)
+    curve = spec_curve(run.pools, "floor")
     data = presets_json(run, preset_floors(curve))
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
