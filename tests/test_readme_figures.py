@@ -84,14 +84,14 @@ def test_tables_and_selectors_read_markdown_csv_and_the_newest_report(tmp_path: 
     for stamp in ("2026-01-01", "2026-02-01"):
         (tmp_path / f"report-{stamp}.json").write_text(f'{{"meta": {{"createdAt": "{stamp}"}}}}')
     text = (
-        "<!-- table t.md#0 rows=y cols=0,2 -->\nold\n<!-- /table -->\n"
-        '<!-- fig t.md#tables[0][a=x]["b (2)"] -->?<!-- /fig --> '
+        "<!-- table t.md#{a} rows=y cols=0,2 -->\nold\n<!-- /table -->\n"
+        '<!-- fig t.md#tables{a}[a=x]["b (2)"] -->?<!-- /fig --> '
         "<!-- fig rows.csv#[name=alpha].value fmt=.0% -->?<!-- /fig --> "
         "<!-- fig report-*.json#meta.createdAt -->?<!-- /fig -->"
     )
     assert docs.render_text(text, "p.md", tmp_path) == (
-        "<!-- table t.md#0 rows=y cols=0,2 -->\n| a | b |\n| --- | ---: |\n| y | 4 |\n<!-- /table -->\n"
-        '<!-- fig t.md#tables[0][a=x]["b (2)"] -->2<!-- /fig --> '
+        "<!-- table t.md#{a} rows=y cols=0,2 -->\n| a | b |\n| --- | ---: |\n| y | 4 |\n<!-- /table -->\n"
+        '<!-- fig t.md#tables{a}[a=x]["b (2)"] -->2<!-- /fig --> '
         "<!-- fig rows.csv#[name=alpha].value fmt=.0% -->50%<!-- /fig --> "
         "<!-- fig report-*.json#meta.createdAt -->2026-02-01<!-- /fig -->"
     )
@@ -163,7 +163,33 @@ def test_rows_are_picked_by_key_and_a_position_is_refused(tmp_path: Path) -> Non
         docs.render_text("<!-- fig g.json#rows[1].leak[0] -->0.18<!-- /fig -->", "p.md", tmp_path)
     (tmp_path / "t.md").write_text("| gate | leak |\n|---|---|\n| floor | 0.31 |\n")
     with pytest.raises(NomadLabError, match=r"rows=0: not every key is a first cell"):
-        docs.render_text("<!-- table t.md#0 rows=0 -->\n<!-- /table -->", "p.md", tmp_path)
+        docs.render_text("<!-- table t.md#{gate} rows=0 -->\n<!-- /table -->", "p.md", tmp_path)
+
+
+def test_tables_are_picked_by_columns_or_title_and_a_new_table_cannot_re_point_a_page(tmp_path: Path) -> None:
+    """The planted drift: a study adds a table above the one a page quotes. Picked by position, the page
+    silently showed the new table; picked by its columns it still shows its own, and a new table that
+    matches as well is an error, never a silent switch."""
+    (tmp_path / "t.md").write_text("**one**\n\n| gate | leak |\n|---|---|\n| floor | 0.31 |\n")
+    page = (
+        "<!-- table t.md#{gate|leak} -->\n<!-- /table -->\n"
+        "<!-- fig t.md#tables{leak}[gate=floor].leak -->?<!-- /fig -->"
+    )
+    before = docs.render_text(page, "p.md", tmp_path)
+    assert "| floor | 0.31 |" in before and before.endswith("-->0.31<!-- /fig -->")
+    one = "**one**\n\n| gate | leak |\n|---|---|\n| floor | 0.31 |\n"
+    (tmp_path / "t.md").write_text("| tag | refusals |\n|---|---|\n| off-topic | 9 |\n\n" + one)
+    assert docs.render_text(page, "p.md", tmp_path) == before
+    with pytest.raises(NomadLabError, match=r"p.md:1: t.md#0: pick a table by its columns"):
+        docs.render_text("<!-- table t.md#0 -->\n<!-- /table -->", "p.md", tmp_path)
+    with pytest.raises(NomadLabError, match=r"picks a row by position"):
+        docs.render_text("<!-- fig t.md#tables[1][gate=floor].leak -->?<!-- /fig -->", "p.md", tmp_path)
+    (tmp_path / "t.md").write_text(one + "\n**two**\n\n| gate | leak |\n|---|---|\n| ce | 0.2 |\n")
+    with pytest.raises(NomadLabError, match=r"2 tables with columns \['gate', 'leak'\]"):
+        docs.render_text(page, "p.md", tmp_path)
+    assert "| ce | 0.2 |" in docs.render_text(
+        "<!-- table t.md#{two|gate} -->\n<!-- /table -->", "p.md", tmp_path
+    )
 
 
 def test_a_claim_is_rendered_from_the_results_and_follows_a_rerun(tmp_path: Path) -> None:

@@ -20,9 +20,14 @@ Markers, all HTML comments (invisible on GitHub):
   first, ``word=0`` takes the first word of a table cell such as ``0.886 [0.849, 0.919]`` (commas count
   as spaces); without ``fmt`` a string is quoted as it is stored. A marker never contains ``--`` (GitHub
   would show such a comment as text): the main job's steps are picked by ``what``, not by command line.
-- a table: ``<!-- table results/estimator/summary.md#2 cols=0,2 -->`` ... ``<!-- /table -->`` copies the
-  third markdown table of that file (or the whole file without ``#N``), optionally only some of its
-  columns (0-based) and only the body rows whose first cell is one of ``rows=a,b`` (by key).
+- a table: ``<!-- table results/estimator/summary.md#{estimator|error} cols=0,2 -->`` ... ``<!-- /table -->``
+  copies the one markdown table of that file whose header holds those columns (or the whole file
+  without ``#``), optionally only some of its columns (0-based) and only the body rows whose first cell
+  is one of ``rows=a,b`` (by key). A table is picked by its columns (or the first words of the title
+  line above it: ``#{gemma3-270m|class}``), never by position: a new table in the file cannot re-point
+  the page, and a second table matching as well is an error. The same
+  ``{COLUMN|COLUMN}`` step picks a markdown source's table in a value selector
+  (``summary.md#tables{estimator}[estimator=segmenter].error``).
 - a claim: ``<!-- claim results/a.json#x lt results/b.json#y yes=smaller no=not_smaller -->``
   ``smaller<!-- /claim -->`` compares two stored values (or a value and a number) with ``lt``,
   ``le``, ``gt``, ``ge``, ``eq`` or ``ne`` (a comment cannot hold ``>``; ``lscale=``/``rscale=``
@@ -55,10 +60,10 @@ from nomad_lab.studies.docs_prose import GIVEN, cited, unmarked
 
 FIG = re.compile(r"<!-- fig (?P<spec>[^>]*?) -->(?P<text>.*?)<!-- /fig -->", re.S)
 TABLE = re.compile(r"<!-- table (?P<spec>[^>]*?) -->\n(?P<text>.*?)<!-- /table -->", re.S)
-SPEC = re.compile(r'(?P<source>(?:\[(?:"[^"]*"|[^\]"])*\]|[^\s\[])+)(?P<options>(?:\s+\w+=\S+)*)')
+SPEC = re.compile(r'(?P<source>(?:\[(?:"[^"]*"|[^\]"])*\]|\{[^}]*\}|[^\s\[{])+)(?P<options>(?:\s+\w+=\S+)*)')
 CLAIM = re.compile(r"<!-- claim (?P<spec>[^>]*?) -->(?P<text>.*?)<!-- /claim -->", re.S)
-STEP = re.compile(r'\.([\w-]+)|\[(-?\d+)\]|\["([^"]+)"\]|\[([^\]=]+)=([^\]]*)\]')
-SOURCE = r'(?:\[(?:"[^"]*"|[^\]"])*\]|[^\s\[])+'
+STEP = re.compile(r'\.([\w-]+)|\[(-?\d+)\]|\["([^"]+)"\]|\[([^\]=]+)=([^\]]*)\]|\{([^}]*)\}')
+SOURCE = r'(?:\[(?:"[^"]*"|[^\]"])*\]|\{[^}]*\}|[^\s\[{])+'
 OPERATORS = {
     "lt": operator.lt,
     "le": operator.le,
@@ -119,7 +124,9 @@ def load(path: Path) -> Any:
         return list(csv.DictReader(text.splitlines()))
     if path.suffix == ".py":
         return constants(text)
-    return {"tables": [_rows(t) for t in markdown_tables(text)], "lines": text.splitlines()}
+    tables = Tables(_rows(t) for t in markdown_tables(text))
+    tables.keys = table_keys(text)
+    return {"tables": tables, "lines": text.splitlines()}
 
 
 def constants(source: str) -> dict[str, Any]:
@@ -135,6 +142,27 @@ def constants(source: str) -> dict[str, Any]:
             except ValueError:
                 continue
     return found
+
+
+class Tables(list):
+    """A markdown source's tables (each a list of rows by header), with each table's ``keys``: its
+    header cells and the line above it (a heading or a bold title), what ``{...}`` picks it by."""
+
+    keys: list[tuple[list[str], str]]
+
+
+def table_keys(text: str) -> list[tuple[list[str], str]]:
+    """(header cells, title) of each table of ``text``; the title is the nearest non-blank line above."""
+    keys, above, inside = [], "", False
+    for line in text.splitlines():
+        if line.lstrip().startswith("|"):
+            if not inside:
+                keys.append((_cells(line), above))
+            inside = True
+        else:
+            inside = False
+            above = line.strip() or above
+    return keys
 
 
 def markdown_tables(text: str) -> list[list[str]]:
@@ -172,12 +200,14 @@ def select(data: Any, selector: str, where: str) -> Any:
         step = STEP.match(selector, pos)
         if step is None:
             raise NomadLabError(f"{where}: cannot read selector {shown!r} at {selector[pos:]!r}")
-        key, index, quoted, field, wanted = step.groups()
+        key, index, quoted, field, wanted, columns = step.groups()
         try:
-            if key is not None or quoted is not None:
+            if columns is not None:
+                value = value[pick_table(value.keys, columns, where)]
+            elif key is not None or quoted is not None:
                 value = value[key if key is not None else quoted]
             elif index is not None:
-                if isinstance(value, dict) or any(isinstance(v, dict) for v in value):
+                if isinstance(value, dict) or any(isinstance(v, dict) or _is_table(v) for v in value):
                     raise NomadLabError(
                         f"{where}: {shown!r}: {step.group(0)!r} picks a row by position; pick it by key, "
                         "as [name=value] (a rerun may reorder rows)"
@@ -193,6 +223,28 @@ def select(data: Any, selector: str, where: str) -> Any:
             raise NomadLabError(f"{where}: {shown!r}: nothing at {step.group(0)!r}") from None
         pos = step.end()
     return value
+
+
+def _is_table(value: Any) -> bool:
+    return isinstance(value, list) and any(isinstance(row, dict) for row in value)
+
+
+def pick_table(keys: list[tuple[list[str], str]], columns: str, where: str) -> int:
+    """The position of the one table each part of ``columns`` (``a|b``) names: a column of its header,
+    or the start of the title line above it (``**gemma3-270m (SentencePiece)** ...`` starts with
+    ``gemma3-270m``). Tables are picked by what they hold, never by position, so a table added to a file
+    cannot re-point a page; none or several matching is an error."""
+    wanted = [c.strip() for c in columns.split("|")]
+    found = [
+        i
+        for i, (head, title) in enumerate(keys)
+        if all(c in head or title.lstrip("#* ").startswith(c) for c in wanted)
+    ]
+    if len(found) != 1:
+        heads = "; ".join(" | ".join(h) for h, _ in keys) or "none"
+        what = "no table" if not found else f"{len(found)} tables"
+        raise NomadLabError(f"{where}: {what} with columns {wanted} (tables: {heads})")
+    return found[0]
 
 
 def _field(row: Any, dotted: str) -> Any:
@@ -246,12 +298,12 @@ def table_text(marker: Marker, root: Path, where: str) -> str:
     if not marker.selector:
         return text if text.endswith("\n") else text + "\n"
     tables = markdown_tables(text)
-    try:
-        lines = tables[int(marker.selector)]
-    except (ValueError, IndexError):
+    if not (marker.selector.startswith("{") and marker.selector.endswith("}")):
         raise NomadLabError(
-            f"{where}: {marker.source} has {len(tables)} tables, no #{marker.selector}"
-        ) from None
+            f"{where}: {marker.source}#{marker.selector}: pick a table by its columns, "
+            "#{COLUMN|COLUMN} (a position shifts when a table is added)"
+        )
+    lines = tables[pick_table(table_keys(text), marker.selector[1:-1], f"{where}: {marker.source}")]
     head, rule, body = lines[0], lines[1], lines[2:]
     if "rows" in marker.options:
         keys = marker.options["rows"].replace("_", " ").split(",")
