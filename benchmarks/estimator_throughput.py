@@ -6,7 +6,7 @@ chunks (the planner costs chunks and turns, not one huge string). The seed's ``e
 the baseline; ratios are the result, MB/s beside them. The exact mode loads only the vocabulary of
 each local GGUF. Writes the table, with a machine line, to ``--out``.
 
-    flock /tmp/nomad-heavy.lock python benchmarks/estimator_throughput.py --mb 4
+    flock runs/heavy.lock python benchmarks/estimator_throughput.py --mb 4
     python benchmarks/estimator_throughput.py --mb 4 --no-exact   # estimators only, no tokenizer load
 """
 

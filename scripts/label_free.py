@@ -16,7 +16,7 @@ achieves on that corpus's labelled goldens:
 
 Run from the repository root (about a minute and a half on 2 cores):
 
-    flock /tmp/nomad-heavy.lock python scripts/label_free.py --store runs/label_free.duckdb
+    flock runs/heavy.lock python scripts/label_free.py --store runs/label_free.duckdb
 
 Writes ``results/label_free/label_free.json`` and ``label_free.md``.
 """

@@ -5,7 +5,7 @@ measures megabytes per second on each folder (the two golden corpora and ``datas
 which no golden uses) and on ``--big DIR``, a library built from installed documentation with
 ``nomad-lab library build --source --add DIR ... --out DIR`` (see docs/label_free.md).
 
-    flock /tmp/nomad-heavy.lock python scripts/time_drafts.py --big /tmp/biglib
+    flock runs/heavy.lock python scripts/time_drafts.py --big runs/biglib
 
 Writes ``results/label_free/drafting.json`` and ``drafting.md``; the drafts go to a temporary folder.
 """
@@ -69,7 +69,7 @@ def main() -> int:
         ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT
     ).stdout.strip()
     out = {
-        "command": "flock /tmp/nomad-heavy.lock python scripts/time_drafts.py"
+        "command": "python scripts/time_drafts.py"
         + (" --big DIR" if args.big else ""),
         "gitSha": sha,
         "cores": os.cpu_count(),
