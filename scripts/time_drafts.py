@@ -69,8 +69,7 @@ def main() -> int:
         ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT
     ).stdout.strip()
     out = {
-        "command": "python scripts/time_drafts.py"
-        + (" --big DIR" if args.big else ""),
+        "command": "python scripts/time_drafts.py" + (" --big DIR" if args.big else ""),
         "gitSha": sha,
         "cores": os.cpu_count(),
         "targetSecondsFor50MB": TARGET_SECONDS,
