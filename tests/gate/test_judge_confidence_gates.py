@@ -56,7 +56,7 @@ def test_surface_cells_match_composing_the_gates_by_hand() -> None:
     # the same as the floor and the judge's verdict (P >= tau) composed by hand
     verdicts = [np.nan if np.isnan(p) else p >= 0.5 for p in P_TRUE]
     keep = masks.both(masks.score_floor(POOLS, [0.55]), masks.judge(POOLS, verdicts))
-    curve = curve_from_mask(POOLS, keep, np.array([0.55]), "floor@0.55+judge")
+    curve = curve_from_mask(POOLS, keep, np.array([0.55]), "floor@0.55+judge", masks.DEFAULT_K)
     assert curve.leak[0] == pytest.approx(result.leak[1, 1]) and curve.recall[0] == pytest.approx(
         result.recall[1, 1]
     )
