@@ -251,15 +251,33 @@ def _refuse_dirty(args: argparse.Namespace) -> str | None:
     return None
 
 
+def current_manifest(root: Path, plan: list[Step]) -> dict[str, Any]:
+    """The stored manifest with only the steps still in ``plan``: a step whose command line changed
+    leaves the manifest and its total."""
+    current = {"nomad-lab " + shlex.join(argv) for _, argv in plan}
+    manifest = _manifest(root)
+    manifest["steps"] = {line: step for line, step in manifest["steps"].items() if line in current}
+    return manifest
+
+
+def gallery_page(root: Path) -> str:
+    """``results/index.html`` as ``--gallery-only`` writes it from what is stored now."""
+    from nomad_lab.studies.gallery import gallery_html
+
+    plan = steps()
+    return gallery_html(root / "results", current_manifest(root, plan), _step_lines(plan))
+
+
+def _step_lines(plan: list[Step]) -> list[tuple[str, str]]:
+    return [("nomad-lab " + shlex.join(a), w) for w, a in plan]
+
+
 def run(args: argparse.Namespace) -> int:
     from nomad_lab.cli import main
     from nomad_lab.core.workspace import PROJECT_ROOT
 
     plan = steps()
-    current = {"nomad-lab " + shlex.join(argv) for _, argv in plan}
-    manifest = _manifest(PROJECT_ROOT)
-    # steps that are no longer in the job (a changed command line) leave the manifest and its total
-    manifest["steps"] = {line: step for line, step in manifest["steps"].items() if line in current}
+    manifest = current_manifest(PROJECT_ROOT, plan)
     if args.gallery_only:
         return _gallery(PROJECT_ROOT, manifest, plan)
     if not args.list:
@@ -352,6 +370,6 @@ def _gallery(root: Path, manifest: dict[str, Any], plan: list[Step]) -> int:
     except NomadLabError as exc:
         print(f"reproduce: a figure marker does not resolve: {exc}", file=sys.stderr)
         return 1
-    path = write_gallery(root / "results", manifest, [("nomad-lab " + shlex.join(a), w) for w, a in plan])
+    path = write_gallery(root / "results", manifest, _step_lines(plan))
     print(f"gallery: {path.relative_to(root) if path.is_relative_to(root) else path}")
     return 0

@@ -319,6 +319,15 @@ th{background:#f3f3f3}img{max-width:100%}section{border-top:1px solid #ddd;margi
 
 def write_gallery(results: Path, manifest: dict[str, Any], step_lines: Sequence[tuple[str, str]]) -> Path:
     """Write ``results/index.html`` for the steps (``(command line, what)``) and the stored manifest."""
+    path = results / PAGE
+    results.mkdir(parents=True, exist_ok=True)
+    path.write_text(gallery_html(results, manifest, step_lines), encoding="utf-8")
+    return path
+
+
+def gallery_html(results: Path, manifest: dict[str, Any], step_lines: Sequence[tuple[str, str]]) -> str:
+    """The gallery page's text: a function of the stored results, the manifest and the steps alone, so
+    the committed page can be checked against a regeneration."""
     git = manifest.get("git", {})
     dirty = " (uncommitted changes)" if git.get("gitDirty") else ""
     versions = ", ".join(f"{k} {v}" for k, v in manifest.get("versions", {}).items() if v)
@@ -362,7 +371,4 @@ def write_gallery(results: Path, manifest: dict[str, Any], step_lines: Sequence[
         + "</ul></details>",
     ]
     body = [_section(e, i, results, manifest.get("steps", {})) for e, i in zip(listed, ids, strict=True)]
-    path = results / PAGE
-    results.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join([*head, *body, "</body></html>"]) + "\n", encoding="utf-8")
-    return path
+    return "\n".join([*head, *body, "</body></html>"]) + "\n"

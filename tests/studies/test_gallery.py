@@ -7,6 +7,7 @@ from pathlib import Path
 
 from nomad_lab.studies.gallery import entries, headline_figures, markdown_html, write_gallery
 from nomad_lab.studies.registry import get, studies
+from tests.support.paths import ROOT
 
 PNG = bytes.fromhex("89504e470d0a1a0a")  # enough for a file that exists; the browser test loads real ones
 
@@ -152,3 +153,15 @@ def test_every_stored_benchmark_names_its_command() -> None:
 
     benchmarks = [e for e in entries([], RESULTS_DIR) if e.folder == "benchmarks"]
     assert benchmarks and all(e.command.startswith("python benchmarks/") for e in benchmarks)
+
+
+def test_the_committed_gallery_equals_a_regeneration() -> None:
+    """The planted drift: a study reruns (its tables change) and the committed page keeps showing the old
+    ones. The page is a function of what is stored, so it must equal its regeneration."""
+    from nomad_lab.cli import reproduce
+
+    committed = (ROOT / "results" / "index.html").read_text(encoding="utf-8").splitlines()
+    fresh = reproduce.gallery_page(ROOT).splitlines()
+    stale = next((i for i, (a, b) in enumerate(zip(committed, fresh, strict=False)) if a != b), None)
+    where = "" if stale is None else f" from line {stale + 1}: {committed[stale][:120]!r}"
+    assert committed == fresh, f"results/index.html is stale{where}; run nomad-lab reproduce --gallery-only"
