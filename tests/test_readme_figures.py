@@ -235,21 +235,83 @@ CELL_NUMBER = re.compile(r"(?<![\w.-])[-+]?\d+(?:,\d{3})*(?:\.\d+)?[%×]?(?![\w]
 SHARE = re.compile(r"(\d+)/(\d+) = (\d+)% \[\d+, \d+\]")
 
 
+def _holds(value: object, key: str) -> bool:
+    if isinstance(value, str):
+        return value.strip() == key
+    if isinstance(value, dict | list):
+        return any(_holds(v, key) for v in (value.values() if isinstance(value, dict) else value))
+    return False
+
+
+def _first_is(row: dict, key: str) -> bool:
+    first = next(iter(row.values()), None)
+    try:
+        return not isinstance(first, bool) and float(first) == float(key)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
+def row_sources(value: object, key: str, out: list) -> list:
+    """What a table row keyed ``key`` (its first cell) may quote: a value stored under ``key``, and each
+    row (a mapping in a list) that names ``key``, as a string anywhere in it or as its first number."""
+    if isinstance(value, dict):
+        for name, item in value.items():
+            if name == key:
+                out.append(item)
+            row_sources(item, key, out)
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, dict) and (_holds(item, key) or _first_is(item, key)):
+                out.append(item)
+            row_sources(item, key, out)
+    return out
+
+
+def table_disagreements(stored: dict | list, table_text: str) -> list[str]:
+    """Each cell number of ``table_text`` that its own row of the JSON does not hold (at the cell's
+    precision); a row whose key the JSON never names is checked against the whole file."""
+    every = _json_numbers(stored, [])
+    differing: list[str] = []
+    for table in docs.markdown_tables(table_text):
+        for line in table[2:]:
+            key, *cells = docs._cells(line)
+            own = row_sources(stored, key, [])
+            numbers = _json_numbers(own, []) if own else every
+            for k, n, pct in SHARE.findall(line):  # a share the table computes: checked as arithmetic
+                if round(100 * int(k) / int(n)) != int(pct):
+                    differing.append(f"{key}: {k}/{n} = {pct}%")
+            found = CELL_NUMBER.findall(SHARE.sub("", " | ".join(cells)))
+            differing += [f"{key}: {t}" for t in found if not _agrees(t, numbers)]
+    return differing
+
+
 @pytest.mark.parametrize(
     "stored",
     [p for p in sorted((ROOT / "results").rglob("*.json")) if p.with_suffix(".md").is_file()],
     ids=lambda p: str(p.relative_to(ROOT)),
 )
 def test_each_results_table_agrees_with_the_json_beside_it(stored: Path) -> None:
-    numbers = _json_numbers(json.loads(stored.read_text(encoding="utf-8")), [])
-    differing: list[str] = []
-    for table in docs.markdown_tables(stored.with_suffix(".md").read_text(encoding="utf-8")):
-        for line in table[2:]:
-            for k, n, pct in SHARE.findall(line):  # a share the table computes: checked as arithmetic
-                if round(100 * int(k) / int(n)) != int(pct):
-                    differing.append(f"{k}/{n} = {pct}%")
-            differing += [t for t in CELL_NUMBER.findall(SHARE.sub("", line)) if not _agrees(t, numbers)]
+    data = json.loads(stored.read_text(encoding="utf-8"))
+    differing = table_disagreements(data, stored.with_suffix(".md").read_text(encoding="utf-8"))
     assert differing == [], f"{stored.with_suffix('.md').name}: {differing[:5]} not in {stored.name}"
+
+
+def test_a_cell_holding_another_row_s_value_disagrees() -> None:
+    """The planted drift: the headline row shows the floor's leak. Matched against the whole file, the
+    number was found (it is the floor's); matched against its own row, it is not."""
+    stored = {
+        "rows": [
+            {"gate": "floor", "leak": [0.506, 0.44, 0.57]},
+            {"gate": "learned", "leak": [0.308, 0.25, 0.37]},
+        ]
+    }
+    right = (
+        "| gate | leak [95% CI] |\n|---|---|\n"
+        "| floor | 0.506 [0.440, 0.570] |\n| learned | 0.308 [0.250, 0.370] |\n"
+    )
+    assert table_disagreements(stored, right) == []
+    swapped = right.replace("| learned | 0.308", "| learned | 0.506")
+    assert table_disagreements(stored, swapped) == ["learned: 0.506"]
 
 
 def test_the_gallery_s_own_prose_types_no_measurement() -> None:
