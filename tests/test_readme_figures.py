@@ -373,3 +373,47 @@ def test_every_gallery_section_a_page_links_exists() -> None:
         (p.name, a) for p in PAGES for a in re.findall(r"index\.html#([\w-]+)", p.read_text(encoding="utf-8"))
     }
     assert linked and sorted((page, a) for page, a in linked if a not in ids) == []
+
+
+COMPARATIVES = {
+    frozenset(pair)
+    for pair in (
+        ("more", "fewer"),
+        ("more", "less"),
+        ("longer", "less time"),
+        ("higher", "lower"),
+        ("within", "outside"),
+        ("reaches", "falls short of"),
+        ("a significant", "no significant"),
+    )
+}
+"""Claim words that stay true whichever way the comparison falls: a predicate and its opposite."""
+
+
+def claim_words_problem(yes: str, no: str) -> str | None:
+    """None when ``yes``/``no`` are a predicate and its negation ("met"/"not met", "beats"/"does not
+    beat") or a listed comparative pair; else why the sentence would turn false when the claim flips
+    (two subjects such as "placement"/"the judges" leave the rest of the sentence about one of them)."""
+    a, b = yes.replace("_", " ").strip(), no.replace("_", " ").strip()
+    for word, other in ((a, b), (b, a)):
+        negated = other.removeprefix("not ").removeprefix("does not ").removeprefix("do not ")
+        if other != word and other.startswith(("not ", "does not ", "do not ")) and word.startswith(negated):
+            return None
+    if frozenset((a, b)) in COMPARATIVES:
+        return None
+    return f"yes={yes} no={no}: not a predicate and its opposite, so the sentence cannot hold both ways"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_claim_renders_a_sentence_true_whichever_way_it_falls(page: Path) -> None:
+    words = re.findall(r"<!-- claim [^>]*?yes=(\S+) no=(\S+)", page.read_text(encoding="utf-8"))
+    problems = [p for yes, no in words if (p := claim_words_problem(yes, no))]
+    assert problems == [], f"{page.relative_to(ROOT)}: {problems}"
+
+
+def test_a_claim_naming_two_subjects_is_refused() -> None:
+    """The planted drift: "the longer step is <placement|the judges>, which also prefills fewer tokens
+    than the judges" reads "the judges ... than the judges" once the timing flips."""
+    assert claim_words_problem("placement", "the_judges") is not None
+    assert claim_words_problem("beats", "does_not_beat") is None
+    assert claim_words_problem("not_met", "met") is None and claim_words_problem("more", "fewer") is None
