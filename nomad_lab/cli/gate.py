@@ -156,13 +156,17 @@ def run_fit(args: argparse.Namespace) -> int:
 
 
 def run_apply(args: argparse.Namespace) -> int:
-    from nomad_lab.eval.gating import load_run
-    from nomad_lab.eval.gating.fit import apply_gate, with_features
+    import time
+
+    from nomad_lab.eval.gating import load_run, scores
+    from nomad_lab.eval.gating.fit import applied_figures
     from nomad_lab.gate.logistic_gate import LearnedGate
 
     gate = LearnedGate.load(args.gate_file)
-    data = with_features(args.store, load_run(args.store, args.run, embed="query" in gate.kinds), gate.kinds)
-    out = apply_gate(gate, data, args.threshold)
+    data = load_run(args.store, args.run, embed="query" in gate.kinds)
+    started = time.perf_counter()
+    values = scores(args.store, data, f"learned:{args.gate_file}")  # the learned: family, as every door
+    out = applied_figures(gate, data, values, time.perf_counter() - started, args.threshold)
     if out["inSample"]:
         label = " (in sample: the gate was fitted on every question of this run)"
     elif out["seenInTraining"]:

@@ -101,6 +101,14 @@ class LearnedGate:
         logit = z @ np.asarray(self.coef) + self.intercept
         return 1.0 / (1.0 + np.exp(-np.clip(logit, -500, 500)))
 
+    def score_table(self, table: Any, where: str) -> np.ndarray:
+        """P(on topic) per question of a feature table (a ``gate.features.FeatureTable``): the one place
+        a learned gate scores a run, for the ``learned:`` family, ``gate apply`` and the leaderboard's
+        transfer row alike. A table from another embedder, or one lacking a feature, is refused."""
+        self.check_embedder(table.embedder, where)
+        x, names = table.matrix(self.kinds)
+        return self.score(x[:, feature_columns(names, self.features, where)])
+
     def save(self, path: str | Path) -> Path:
         return write_gate_file(path, FORMAT, asdict(self))
 

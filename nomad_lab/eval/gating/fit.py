@@ -34,7 +34,6 @@ from nomad_lab.gate.features import FeatureBlock
 from nomad_lab.gate.logistic_gate import (
     REGULARIZATION_C,
     LearnedGate,
-    feature_columns,
     fit_logistic,
     fold_ensemble,
     logistic_scores,
@@ -236,18 +235,20 @@ def figures_json(f: Figures, kinds: np.ndarray | None = None) -> dict[str, Any]:
 
 
 def apply_gate(gate: LearnedGate, data: RunData, threshold: float | None = None) -> dict[str, Any]:
-    """Scores and decisions of a saved gate on a run, with its leak and recall@5 there.
-
-    Refuses another embedder's run. Leak and recall are counted on the questions the gate was not
-    fitted on (its file lists them); when every question was in its training, on all of them, and
-    ``inSample`` says so.
-    """
-    where = f"gate on run {data.run_id}"
-    gate.check_embedder(data.features.embedder, where)
+    """Scores and decisions of a gate on a run whose features are gathered (:func:`with_features`),
+    with its leak and recall@5 there (:func:`applied_figures`); refuses another embedder's run."""
     started = time.perf_counter()
-    x, names = data.features.matrix(gate.kinds)
-    scores = gate.score(x[:, feature_columns(names, gate.features, where)])
-    seconds = time.perf_counter() - started
+    scores = gate.score_table(data.features, f"gate on run {data.run_id}")
+    return applied_figures(gate, data, scores, time.perf_counter() - started, threshold)
+
+
+def applied_figures(
+    gate: LearnedGate, data: RunData, scores: np.ndarray, seconds: float, threshold: float | None = None
+) -> dict[str, Any]:
+    """A gate's decisions on a run from its ``scores`` (one per question, ``seconds`` to compute), with
+    its leak and recall@5 there. Leak and recall are counted on the questions the gate was not fitted on
+    (its file lists them); when every question was in its training, on all of them, and ``inSample``
+    says so."""
     t = gate.threshold if threshold is None else threshold
     kept = scores >= t
     seen = set(gate.training.get("questionIds", []))

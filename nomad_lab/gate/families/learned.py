@@ -12,7 +12,7 @@ import numpy as np
 from nomad_lab.gate import masks
 from nomad_lab.gate.families import OMIT_SAVED, Family, GateInputs, Need, all_or_nothing, saved_threshold
 from nomad_lab.gate.features import FeatureTable
-from nomad_lab.gate.logistic_gate import LearnedGate, feature_columns
+from nomad_lab.gate.logistic_gate import LearnedGate
 from nomad_lab.gate.pools import PoolSet
 
 
@@ -22,12 +22,9 @@ def needs(atom: object) -> tuple[Need, ...]:
 
 def score(pools: PoolSet, atom: object, inputs: GateInputs) -> np.ndarray:
     """P(on topic) per pool from the gate file named by the spec."""
-    where = f"gate {atom}"
     gate = LearnedGate.load(atom.target)  # type: ignore[attr-defined]
     table = FeatureTable.of({need.kind: inputs[need] for need in needs(atom)})
-    gate.check_embedder(table.embedder, where)
-    x, names = table.matrix(gate.kinds)
-    return gate.score(x[:, feature_columns(names, gate.features, where)])
+    return gate.score_table(table, f"gate {atom}")
 
 
 def keep(pools: PoolSet, atom: object, points: np.ndarray, inputs: GateInputs) -> np.ndarray:
