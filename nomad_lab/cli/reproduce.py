@@ -9,7 +9,8 @@ ETA weighs each step by what it took last time; a failing step stops the run wit
 
 It refuses to publish from a tree with uncommitted changes to code, notebooks or data unless given
 ``--allow-dirty``. ``results/manifest.json`` records the run: git state, package and model versions,
-the total, and per step its command, duration, the commit it was made at (and whether dirty), the
+the total, and per step its command, duration, the machine's load around it (load average, other
+processes' CPU share: ``nomad_lab.eval.machine_load``), the commit it was made at (and whether dirty), the
 git tree of the datasets and the corpus fingerprints of the retrieval runs it stored. A step's key
 hashes its command line and the git trees of the code and the datasets (plus any uncommitted change
 to them), so a rerun skips every step already done with the same code and data, and ``--force``
@@ -275,6 +276,7 @@ def _step_lines(plan: list[Step]) -> list[tuple[str, str]]:
 def run(args: argparse.Namespace) -> int:
     from nomad_lab.cli import main
     from nomad_lab.core.workspace import PROJECT_ROOT
+    from nomad_lab.eval import machine_load
 
     plan = steps()
     manifest = current_manifest(PROJECT_ROOT, plan)
@@ -306,7 +308,7 @@ def run(args: argparse.Namespace) -> int:
             )
             continue
         bar.write(f"\n== step {number}/{len(plan)}: {what}\n$ {line}")
-        started, since = time.perf_counter(), datetime.now(UTC)
+        started, since, before = time.perf_counter(), datetime.now(UTC), machine_load.mark()
         work_log = _fresh_work_log(PROJECT_ROOT, number)
         try:
             code = main(argv)
@@ -323,17 +325,24 @@ def run(args: argparse.Namespace) -> int:
             print(f"step {number} failed with exit code {code}; rerun from it with --from {number}")
             return code
         seconds = time.perf_counter() - started
+        load = machine_load.load_between(before, machine_load.mark())
         bar.update(_expected_seconds(manifest, line))
         manifest["steps"][line] = {
             "step": number,
             "what": what,
             "key": key,
             "seconds": round(seconds, 1),
+            "load": load,  # what else ran: a time is a cost only when "quiet"
             **_provenance(argv, since),  # first: it reads the step's work log for the models used
             **_work(work_log),
         }
         _write_manifest(PROJECT_ROOT, manifest)
-        bar.write(f"(step {number} took {seconds:.1f} s)")
+        busy = (
+            ""
+            if load["quiet"] in (True, None)
+            else f"; other processes used {load['othersCpuShare']:.0%} of the CPUs"
+        )
+        bar.write(f"(step {number} took {seconds:.1f} s{busy})")
     bar.close()
     if args.list:
         return 0
