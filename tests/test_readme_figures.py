@@ -1,7 +1,7 @@
 """Every figure README.md, docs/*.md and the datasets' READMEs quote from results/ is rendered from the
 file it names, and so is every comparison they state.
 
-The committed pages must equal their render (``python -m nomad_lab.studies.docs`` rewrites them), so a
+The committed pages must equal their render (``python -m nomad_lab.publish.docs`` rewrites them), so a
 figure or a claim ("not met", "larger") retyped by hand, or left behind when its study is rerun, fails
 here; a measurement-shaped number outside a marker (``0.47``, ``34%``, ``18.5 %``, ``2.3x``, ``2.34 ×``,
 ``1,742 tokens``, ``16 s``, ``n = 19``, any number in a heading) fails too, and so does a citation its
@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.studies import docs, docs_prose
-from nomad_lab.studies.gallery import doc_page, entries
+from nomad_lab.publish import docs, docs_prose
+from nomad_lab.publish.gallery import doc_page, entries
 from nomad_lab.studies.registry import studies
 from tests.support.paths import ROOT
 
@@ -51,7 +51,7 @@ def test_every_page_equals_its_render_from_the_stored_results(page: Path) -> Non
         for n, (old, new) in enumerate(zip(text.splitlines(), rendered.splitlines(), strict=False), 1)
         if old != new
     ]
-    assert rendered == text, "stale figures (run `python -m nomad_lab.studies.docs`):\n" + "\n".join(
+    assert rendered == text, "stale figures (run `python -m nomad_lab.publish.docs`):\n" + "\n".join(
         stale[:10]
     )
 
@@ -274,7 +274,7 @@ def table_disagreements(stored: dict | list, table_text: str) -> list[str]:
     differing: list[str] = []
     for table in docs.markdown_tables(table_text):
         for line in table[2:]:
-            key, *cells = docs._cells(line)
+            key, *cells = docs.table_cells(line)
             own = row_sources(stored, key, [])
             numbers = _json_numbers(own, []) if own else every
             for k, n, pct in SHARE.findall(line):  # a share the table computes: checked as arithmetic
@@ -365,7 +365,7 @@ def test_every_figure_and_table_the_pages_cite_is_shown_by_the_gallery() -> None
 
 def test_every_gallery_section_a_page_links_exists() -> None:
     from nomad_lab.cli.reproduce import steps
-    from nomad_lab.studies.gallery import anchors
+    from nomad_lab.publish.gallery import anchors
 
     lines = [("nomad-lab " + shlex.join(argv), what) for what, argv in steps()]
     ids = set(anchors(entries(lines, ROOT / "results"))) | {"headlines"}

@@ -17,7 +17,7 @@ to them), so a rerun skips every step already done with the same code and data, 
 reruns them all. Its notebook steps pass ``--rerun`` to ``nomad-lab sweep``: they read studies that
 earlier steps may have just recomputed, which a cell's key cannot see (and the step itself is skipped
 when done). At the end it re-renders the figure markers of README.md and docs/ from the stored results
-(``nomad_lab.studies.docs``) and writes ``results/index.html`` (``nomad_lab.studies.gallery``).
+(``nomad_lab.publish.docs``) and writes ``results/index.html`` (``nomad_lab.publish.gallery``).
 """
 
 from __future__ import annotations
@@ -263,7 +263,7 @@ def current_manifest(root: Path, plan: list[Step]) -> dict[str, Any]:
 
 def gallery_page(root: Path) -> str:
     """``results/index.html`` as ``--gallery-only`` writes it from what is stored now."""
-    from nomad_lab.studies.gallery import gallery_html
+    from nomad_lab.publish.gallery import gallery_html
 
     plan = steps()
     return gallery_html(root / "results", current_manifest(root, plan), _step_lines(plan))
@@ -370,8 +370,8 @@ def _gallery(root: Path, manifest: dict[str, Any], plan: list[Step]) -> int:
     """Re-render the README's and docs pages' figures from what is stored, then write the gallery
     (which shows the README's findings table)."""
     from nomad_lab.core.errors import NomadLabError
-    from nomad_lab.studies.docs import render_pages
-    from nomad_lab.studies.gallery import write_gallery
+    from nomad_lab.publish.docs import render_pages
+    from nomad_lab.publish.gallery import write_gallery
 
     try:
         for line in render_pages(root):

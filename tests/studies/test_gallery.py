@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from nomad_lab.studies.gallery import entries, headline_figures, markdown_html, write_gallery
+from nomad_lab.publish.gallery import entries, headline_figures, markdown_html, write_gallery
 from nomad_lab.studies.registry import get, studies
 from tests.support.paths import ROOT
 

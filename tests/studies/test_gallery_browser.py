@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import sync_playwright
 
-from nomad_lab.studies.gallery import headline_figures
+from nomad_lab.publish.gallery import headline_figures
 from tests.support.browser import CHROMIUM_ARGS, chromium_or_fail
 from tests.support.paths import ROOT
 

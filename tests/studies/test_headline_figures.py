@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from nomad_lab.gate import crossval
-from nomad_lab.studies import gallery, plots, registry
+from nomad_lab.publish import gallery
+from nomad_lab.studies import plots, registry
 from nomad_lab.studies.budgeting import placement_report
 from nomad_lab.studies.budgeting.estimator_figure import plot_by_class
 from nomad_lab.studies.gating.family_plot import RowPoint, best_per_family, plot_by_kind

@@ -3,7 +3,7 @@
 Why a module of its own: these are the one place the gallery names results by hand, and none of them is
 a study (generation reports, retrieval ablations, benchmark tables). Every study, and every other
 published run of one (``Study.also``), comes from the registry; an entry here whose files a registered
-study's section already shows is skipped (:func:`nomad_lab.studies.gallery.entries`).
+study's section already shows is skipped (:func:`nomad_lab.publish.gallery.entries`).
 """
 
 from __future__ import annotations

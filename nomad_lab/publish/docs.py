@@ -6,7 +6,7 @@ word such as "larger" or "not significant". Every number a page takes from ``res
 marker naming the stored file and where in it the number is; :func:`render` rewrites each marker's text
 from that file, and the test suite fails when the committed text differs from the render (a stale or
 retyped figure), or when a measurement-shaped number stands outside any marker
-(:mod:`nomad_lab.studies.docs_prose`).
+(:mod:`nomad_lab.publish.docs_prose`).
 
 Markers, all HTML comments (invisible on GitHub):
 
@@ -37,7 +37,7 @@ Markers, all HTML comments (invisible on GitHub):
 Sources: ``.json``; ``.csv`` (a list of rows by header); ``.md``/``.txt`` (``tables``: each markdown
 table as a list of rows by header, ``lines``: the text lines); ``.py`` (its module-level constants, such
 as the reference's published figures in ``nomad_lab/core/reference.py``). ``python -m
-nomad_lab.studies.docs`` rewrites every marker from the stored files; ``--check`` only reports what
+nomad_lab.publish.docs`` rewrites every marker from the stored files; ``--check`` only reports what
 differs.
 """
 
@@ -56,7 +56,7 @@ from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.workspace import PROJECT_ROOT
-from nomad_lab.studies.docs_prose import GIVEN, cited, unmarked
+from nomad_lab.publish.docs_prose import GIVEN, cited, unmarked
 
 FIG = re.compile(r"<!-- fig (?P<spec>[^>]*?) -->(?P<text>.*?)<!-- /fig -->", re.S)
 TABLE = re.compile(r"<!-- table (?P<spec>[^>]*?) -->\n(?P<text>.*?)<!-- /table -->", re.S)
@@ -157,7 +157,7 @@ def table_keys(text: str) -> list[tuple[list[str], str]]:
     for line in text.splitlines():
         if line.lstrip().startswith("|"):
             if not inside:
-                keys.append((_cells(line), above))
+                keys.append((table_cells(line), above))
             inside = True
         else:
             inside = False
@@ -178,18 +178,19 @@ def markdown_tables(text: str) -> list[list[str]]:
     return tables
 
 
-def _cells(line: str) -> list[str]:
+def table_cells(line: str) -> list[str]:
+    """A markdown table line's cells, stripped."""
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
 def _rows(lines: list[str]) -> list[dict[str, str]]:
     """A table's body rows by header; a repeated header name gets `` (2)``, `` (3)``... so no cell is lost."""
     head: list[str] = []
-    for name in _cells(lines[0]):
+    for name in table_cells(lines[0]):
         head.append(
             name if name not in head else f"{name} ({sum(h.split(' (')[0] == name for h in head) + 1})"
         )
-    return [dict(zip(head, _cells(line), strict=False)) for line in lines[2:]]
+    return [dict(zip(head, table_cells(line), strict=False)) for line in lines[2:]]
 
 
 def select(data: Any, selector: str, where: str) -> Any:
@@ -307,13 +308,13 @@ def table_text(marker: Marker, root: Path, where: str) -> str:
     head, rule, body = lines[0], lines[1], lines[2:]
     if "rows" in marker.options:
         keys = marker.options["rows"].replace("_", " ").split(",")
-        body = [line for line in body if _cells(line)[0] in keys]
+        body = [line for line in body if table_cells(line)[0] in keys]
         if len(body) != len(keys):
             raise NomadLabError(f"{where}: rows={marker.options['rows']}: not every key is a first cell")
     if "cols" in marker.options:
-        keep = _indices(marker.options["cols"], len(_cells(head)), where)
+        keep = _indices(marker.options["cols"], len(table_cells(head)), where)
         head, rule, *body = (
-            "| " + " | ".join(_cells(x)[i] for i in keep) + " |" for x in [head, rule, *body]
+            "| " + " | ".join(table_cells(x)[i] for i in keep) + " |" for x in [head, rule, *body]
         )
     return "\n".join([head, rule, *body]) + "\n"
 
@@ -391,7 +392,7 @@ def givens(text: str, name: str, root: Path = PROJECT_ROOT) -> frozenset[str]:
 
 def prose_problems(text: str, name: str, root: Path = PROJECT_ROOT) -> list[tuple[int, str]]:
     """(line, problem) for what a page's prose says outside its markers: a measurement typed by hand,
-    or a citation whose source does not hold what it quotes (:mod:`nomad_lab.studies.docs_prose`)."""
+    or a citation whose source does not hold what it quotes (:mod:`nomad_lab.publish.docs_prose`)."""
     typed = [
         (line, f"{number} is outside a marker") for line, number in unmarked(text, givens(text, name, root))
     ]
@@ -419,7 +420,7 @@ def render_pages(root: Path = PROJECT_ROOT, write: bool = True) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m nomad_lab.studies.docs",
+        prog="python -m nomad_lab.publish.docs",
         description="render the figure markers of README.md and docs/",
     )
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page differs")

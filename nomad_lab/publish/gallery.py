@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.eval.provenance import read_provenance
-from nomad_lab.studies.gallery_extras import BENCHMARK_COMMANDS, NOT_STUDIES, Entry
+from nomad_lab.publish.gallery_extras import BENCHMARK_COMMANDS, NOT_STUDIES, Entry
 from nomad_lab.studies.registry import studies
 
 PAGE = "index.html"

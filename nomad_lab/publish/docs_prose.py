@@ -1,6 +1,6 @@
 """What a page may say outside its markers: no measurement typed by hand, no citation that cannot be found.
 
-Why: the markers (:mod:`nomad_lab.studies.docs`) only check what sits inside them. A figure typed
+Why: the markers (:mod:`nomad_lab.publish.docs`) only check what sits inside them. A figure typed
 beside them (``0.47``, ``34%``, ``18.5 %``, ``2.3x``, ``2.34 ×``, ``about 1,742 tokens``, ``16 s``,
 ``n = 19``, or any number in a heading) would go stale unseen, so :func:`unmarked` finds every
 number of those shapes outside markers, code and link targets. Two ways remain to write one:
