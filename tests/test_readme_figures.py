@@ -364,8 +364,8 @@ def test_every_figure_and_table_the_pages_cite_is_shown_by_the_gallery() -> None
 
 
 def test_every_gallery_section_a_page_links_exists() -> None:
-    from nomad_lab.cli.reproduce import steps
     from nomad_lab.publish.gallery import anchors
+    from nomad_lab.publish.main_job import steps
 
     lines = [("nomad-lab " + shlex.join(argv), what) for what, argv in steps()]
     ids = set(anchors(entries(lines, ROOT / "results"))) | {"headlines"}

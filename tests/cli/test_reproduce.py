@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from nomad_lab.cli import main, reproduce
+from nomad_lab.cli import main
+from nomad_lab.publish import main_job as reproduce
 
 
 def test_every_step_is_a_valid_command_line() -> None:

@@ -158,7 +158,7 @@ def test_every_stored_benchmark_names_its_command() -> None:
 def test_the_committed_gallery_equals_a_regeneration() -> None:
     """The planted drift: a study reruns (its tables change) and the committed page keeps showing the old
     ones. The page is a function of what is stored, so it must equal its regeneration."""
-    from nomad_lab.cli import reproduce
+    from nomad_lab.publish import main_job as reproduce
 
     committed = (ROOT / "results" / "index.html").read_text(encoding="utf-8").splitlines()
     fresh = reproduce.gallery_page(ROOT).splitlines()
