@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.cli import goldens_kinds
+from nomad_lab.cli import goldens_check, goldens_kinds
 from nomad_lab.cli.workspace_args import add_corpus_arguments, add_progress_argument
 
 
@@ -78,6 +78,7 @@ def register(subparsers: Any) -> None:
     add_progress_argument(draft)
     draft.set_defaults(func=run_draft)
     goldens_kinds.register(sub)
+    goldens_check.register(sub)
 
 
 _PROMPT = (

@@ -12,12 +12,9 @@ documents: the committed check table lists every id with the verdict ``not answe
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -33,7 +30,8 @@ from nomad_lab.data.golden_suites import (
     load_suites,
     parse_suite_spec,
 )
-from tests.support.paths import FIXTURES, ROOT
+from nomad_lab.eval import refusal_check
+from tests.support.paths import FIXTURES
 
 SUITE = "hard_refusals"
 CORPORA = {
@@ -191,19 +189,9 @@ def test_no_hard_refusal_is_a_swap_the_answerability_trainer_can_make() -> None:
         assert near_duplicates(hard_refusals, made) == []
 
 
-def checker() -> ModuleType:
-    path = ROOT / "scripts" / "check_hard_refusals.py"
-    spec = importlib.util.spec_from_file_location("check_hard_refusals", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("corpus", sorted(CORPORA))
 def test_every_hard_refusal_was_read_against_its_nearest_documents(corpus: str) -> None:
-    check = checker()
+    check = refusal_check
     table: Path = CORPORA[corpus][1] / f"{SUITE}_check.md"
     verdicts = check.old_verdicts(table)
     assert set(verdicts) == {g.id for g in hard(corpus)}, table

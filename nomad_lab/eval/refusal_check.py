@@ -1,32 +1,27 @@
-"""Check a hard-refusal suite by hand: each question beside its nearest documents, with a verdict column.
+"""Hard refusals read against their nearest documents: the table a person fills, kept across reruns.
 
 Why: a hard refusal looks answerable by design, so "the corpus cannot answer it" has to be checked by
-reading what retrieval brings back for it, not assumed. This script retrieves every question of the
-suite with the project's own index (the default embedder, as ``eval retrieval`` does), and writes a
+reading what retrieval brings back for it, not assumed. :func:`check_suite` retrieves every question of
+the suite with the project's own index (the default embedder, as ``eval retrieval`` does) and writes a
 Markdown table: the question, its three nearest documents by cosine (whatever the thresholds, so a
 question that retrieves nothing still names its neighbours), whether retrieval at floor 0 returns
 anything, and a ``checked`` column that a person fills after reading those documents (``not answered``).
 
-Rerunnable: verdicts already in the table are kept when the question and its three documents are
-unchanged; a changed question or neighbour set resets the verdict to ``recheck``, a new question gets
-``TODO``. ``--show`` prints the nearest passages of the questions still to read. Exit status 1 while any
-verdict is not ``not answered``.
-
-    python scripts/check_hard_refusals.py                                    # the default corpus
-    python scripts/check_hard_refusals.py --corpus datasets/corpora/pydocs/corpus \\
-        --goldens datasets/corpora/pydocs/goldens
+Verdicts already in the table are kept when the question and its three documents are unchanged; a
+changed question or neighbour set resets the verdict to ``recheck``, a new question gets ``TODO``.
+``nomad-lab goldens check`` is the command (it exits 1 while any verdict is not ``not answered``).
 """
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH, PROJECT_ROOT
+from nomad_lab.core.workspace import PROJECT_ROOT
 from nomad_lab.data.corpus import load_corpus
 from nomad_lab.data.golden_suites import Golden, load_suites
 from nomad_lab.retrieval.embedding import load_embedder
@@ -77,25 +72,34 @@ def snippet(query: str, text: str, width: int = 700) -> str:
     return text[start : start + width].replace("\n", " ")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS_DIR)
-    parser.add_argument("--goldens", type=Path, default=DEFAULT_GOLDENS_DIR)
-    parser.add_argument("--suite", default="hard_refusals")
-    parser.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH)
-    parser.add_argument("--table", type=Path, help="default: GOLDENS/SUITE_check.md")
-    parser.add_argument("--show", action="store_true", help="print the nearest passages of unchecked rows")
-    args = parser.parse_args(argv)
-    table = args.table or args.goldens / f"{args.suite}_check.md"
+@dataclass(frozen=True)
+class SuiteCheck:
+    """What a check wrote: the table, its rows, how many retrieve at floor 0 and how many await a reader."""
 
-    corpus = load_corpus(args.corpus)
-    goldens: list[Golden] = load_suites(args.goldens, args.suite, corpus.all_doc_ids)
+    table: Path
+    rows: int
+    retrieving: int
+    pending: int
+
+
+def check_suite(
+    corpus_dir: Path,
+    goldens_dir: Path,
+    suite: str,
+    store_path: Path,
+    table: Path | None = None,
+    show: Callable[[str], None] | None = None,
+) -> SuiteCheck:
+    """Write ``table`` (default ``GOLDENS/SUITE_check.md``) for ``suite``; ``show`` gets the nearest
+    passages of each question still to read."""
+    table = table or goldens_dir / f"{suite}_check.md"
+    corpus = load_corpus(corpus_dir)
+    goldens: list[Golden] = load_suites(goldens_dir, suite, corpus.all_doc_ids)
     previous = old_verdicts(table)
-    args.store.parent.mkdir(parents=True, exist_ok=True)
-    with Store(args.store) as store:
+    store_path.parent.mkdir(parents=True, exist_ok=True)
+    with Store(store_path) as store:
         index, _ = build_index(corpus, store, load_embedder(None), progress=True)
     vectors = index.embed_queries([g.query for g in goldens], progress=True)
-
     rows, pending = [], 0
     for golden, vector in zip(goldens, vectors, strict=True):
         near = nearest(index, vector)
@@ -108,19 +112,18 @@ def main(argv: list[str] | None = None) -> int:
         )
         if verdict != VERDICT_OK:
             pending += 1
-            if args.show:
-                print(f"\n## {golden.id}: {golden.query}  [{verdict}]")
+            if show is not None:
+                show(f"\n## {golden.id}: {golden.query}  [{verdict}]")
                 for doc, cos, text in near:
-                    print(f"  - {doc} ({cos:.2f}): {snippet(golden.query, text)}")
+                    show(f"  - {doc} ({cos:.2f}): {snippet(golden.query, text)}")
         rows.append(
             f"| `{golden.id}` | {', '.join(golden.tags)} | {cell(golden.query)} | {docs} | "
             f"{'retrieves' if nonempty else 'empty'} | {verdict} |"
         )
     retrieving = sum("| retrieves |" in row for row in rows)
     table.write_text(
-        f"# `{args.suite}` checked against its nearest documents\n\n"
-        f"Written by `python scripts/check_hard_refusals.py --corpus {shown(args.corpus)} --goldens"
-        f" {shown(args.goldens)}`"
+        f"# `{suite}` checked against its nearest documents\n\n"
+        f"Written by `nomad-lab goldens check --corpus {shown(corpus_dir)} --goldens {shown(goldens_dir)}`"
         f" (rows and documents); the `checked` column is filled by hand after reading the three documents"
         f" ({VERDICT_OK!r}: none of them answers the question). Index {index.fingerprint}, embedder"
         f" {index.embedder.name}. {retrieving} of {len(rows)} questions retrieve something at floor 0.\n\n"
@@ -130,9 +133,4 @@ def main(argv: list[str] | None = None) -> int:
         + "\n",
         encoding="utf-8",
     )
-    print(f"{table}: {len(rows)} questions, {retrieving} retrieve at floor 0, {pending} not yet checked")
-    return 1 if pending else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return SuiteCheck(table, len(rows), retrieving, pending)
