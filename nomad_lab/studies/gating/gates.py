@@ -349,13 +349,13 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
         *([] if p.no_ce else CE_FITS),
         *(parse_fit(f) for f in p.fit),
     ]
-    for kinds, _ in fits:
+    for kinds, *_ in fits:
         note = _unfed(data, [k for s in kinds for k in s])
         if note:
             rows.append(
                 Row(f"learned: {' | '.join('+'.join(s) for s in kinds)}", None, note=note, family="learned")
             )
-    fed = [(kinds, b) for kinds, b in fits if not _unfed(data, [k for s in kinds for k in s])]
+    fed = [fit for fit in fits if not _unfed(data, [k for s in fit[0] for k in s])]
     fitted_rows, fitted = fit_rows(p.store, data, bank, fed, p.folds, p.repeats)
     rows += fitted_rows
     transfer = _transfer_row(p, data, bank_path, bank)
