@@ -26,6 +26,7 @@ from nomad_lab.backends.models import (
     smollm2_path,
 )
 from nomad_lab.core.context_window import CONTEXT_LADDER
+from nomad_lab.core.cpu_threads import cpu_threads
 
 __all__ = [
     "DEFAULT_N_CTX",
@@ -50,7 +51,7 @@ MAX_N_CTX = CONTEXT_LADDER[-1]
 """Largest context ever allocated: the top rung the context resolver can choose. llama.cpp allocates the
 KV cache for ``n_ctx`` tokens up front, so an absurd ``num_ctx`` (from a spec, a shim client or bad
 metadata) must be bounded before it reaches ``Llama``; 0 would even mean "the GGUF's own, unchecked"."""
-DEFAULT_THREADS = 2
+DEFAULT_THREADS = cpu_threads()  # 2, or NOMAD_LAB_THREADS on a machine shared with other model runs
 # Ollama's defaults (api/types.go DefaultOptions) for samplers a request leaves unset.
 OLLAMA_SAMPLER_DEFAULTS: dict[str, float] = {
     "temperature": 0.8,

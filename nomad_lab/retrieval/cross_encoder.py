@@ -40,6 +40,7 @@ from urllib.parse import parse_qsl
 
 import numpy as np
 
+from nomad_lab.core.cpu_threads import cpu_threads
 from nomad_lab.retrieval import cross_encoder_models as models
 from nomad_lab.retrieval.cross_encoder_models import CrossEncoderError
 
@@ -58,7 +59,7 @@ DEFAULT_CROSS_ENCODER = "ms-marco-minilm-l12"
 DEFAULT_WINDOW = 180
 DEFAULT_STRIDE = 90
 MAX_TOKENS = 512
-THREADS = 2
+THREADS = cpu_threads()  # onnxruntime intra-op threads: 2, or NOMAD_LAB_THREADS
 BATCH = 16
 FORMS = (
     f"{DEFAULT_CROSS_ENCODER} (bundled, offline), a local Hugging Face cross-encoder directory, "

@@ -21,6 +21,7 @@ import numpy as np
 
 from nomad_lab.backends.embedded import resolve_model_path
 from nomad_lab.backends.models import ModelFileNotFound
+from nomad_lab.core.cpu_threads import cpu_threads
 from nomad_lab.core.workspace import PROJECT_ROOT
 from nomad_lab.retrieval.embedder_base import Embedder, force_offline
 from nomad_lab.retrieval.embedder_spec import EmbedderError, EmbedderSpec
@@ -59,7 +60,7 @@ class GGUFEmbedder(Embedder):
             n_ctx=GGUF_N_CTX,
             n_batch=GGUF_N_CTX,
             n_ubatch=GGUF_N_CTX,
-            n_threads=2,
+            n_threads=cpu_threads(),
             pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,
             verbose=False,
         )

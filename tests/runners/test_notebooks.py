@@ -21,12 +21,18 @@ def test_notebook_matches_its_script_and_has_parameters(notebook: Path) -> None:
     assert any("parameters" in c.metadata.get("tags", []) for c in paired.cells)
 
 
+CELL_TIMEOUT = 180
+"""Seconds a test notebook's cell may take (each takes seconds; the slowest test notebooks, a minute on
+a busy machine): past it, a kernel reply lost between kernel and client is retried on a fresh kernel
+after three minutes, not ten."""
+
+
 def execute(name: str, tmp_path: Path, **parameters: object) -> list[dict]:
     """Run the project notebook under papermill, each cell bounded (a lost kernel reply retries once)."""
     from nomad_lab.runners.notebooks import execute_notebook
 
     out = tmp_path / f"{name}.out.ipynb"
-    execute_notebook(ROOT / "notebooks" / f"{name}.ipynb", out, parameters, cell_timeout=600)
+    execute_notebook(ROOT / "notebooks" / f"{name}.ipynb", out, parameters, cell_timeout=CELL_TIMEOUT)
     return json.loads(out.read_text())["cells"]
 
 

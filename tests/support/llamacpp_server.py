@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from nomad_lab.backends.models import smollm2_path
+from nomad_lab.core.cpu_threads import cpu_threads
 from nomad_lab.serve.process import ServerProcess, free_port
 
 BURN = [
@@ -32,7 +33,7 @@ def llama_server(alias: str, *, logits_all: bool) -> Iterator[str]:
         "--n_ctx",
         "2048",
         "--n_threads",
-        "2",
+        str(cpu_threads()),
         "--logits_all",
         "true" if logits_all else "false",
         "--host",
