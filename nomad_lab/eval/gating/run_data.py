@@ -126,6 +126,15 @@ def lacking_inputs(params: Mapping[str, Any]) -> dict[str, str]:
     return lacking
 
 
+def stored_pools(store: Store, run_id: str) -> PoolSet:
+    """A stored run's pools as the gate math reads them (question order; tags, refusal kinds, relevant
+    documents): the one place a stored run becomes pools, the dump staying an import/export format."""
+    dump = store.export_dump(run_id)
+    return pools_from_records(
+        dump["pools"], fingerprint=dump["fingerprint"], params=dump["params"], source=run_id
+    )
+
+
 def load_run(store_path: str | Path, run_id: str | None = None, *, embed: bool = True) -> RunData:
     """Gather a stored run (None: the latest retrieval run) into pools and features."""
     with Store(store_path) as store:
@@ -134,10 +143,7 @@ def load_run(store_path: str | Path, run_id: str | None = None, *, embed: bool =
             raise NomadLabError(f"{store_path}: no retrieval run stored; run nomad-lab eval retrieval first")
         run = store.get_run(run_id)
         lacking = lacking_inputs(run.params)
-        dump = store.export_dump(run_id)  # without raw cosines the final score stands in (cosine refused)
-        pools = pools_from_records(
-            dump["pools"], fingerprint=run.fingerprint, params=dump["params"], source=run_id
-        )
+        pools = stored_pools(store, run_id)  # without raw cosines the final score stands in (cosine refused)
         cases = {c.golden_id: c for c in store.get_cases(run_id)}
         queries = [cases[i].query or "" for i in pools.ids]
         stored = store.get_pools(run_id)

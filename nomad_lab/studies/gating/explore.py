@@ -22,10 +22,11 @@ from nomad_lab.core.judge_prompt import build_judge_input
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import in_workspace, store_path
 from nomad_lab.data.corpus import compute_fingerprint, load_corpus
+from nomad_lab.eval.gating.run_data import stored_pools
 from nomad_lab.gate import masks
 from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.confidence import confidence_gate
-from nomad_lab.gate.pools import PoolSet, pools_from_records
+from nomad_lab.gate.pools import PoolSet
 from nomad_lab.store import Store, judge_input_sha256
 from nomad_lab.studies.gating.judges import judged_set
 
@@ -123,17 +124,17 @@ def load_explore_data(
                 f"{store_path}: no retrieval run stored yet: run `{RETRIEVAL_FIRST}` first"
             )
         run = store.get_run(run_id)
-        dump = store.export_dump(run_id)
+        pools = stored_pools(store, run_id)
         cases = {c.golden_id: c for c in store.get_cases(run_id)}
         stored = store.get_pools(run_id)
         chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
-        queries = [cases[p["id"]].query or "" for p in dump["pools"]]
+        queries = [cases[i].query or "" for i in pools.ids]
         tops = []
         verdicts = np.full(len(queries), np.nan) if judge_model else None
         p_true = np.full(len(queries), np.nan) if judge_model else None
         missing = 0
-        for i, pool in enumerate(dump["pools"]):
-            entries = sorted(stored.get(pool["id"], []), key=lambda e: e.rank)
+        for i, golden_id in enumerate(pools.ids):
+            entries = sorted(stored.get(golden_id, []), key=lambda e: e.rank)
             tops.append(chunks[entries[0].chunk_id].text if entries and entries[0].chunk_id in chunks else "")
             if verdicts is None:
                 continue
@@ -148,11 +149,8 @@ def load_explore_data(
                 verdicts[i] = 1.0 if verdict.on_topic else 0.0
             if verdict is not None and verdict.p_true is not None and p_true is not None:
                 p_true[i] = verdict.p_true
-    notes = [f"run {run_id} (corpus {dump['fingerprint']}, suite {run.params.get('suite')})"]
+    notes = [f"run {run_id} (corpus {pools.fingerprint}, suite {run.params.get('suite')})"]
     notes += [f"{missing} question(s) have no stored verdict from {judge_model}"] if missing else []
-    pools = pools_from_records(
-        dump["pools"], fingerprint=dump["fingerprint"], params=dump["params"], source=run_id
-    )
     return ExploreData(pools, queries, tops, verdicts, judge_model, notes, p_true, run_id)
 
 

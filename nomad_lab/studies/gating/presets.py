@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.eval.gating.run_data import stored_pools
 from nomad_lab.gate import masks
 from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.floor_presets import PresetFloor, preset_floors
-from nomad_lab.gate.pools import PoolSet, pools_from_records
+from nomad_lab.gate.pools import PoolSet
 from nomad_lab.store import Store
 
 __all__ = ["RunPools", "load_run_pools", "presets_json", "presets_markdown", "write_presets"]
@@ -38,15 +39,12 @@ def load_run_pools(store_path: str | Path, run_id: str | None = None) -> RunPool
         if run_id is None:
             raise NomadLabError(f"{store_path}: no retrieval run stored yet: run `nomad-lab eval retrieval`")
         run = store.get_run(run_id)
-        dump = store.export_dump(run_id)
+        pools = stored_pools(store, run_id)
     params = run.params
     embedder = params.get("embedder") or {
         "model": params.get("embeddingModel"),
         "method": params.get("embeddingMethod"),
     }
-    pools = pools_from_records(
-        dump["pools"], fingerprint=dump["fingerprint"], params=dump["params"], source=run_id
-    )
     return RunPools(run_id, pools, embedder)
 
 
