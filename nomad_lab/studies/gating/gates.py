@@ -344,11 +344,9 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
     default = None if data.corpus_dir is None else default_bank()  # an imported run has no corpus to ask
     bank_path = None if p.no_bank else (p.bank or default)
     bank = bank_run(p.store, data, bank_path, p.bank_skip) if bank_path else None
-    fits = [
-        *FITS,
-        *([] if p.no_ce else CE_FITS),
-        *(parse_fit(f) for f in p.fit),
-    ]
+    fits = list(  # a --fit that repeats a built-in recipe makes one row, not two
+        dict.fromkeys([*FITS, *([] if p.no_ce else CE_FITS), *(parse_fit(f) for f in p.fit)])
+    )
     for kinds, *_ in fits:
         note = _unfed(data, [k for s in kinds for k in s])
         if note:
