@@ -101,7 +101,7 @@ def comparison(result: dict[str, Any]) -> str:
         lower = "significantly" if test["significant"] else "not significantly"
         lines.append(
             f"| {kind} | {leak['n']} | {100 * leak['difference']:+.1f} points [{100 * leak['low']:+.1f}, "
-            f"{100 * leak['high']:+.1f}] | {leak['p']:.3g} | {mc['p']:.3g} | {lower} |"
+            f"{100 * leak['high']:+.1f}] | {leak['p']:.4f} | {mc['p']:.4f} | {lower} |"
         )
     lines += [
         "",
