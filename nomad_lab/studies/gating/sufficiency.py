@@ -24,6 +24,7 @@ Opt-in (``published=False``): the body reads thousands of pairs the first time (
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -92,6 +93,7 @@ def _zero_row(
 
 def compute(p: Params) -> dict[str, Any]:
     started = time.perf_counter()
+    load = os.getloadavg()  # the timing below is read beside the machine's load when the study began
     store = Path(p.store)
     run_id = study_run(p)
     data = load_run(store, run_id)
@@ -204,7 +206,7 @@ def compute(p: Params) -> dict[str, Any]:
             "trainMean": float(np.mean(train_seconds)),
             "trainings": len(train_seconds),
         },
-        "timing": _time_questions(body, head, sample, store, data, p.units),
+        "timing": _time_questions(body, head, sample, store, data, p.units) | {"loadAtStart": list(load)},
     }
 
 

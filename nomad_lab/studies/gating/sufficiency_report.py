@@ -155,6 +155,9 @@ def markdown(result: dict[str, Any]) -> str:
         "| ms per question (cut, choose, body over the units, head; uncached) "
         f"| {timing['msPerQuestion']:.0f} |",
         f"| units per question (timed sample of {timing['questions']}) | {timing['unitsPerQuestion']:.1f} |",
+        "| load average (1, 5, 15 min) when the study began | "
+        + ", ".join(f"{v:.2f}" for v in timing["loadAtStart"])
+        + " |",
         f"| answerable questions with a mustInclude answer unit among the units read | {read['read']} of "
         f"{read['questions']} ({100 * read['share']:.0f}%) |",
         f"| pseudo-questions drafted from the corpus | {s['pseudoQuestions']} |",
