@@ -62,7 +62,7 @@ def _paired(result: dict[str, Any], table: list[dict[str, Any]]) -> dict[str, An
     mask = _kind_mask(result, UNANSWERABLE)
     reach = [r for r in table[1:] if r["answerableKeep"][0] >= crossval.RECALL_TARGET - 1e-9] or table[1:]
     best = min(reach, key=lambda r: r["byKind"][UNANSWERABLE]["passAtKeepTarget"][0])
-    rows = {r["row"]: r for r in result["rows"]}
+    rows = {r["name"]: r for r in result["rows"]}
     a = rows[table[0]["row"]]["figures"].extra["leaked"][mask]
     b = rows[best["row"]]["figures"].extra["leaked"][mask]
     test = paired_bootstrap(a, b)
