@@ -23,6 +23,12 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 FLOOR_FAMILY = "floor"
+QUESTIONS = {
+    "off-topic": "is the context about the question?",
+    "unanswerable": "does a passage state the answer?",
+    "near-domain": "a sibling topic the library lacks",
+}
+"""Each panel's title: the question its refusal kind asks of a gate."""
 Triple = tuple[float, float, float]
 
 
@@ -37,19 +43,23 @@ class RowPoint:
     by_kind: dict[str, Triple | None]
 
 
-def _rank(row: RowPoint, kind: str) -> float:
+def _rank(row: RowPoint, kind: str, recall_target: float) -> tuple[bool, float]:
+    """Rows that reach the recall target out of fold first, then the lowest pass rate."""
     value = row.by_kind.get(kind)
-    return math.inf if value is None or math.isnan(value[0]) else value[0]
+    rate = math.inf if value is None or math.isnan(value[0]) else value[0]
+    return row.recall[0] < recall_target - 1e-9, rate
 
 
-def best_per_family(rows: Sequence[RowPoint], kind: str) -> list[RowPoint]:
-    """Each family's best row on ``kind`` (lowest pass rate; ties: the first listed), the floor first, then
-    the families from best to worst."""
+def best_per_family(rows: Sequence[RowPoint], kind: str, recall_target: float = 0.0) -> list[RowPoint]:
+    """Each family's best row on ``kind`` (among those reaching ``recall_target`` out of fold, if any: the
+    lowest pass rate; ties: the first listed), the floor first, then the families from best to worst."""
     best: dict[str, RowPoint] = {}
     for row in rows:
-        if row.family not in best or _rank(row, kind) < _rank(best[row.family], kind):
+        if row.family not in best or _rank(row, kind, recall_target) < _rank(
+            best[row.family], kind, recall_target
+        ):
             best[row.family] = row
-    return sorted(best.values(), key=lambda r: (r.family != FLOOR_FAMILY, _rank(r, kind)))
+    return sorted(best.values(), key=lambda r: (r.family != FLOOR_FAMILY, _rank(r, kind, recall_target)))
 
 
 def plot_by_kind(
@@ -60,12 +70,13 @@ def plot_by_kind(
     leak_target: float,
     title: str = "",
 ) -> Figure:
-    """One panel per ``(kind, axis label, n)``; the first kind picks each family's best row and carries
-    the leak target line. Points at their out-of-fold recall, with both intervals as error bars."""
+    """One panel per ``(kind, axis label such as "leak" or "pass rate", n)``; the first kind picks each
+    family's best row and carries the leak target line. Points at their out-of-fold recall, with both
+    intervals as error bars."""
     import matplotlib.pyplot as plt  # heavy
 
     headline = kinds[0][0]
-    shown = best_per_family(rows, headline)
+    shown = best_per_family(rows, headline, recall_target)
     colours = iter(plt.get_cmap("tab10").colors)
     colour = {id(r): ("black" if r.family == FLOOR_FAMILY else next(colours)) for r in shown}
     with headline_style():
@@ -96,9 +107,9 @@ def plot_by_kind(
             if panel == 0:
                 target_line(ax, leak_target, f"leak target {leak_target:.0%}")
             ax.set_xlabel("out-of-fold recall@5 reached (answerable questions)")
-            ax.set_ylabel(f"{label} (n = {n})")
+            ax.set_ylabel(f"{kind} {label} (n = {n})")
             ax.set_ylim(0, 1)
-            ax.set_title(kind)
+            ax.set_title(QUESTIONS.get(kind, kind))
         handles, labels = axes[0][0].get_legend_handles_labels()
         rank = {r.name: i for i, r in enumerate(shown)}  # the floor, then the families best first
         order = sorted(range(len(labels)), key=lambda i: rank.get(labels[i], len(rank)))

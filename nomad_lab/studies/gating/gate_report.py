@@ -24,11 +24,7 @@ KIND_COLUMNS = {
 }
 """Each refusal kind's column head: a leak for off-topic refusals (their context should never reach the
 prompt), a pass rate for the on-topic kinds (a topicality gate is right to pass them)."""
-KIND_AXES = {
-    OFF_TOPIC: "off-topic leak (is the context about the question?)",
-    UNANSWERABLE: "unanswerable pass (does a passage state the answer?)",
-    NEAR_DOMAIN: "near-domain pass (a sibling topic)",
-}
+KIND_AXES = {OFF_TOPIC: "leak", UNANSWERABLE: "pass rate", NEAR_DOMAIN: "pass rate"}
 
 DEFAULT_PATHS = {"corpus": DEFAULT_CORPUS_DIR, "goldens": DEFAULT_GOLDENS_DIR, "store": DEFAULT_STORE_PATH}
 """Path parameters named on the table's command line only when they differ from these defaults."""
