@@ -63,6 +63,10 @@ SEED = 1341
 TYPE_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0)
 """Answer-type weights (logit units) the training folds choose among; 0 is the model alone."""
 KEEP_TARGET = crossval.RECALL_TARGET
+UNANSWERABLE_TARGET = 0.35
+"""Issue 32's target: at most this share of unanswerable refusals pass at answerable keep >= the target."""
+BUDGET_MS = 400
+"""Issue 32's budget for the topicality gate and the sufficiency check together, per question, 2 cores."""
 
 PARAMS = (
     RUN,
