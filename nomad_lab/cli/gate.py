@@ -6,6 +6,11 @@ prints its out-of-fold figures (grouped, repeated folds; the feature set and thr
 training folds) and saves a small JSON gate file. ``gate apply gates/x.json --run RUN`` scores another
 run with it (refused when that run was embedded by another embedder). Python: ``eval.gating.fit``.
 
+``gate export GATE_FILE --to ts`` writes one self-contained TypeScript module for the reference server
+(``--to json``: the portable gate :mod:`nomad_lab.gate.runtime` loads); a gate reading a cross-encoder or
+a judge is refused in one line. ``gate export floor[@F] --run RUN --to ts`` writes the floor as a
+``RAG_MIN_FINAL_SCORE`` snippet for the run's embedder (``floor``: its balanced preset).
+
 ``gate fit --no-labels --corpus DIR --out gates/x.json`` needs no goldens: questions drafted from the
 corpus's headings and sentences stand in for in-domain questions and the out-of-scope bank for off-topic
 ones; it prints the floor's label-free threshold and saves a gate fitted that way, its threshold set on
@@ -70,6 +75,15 @@ def register(subparsers: Any) -> None:
     apply.add_argument("--scores", type=Path, help="also write every question's score as JSON here")
     add_store_argument(apply)
     apply.set_defaults(func=run_apply)
+    export = sub.add_parser(
+        "export", help="write a gate for a pipeline: a TypeScript module or portable JSON"
+    )
+    export.add_argument("gate", help="a gate file written by gate fit, or floor@F / floor (the run's preset)")
+    export.add_argument("--to", choices=("ts", "json"), default="ts", help="target (default: %(default)s)")
+    export.add_argument("--out", type=Path, help="file to write (default: standard output)")
+    export.add_argument("--run", help="for floor: the stored run whose embedder (and preset) it is for")
+    add_store_argument(export)
+    export.set_defaults(func=run_export)
     parser.set_defaults(func=lambda _args: parser.print_help() or 2)
 
 
@@ -152,6 +166,24 @@ def run_fit(args: argparse.Namespace) -> int:
         f"wrote {path} (features {'+'.join(result.gate.kinds)}, threshold {result.gate.threshold:.4f}, "
         f"{result.seconds:.1f} s)"
     )
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    import shlex
+    import sys
+
+    from nomad_lab.eval.gating.export import export_text
+
+    run = ["--run", args.run] if args.run else []
+    command = "written by: nomad-lab " + shlex.join(["gate", "export", str(args.gate), "--to", args.to, *run])
+    text = export_text(args.store, args.gate, args.to, command, args.run)
+    if args.out is None:
+        sys.stdout.write(text)
+        return 0
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
 

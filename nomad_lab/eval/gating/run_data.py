@@ -19,7 +19,8 @@ import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.gate import masks
-from nomad_lab.gate.features import FeatureBlock, FeatureTable, keyword_overlap, pool_features
+from nomad_lab.gate.features import FeatureBlock, FeatureTable, pool_features
+from nomad_lab.gate.keywords import keyword_overlap
 from nomad_lab.gate.logistic_gate import describe, same_embedder
 from nomad_lab.gate.pools import PoolSet, pools_from_records
 from nomad_lab.retrieval.embedding import load_embedder

@@ -1,0 +1,85 @@
+"""``gate export``: a fitted gate, or the floor, out of the workbench and into the pipeline that asked.
+
+Why the eval ring: a gate reading coverage needs its index's vocabulary (document frequencies over the
+chunks of the run it was fitted on), read from the store; the floor's preset is measured on a stored
+run's pools. The rendering itself is pure (:mod:`nomad_lab.gate.portable`, :mod:`nomad_lab.gate.ts_module`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from nomad_lab.core.errors import NomadLabError
+from nomad_lab.gate.portable import portable_gate, refuse_unportable
+from nomad_lab.gate.ts_module import render_floor_snippet, render_gate_module
+
+TARGETS = ("ts", "json")
+
+
+def vocabulary_of(store_path: str | Path, fingerprint: str | None, where: str) -> tuple[int, dict[str, int]]:
+    """Documents and document frequencies over the chunks of the index ``fingerprint`` (as the coverage
+    gatherer counts them for a run of that index)."""
+    from nomad_lab.gate.coverage import Vocabulary
+    from nomad_lab.store import Store
+
+    with Store(store_path, read_only=True) as store:
+        texts = [c.text for c in store.get_chunks(fingerprint)] if fingerprint else []
+    if not texts:
+        raise NomadLabError(
+            f"{where}: the gate reads coverage and {store_path} holds no chunks of its index {fingerprint}"
+        )
+    vocabulary = Vocabulary.of(texts)
+    return vocabulary.documents, dict(vocabulary.frequencies)
+
+
+def portable_from_file(store_path: str | Path, gate_file: str | Path) -> dict[str, Any]:
+    """The portable form of a learned gate file (its vocabulary read from the store when it needs one)."""
+    from nomad_lab.gate.logistic_gate import LearnedGate
+
+    where = str(gate_file)
+    gate = LearnedGate.load(gate_file)  # one error line for a missing or foreign file
+    refuse_unportable(gate.kinds, f"gate export {where}")
+    fingerprint = gate.training.get("fingerprint")
+    vocabulary = vocabulary_of(store_path, fingerprint, where) if "coverage" in gate.kinds else None
+    raw = json.loads(Path(gate_file).read_text(encoding="utf-8"))
+    return portable_gate(raw, where, vocabulary)
+
+
+def floor_value(store_path: str | Path, spec: str, run: str | None) -> tuple[float, dict[str, Any], str]:
+    """The floor of ``floor@F``, or of ``floor`` the balanced preset measured on the run; with the run's
+    embedder identity and corpus fingerprint."""
+    from nomad_lab.eval.gating import load_run
+    from nomad_lab.gate.apply import spec_curve
+    from nomad_lab.gate.floor_presets import preset_floors
+    from nomad_lab.gate.spec import parse_gate_spec
+
+    atom = parse_gate_spec(spec).atoms[0]
+    data = load_run(store_path, run, embed=False)
+    if atom.value is not None:
+        return float(atom.value), data.embedder, data.pools.fingerprint or ""
+    balanced = next(p for p in preset_floors(spec_curve(data.pools, "floor")) if p.rule.name == "balanced")
+    if balanced.floor is None:
+        raise NomadLabError(
+            f"gate export floor: run {data.run_id} has no answerable questions to set a floor on"
+        )
+    return float(balanced.floor), data.embedder, data.pools.fingerprint or ""
+
+
+def export_text(store_path: str | Path, gate: str, to: str, command: str, run: str | None = None) -> str:
+    """What ``gate export GATE --to TO`` writes: a TypeScript module or a portable JSON for a gate file,
+    a ``RAG_MIN_FINAL_SCORE`` snippet for ``floor[@F]``."""
+    if to not in TARGETS:
+        raise NomadLabError(f"gate export: --to {to!r} (targets: {', '.join(TARGETS)})")
+    if gate == "floor" or gate.startswith("floor@"):
+        if to != "ts":
+            raise NomadLabError(
+                "gate export floor: the floor exports as a TypeScript settings snippet (--to ts)"
+            )
+        floor, embedder, fingerprint = floor_value(store_path, gate, run)
+        return render_floor_snippet(floor, embedder, fingerprint, command)
+    portable = portable_from_file(store_path, gate)
+    if to == "json":
+        return json.dumps(portable, indent=1, ensure_ascii=False) + "\n"
+    return render_gate_module(portable, command)
