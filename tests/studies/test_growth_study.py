@@ -88,7 +88,7 @@ def test_growth_study_end_to_end_with_a_judge_that_rejects_everything(tmp_path: 
     leaks = [r.leak_by_floor["0"][0] for r in rows]
     assert leaks == sorted(leaks) and leaks[-1] > leaks[0]  # more prose, more off-topic context
     for r in rows:
-        assert r.refusals == 2  # the two off-topic questions of the fixture suite
+        assert r.refusals == 3  # off-topic by kind: two of off_topic, one out-of-corpus in core
         leak, lo, hi = r.leak_by_floor["0"]
         assert lo <= leak <= hi and r.leak_by_floor["0.9"][0] <= leak
         assert r.leak_judge is not None and r.leak_judge[0] == 0.0  # the judge rejected every set
