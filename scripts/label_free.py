@@ -28,11 +28,13 @@ import json
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from nomad_lab.data.refusal_kinds import NEAR_DOMAIN, OFF_TOPIC, REFUSAL_KINDS
 from nomad_lab.eval.gating import RunData, gather, load_run
 from nomad_lab.eval.gating.fit import bank_run, default_bank, fit_gate, with_features
 from nomad_lab.eval.gating.label_free import fit_label_free, pseudo_run, score_threshold, spec_point
@@ -62,14 +64,24 @@ def _triple(t: tuple[float, float, float] | None) -> list[float] | None:
     return None if t is None else [round(float(x), 4) for x in t]
 
 
-def _row(row_id: str, gate: str, threshold: str, figures: Figures, point: float | None, **extra: Any) -> dict:
+def row_of(
+    kinds: np.ndarray,
+    row_id: str,
+    gate: str,
+    threshold: str,
+    figures: Figures,
+    point: float | None,
+    **extra: Any,
+) -> dict:
+    """One table row; its leak per refusal kind (``kinds``: the run's), never blended."""
+    by_kind = crossval.kind_figures(figures, kinds, REFUSAL_KINDS)
     return {
         "id": row_id,
         "gate": gate,
         "threshold": threshold,
         "point": None if point is None else round(float(point), 4),
         "recall": _triple(figures.recall_at_recall),
-        "leak": _triple(figures.leak_at_recall),
+        "byKind": {k: {"n": v["n"], "pass": _triple(v["passAtRecallTarget"])} for k, v in by_kind.items()},
         **extra,
     }
 
@@ -109,6 +121,8 @@ def floor_rows(store: Path, data: RunData, pseudo: RunData, other: RunData) -> l
 
     def fixed(i: int) -> Figures:
         return crossval.point_figures(recall[i], nonempty[i], refusal, None)
+
+    _row = partial(row_of, data.pools.refusal_kinds)
 
     return [
         _row("floor/in-fold", "floor", "in fold", in_fold, None),
@@ -167,6 +181,7 @@ def learned_rows(
     free = fit_label_free(store, pseudo, KINDS, default_bank(), skip, seed=SEED)
     name = "learned: pool + coverage + bank"
     free_scores = _gate_scores(free.gate, data)
+    _row = partial(row_of, data.pools.refusal_kinds)
     return [
         _row("learned/in-fold", name, "in fold", in_fold, None),
         _row("learned/label-free", name, "label-free (same per-fold models)", lf_in, None),
@@ -189,16 +204,19 @@ def markdown(out: dict) -> str:
             f"{corpus['pseudoBaseRecall']:.3f}; labelled {corpus['baseRecall']:.3f}; thresholds transferred "
             f"from {corpus['other']})",
             "",
-            "| gate | threshold | point | recall@5 [95% CI] | leak [95% CI] | recall - in fold |",
-            "|---|---|---|---|---|---|",
+            "| gate | threshold | point | recall@5 [95% CI] | off-topic leak [95% CI] "
+            "| near-domain pass [95% CI] | recall - in fold |",
+            "|---|---|---|---|---|---|---|",
         ]
         for row in corpus["rows"]:
-            r, lk = row["recall"], row["leak"]
+            r = row["recall"]
             point = "-" if row["point"] is None else f"{row['point']:.3f}"
             delta = "" if row.get("recallMinusInFold") is None else f"{row['recallMinusInFold']:+.3f}"
+            kinds = [row["byKind"].get(k, {}).get("pass") for k in (OFF_TOPIC, NEAR_DOMAIN)]
+            cells = " | ".join("-" if k is None else f"{k[0]:.1%} [{k[1]:.1%}, {k[2]:.1%}]" for k in kinds)
             lines.append(
                 f"| {row['gate']} | {row['threshold']} | {point} | {r[0]:.3f} [{r[1]:.3f}, {r[2]:.3f}] | "
-                f"{lk[0]:.1%} [{lk[1]:.1%}, {lk[2]:.1%}] | {delta} |"
+                f"{cells} | {delta} |"
             )
         lines.append("")
     return "\n".join(lines)
