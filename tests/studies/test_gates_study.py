@@ -20,6 +20,12 @@ def run(tmp_path: Path, embedder) -> tuple[Path, str]:
     return store, fixture_run(store, embedder)
 
 
+def _plain_gates(run_id: str, store: Path, out: Path) -> list[str]:
+    """``study gates`` on a stored run with no bank and no cross-encoder (the fast leaderboard)."""
+    plain = ["--no-bank", "--no-ce", "--out", str(out)]
+    return ["study", "gates", "--run", run_id, "--store", str(store), *plain]
+
+
 def test_study_gates_writes_the_leaderboard(run: tuple[Path, str], tmp_path: Path, capsys, embedder) -> None:
     from nomad_lab.store import Store
     from nomad_lab.studies.gating.judges import judge_run
@@ -152,18 +158,7 @@ def test_judge_rows_on_a_sample_stand_beside_the_floor_on_the_same_questions(
     sampled = sample_ids(store, run_id, 8)
     assert list(judged.pools.ids) == sampled and len(sampled) == 8
     out = tmp_path / "gates"
-    argv = [
-        "study",
-        "gates",
-        "--run",
-        run_id,
-        "--store",
-        str(store),
-        "--no-bank",
-        "--no-ce",
-        "--out",
-        str(out),
-    ]
+    argv = _plain_gates(run_id, store, out)
     assert main([*argv, "--judge", "counting", "--folds", "2", "--repeats", "2"]) == 0
     assert "| judge counting | - |" in capsys.readouterr().out  # every question: not measured
     assert main([*argv, "--judge", "counting", "--judge-sample", "8", "--folds", "2", "--repeats", "2"]) == 0
@@ -184,18 +179,7 @@ def test_every_row_splits_by_refusal_kind_and_its_decisions_recompute_it(
 
     store, run_id = run
     out = tmp_path / "gates"
-    argv = [
-        "study",
-        "gates",
-        "--run",
-        run_id,
-        "--store",
-        str(store),
-        "--no-bank",
-        "--no-ce",
-        "--out",
-        str(out),
-    ]
+    argv = _plain_gates(run_id, store, out)
     assert main([*argv, "--folds", "2", "--repeats", "2"]) == 0
     summary = json.loads((out / "gates.json").read_text())
     by_kind = summary["refusalsByKind"]
