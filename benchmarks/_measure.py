@@ -14,6 +14,7 @@ from contextlib import contextmanager, redirect_stdout
 from datetime import UTC, datetime
 from pathlib import Path
 
+from nomad_lab.eval import machine_load
 from nomad_lab.eval.provenance import git_state, provenance_record, write_provenance
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,6 +38,19 @@ def peak_mib(fn: Callable[[], object]) -> float:
     peak = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
     return peak
+
+
+def load_line(load: dict) -> str:
+    """What else ran while it was measured (:mod:`nomad_lab.eval.machine_load`): a table timed beside
+    other work says so, and its times are not costs."""
+    share = load["othersCpuShare"]
+    if share is None:
+        return f"load average {load['loadBefore'][0]:.2f} -> {load['loadAfter'][0]:.2f}"
+    verdict = "quiet" if load["quiet"] else "not quiet: its times are not costs"
+    return (
+        f"load average {load['loadBefore'][0]:.2f} -> {load['loadAfter'][0]:.2f} · other processes used "
+        f"{share:.0%} of the CPUs ({verdict})"
+    )
 
 
 def machine_line() -> str:
@@ -80,12 +94,15 @@ def published(script: str) -> Iterator[None]:
     in the README must have a stored table beside its command. An interrupted run stores nothing."""
     name = Path(script).stem
     captured = io.StringIO()
+    start = machine_load.mark()
     with redirect_stdout(_Tee(sys.stdout, captured)):
         yield
+    load = load_line(machine_load.load_between(start, machine_load.mark()))
     RESULTS.mkdir(parents=True, exist_ok=True)
     command = shlex.join(["python", f"benchmarks/{name}.py", *sys.argv[1:]])
     path = RESULTS / f"{name}.md"
-    path.write_text(f"command: `{command}`\n\n{machine_line()}\n\n{captured.getvalue()}", encoding="utf-8")
+    text = f"command: `{command}`\n\n{machine_line()}\n\n{load}\n\n{captured.getvalue()}"
+    path.write_text(text, encoding="utf-8")
     record(path)
     print(f"wrote {path.relative_to(ROOT)}")
 

@@ -105,7 +105,7 @@ NOT_STUDIES: tuple[Entry, ...] = (
     ),
     _own(
         "Drafting speed: goldens draft per folder (MB/s)",
-        "python scripts/time_drafts.py --big DIR",
+        "python benchmarks/drafting_throughput.py --big DIR",
         "label_free",
         tables=("drafting.md",),
     ),

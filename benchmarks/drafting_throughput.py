@@ -5,9 +5,10 @@ measures megabytes per second on each folder (the two golden corpora and ``datas
 which no golden uses) and on ``--big DIR``, a library built from installed documentation with
 ``nomad-lab library build --source --add DIR ... --out DIR`` (see docs/label_free.md).
 
-    flock runs/heavy.lock python scripts/time_drafts.py --big runs/biglib
+    flock runs/heavy.lock python benchmarks/drafting_throughput.py --big runs/biglib
 
-Writes ``results/label_free/drafting.json`` and ``drafting.md``; the drafts go to a temporary folder.
+Writes ``results/label_free/drafting.json`` and ``drafting.md`` (headed by the command, the machine and
+its load while it ran) and their provenance; the drafts go to a temporary folder.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from _measure import load_line, machine_line, record
+
 from nomad_lab.data.drafts import DraftOptions, draft_goldens, read_corpus, write_drafts
+from nomad_lab.eval import machine_load
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {
@@ -61,16 +65,19 @@ def main() -> int:
     if args.big:
         folders["library build (big)"] = (args.big, ())
     rows = []
+    start = machine_load.mark()
     with tempfile.TemporaryDirectory() as tmp:
         for i, (name, (folder, skip)) in enumerate(folders.items()):
             rows.append(time_folder(name, folder, skip, Path(tmp) / str(i)))
             print(json.dumps(rows[-1]))
+    load = machine_load.load_between(start, machine_load.mark())
     sha = subprocess.run(
         ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT
     ).stdout.strip()
     out = {
-        "command": "python scripts/time_drafts.py" + (" --big DIR" if args.big else ""),
+        "command": "python benchmarks/drafting_throughput.py" + (" --big DIR" if args.big else ""),
         "gitSha": sha,
+        "load": load,
         "cores": os.cpu_count(),
         "targetSecondsFor50MB": TARGET_SECONDS,
         "rows": rows,
@@ -79,6 +86,10 @@ def main() -> int:
     (args.out / "drafting.json").write_text(json.dumps(out, indent=1) + "\n")
     lines = [
         f"`{out['command']}`",
+        "",
+        machine_line(),
+        "",
+        load_line(load),
         "",
         "| folder | documents | MB | drafts | near-duplicates dropped | seconds | MB/s | seconds for 50 MB |",
         "|---|---|---|---|---|---|---|---|",
@@ -90,6 +101,8 @@ def main() -> int:
         for r in rows
     ]
     (args.out / "drafting.md").write_text("\n".join(lines) + "\n")
+    for name in ("drafting.json", "drafting.md"):
+        record(args.out / name)
     print("\n".join(lines))
     return 0
 
