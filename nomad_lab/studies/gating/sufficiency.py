@@ -57,7 +57,7 @@ from nomad_lab.studies.gating.sufficiency_pairs import (
 )
 from nomad_lab.studies.gating.sufficiency_report import markdown, rows, save_gate, write
 from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, positive
-from nomad_lab.studies.shape import Param, Params, Study
+from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
 SEED = 1341
 TYPE_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0)
@@ -255,4 +255,16 @@ STUDY = Study(
     published=False,
     stage=61,
     params=PARAMS,
+    also=(
+        Output(
+            "Sufficiency check on a second corpus (pydocs: Python tutorial and MDN)",
+            argv(
+                "study sufficiency --corpus datasets/corpora/pydocs/corpus "
+                "--goldens datasets/corpora/pydocs/goldens --out results/sufficiency/pydocs"
+            ),
+            "results/sufficiency/pydocs",
+            (),
+            ("sufficiency.md",),
+        ),
+    ),
 )
