@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 __all__ = ["PoolImport", "pool_fingerprint"]
 
+NULLABLE_COLUMNS = ("suite", "refusal_kind", "doc_id", "chunk_id")
+LIST_COLUMNS = ("tags", "relevant_doc_ids")
+
 
 def pool_fingerprint(chunk_ids: list[str | None], doc_ids: list[str | None], texts: list[str] | None) -> str:
     """16 hex characters over the file's distinct (chunk id, text) pairs (doc ids when it has no chunk)."""
@@ -44,10 +47,21 @@ class PoolImport(TableGroup):
     """Methods of :class:`nomad_lab.store.Store` that store a checked pool file and read its named scores."""
 
     def _insert(self, table: str, columns: dict[str, Any]) -> None:
-        """One INSERT over a dict of equal-length numpy arrays (DuckDB scans them without a copy per row)."""
+        """One INSERT over a dict of equal-length numpy arrays (DuckDB scans them without a copy per row).
+
+        DuckDB infers an object column's type from a sample of its rows, so a nullable string column
+        (whose sample may hold only nulls) travels with ``NUL`` for null and a string list as JSON text."""
         view = f"_import_{table}"
         self.con.register(view, columns)  # replaces a view a failed import left behind
-        self.con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM {view}")
+        picks = [
+            f"from_json({name}, '[\"VARCHAR\"]')"
+            if name in LIST_COLUMNS
+            else f"nullif({name}, chr(0))"
+            if name in NULLABLE_COLUMNS
+            else name
+            for name in columns
+        ]
+        self.con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(picks)} FROM {view}")
         self.con.unregister(view)
 
     def import_pools(self, pools: PoolColumns, run: RunRecord | None = None) -> str:
@@ -83,12 +97,12 @@ class PoolImport(TableGroup):
                     "run_id": np.full(n, run.run_id, dtype=object),
                     "golden_id": np.asarray(pools.ids, dtype=object),
                     "position": np.arange(n, dtype=np.int32),
-                    "suite": np.asarray(pools.suites, dtype=object),
+                    "suite": _strings(pools.suites),
                     "query": np.asarray(pools.queries, dtype=object),
                     "tags": _lists(pools.tags),
                     "expect_refusal": np.array([k is not None for k in pools.kinds], dtype=bool),
                     "relevant_doc_ids": _lists(pools.relevant),
-                    "refusal_kind": np.asarray(pools.kinds, dtype=object),
+                    "refusal_kind": _strings(pools.kinds),
                 },
             )
             # no raw cosines: the final score stands in (NOT NULL column); the run's poolColumns say so
@@ -99,8 +113,8 @@ class PoolImport(TableGroup):
                     "run_id": np.full(pools.candidates, run.run_id, dtype=object),
                     "golden_id": golden,
                     "rank": pools.rank.astype(np.int32),
-                    "doc_id": np.asarray(pools.doc_id, dtype=object),
-                    "chunk_id": np.asarray(chunk_ids, dtype=object),
+                    "doc_id": _strings(pools.doc_id),
+                    "chunk_id": _strings(chunk_ids),
                     "score": pools.score,
                     "semantic_score": semantic,
                 },
@@ -183,8 +197,16 @@ def _json(value: Any) -> str:
 
 
 def _lists(values: list[list[str]]) -> np.ndarray:
+    """String lists as JSON text (``_insert`` reads them back with ``from_json``)."""
+    import json
+
     import numpy as np  # heavy
 
-    out = np.empty(len(values), dtype=object)
-    out[:] = [list(v) for v in values]
-    return out
+    return np.asarray([json.dumps(list(v)) for v in values], dtype=object)
+
+
+def _strings(values: list[str | None]) -> np.ndarray:
+    """A nullable string column with ``NUL`` for null (``_insert`` turns it back)."""
+    import numpy as np  # heavy
+
+    return np.asarray(["\x00" if v is None else v for v in values], dtype=object)
