@@ -230,7 +230,7 @@ export function gateFeatures(question: string, passages: GatePassage[], queryVec
     });
     sortedTop(values, SCORE_TOP).forEach((v, i) => (out[`score_${name}_${i + 1}`] = v));
   }
-  if (GATE.features.some((f) => f.startsWith("query_"))) {
+  if (GATE.features.some((f) => /^query_\d+$/.test(f))) {
     if (!queryVector) throw new Error("gate: this gate reads the query embedding: pass queryVector");
     queryVector.forEach((v, i) => (out[`query_${i}`] = v));
   }

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ from nomad_lab.gate.keywords import keyword_overlap
 from nomad_lab.gate.portable import LEARNED_FORMAT, PORTABLE_FORMAT, portable_gate
 from nomad_lab.gate.reference_ranking import Candidate, apply_relevance_floor, apply_source_diversity
 
+QUERY_DIM = re.compile(r"query_\d+")
 TOP_SCORES = 10  # as nomad_lab.gate.features.TOP_SCORES (sorted final and semantic scores)
 SCORE_TOP = 5  # sorted values per named score column (the scores kind)
 
@@ -107,7 +109,7 @@ class Gate:
         for name in {f.removeprefix("score_").rsplit("_", 1)[0] for f in wanted if f.startswith("score_")}:
             values = [float(_field(p, "scores", {})[name]) for p in passages]
             out |= {f"score_{name}_{i + 1}": v for i, v in enumerate(_sorted_top(values, SCORE_TOP))}
-        if any(f.startswith("query_") for f in wanted):
+        if any(QUERY_DIM.fullmatch(f) for f in wanted):  # query_0 ... (not coverage's query_terms)
             if query_vector is None:
                 raise NomadLabError("this gate reads the query embedding: pass query_vector")
             out |= {f"query_{i}": float(v) for i, v in enumerate(query_vector)}
