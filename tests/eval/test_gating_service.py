@@ -35,19 +35,36 @@ def workspace(tmp_path_factory, embedder) -> dict:
     fit = ["gate", "fit", "--run", run_id, "--store", str(store), "--out", str(gate), "--no-bank"]
     assert main([*fit, "--folds", "2", "--repeats", "1"]) == 0
     answer = answer_gate(store, run_id, tmp / "answer.json")
-    return {"store": store, "dump": dump, "run": run_id, "gate": gate, "answer": answer, "tmp": tmp}
+    sufficiency = answer_gate(store, run_id, tmp / "sufficiency.json", sufficiency=True)
+    return {
+        "store": store,
+        "dump": dump,
+        "run": run_id,
+        "gate": gate,
+        "answer": answer,
+        "sufficiency": sufficiency,
+        "tmp": tmp,
+    }
 
 
-def answer_gate(store: Path, run_id: str, path: Path) -> Path:
-    """An answerability gate file locked to the run: the real ONNX body with its zero-shot head."""
+def answer_gate(store: Path, run_id: str, path: Path, sufficiency: bool = False) -> Path:
+    """An answerability (or sufficiency) gate file locked to the run: the real ONNX body with its
+    zero-shot head (a sufficiency gate with the answer-type shift at weight 1)."""
     from nomad_lab.eval.gating.run_data import load_run
+    from nomad_lab.gate.answer_file import SufficiencyGate
     from nomad_lab.retrieval.answer_cache import save_gate_files
     from nomad_lab.retrieval.answer_model import AnswerBody, make_head
 
     data = load_run(store, run_id, embed=False)
     body = AnswerBody(threads=1)
     training = {"run": run_id, "fingerprint": data.pools.fingerprint}
-    return save_gate_files(path, make_head(body.weights, body.heads), body, 0.0, data.embedder, training)
+    head = make_head(body.weights, body.heads)
+    if sufficiency:
+        scoring = {"units": 4, "unitWords": 80, "typeWeight": 1.0}
+        return save_gate_files(
+            path, head, body, 0.0, data.embedder, training, kind=SufficiencyGate, scoring=scoring
+        )
+    return save_gate_files(path, head, body, 0.0, data.embedder, training)
 
 
 def specs(workspace: dict) -> dict[str, str]:
@@ -60,6 +77,7 @@ def specs(workspace: dict) -> dict[str, str]:
         "learned": f"learned:{workspace['gate']}",
         "rerank": "rerank:nanoranker",
         "answer": f"answer:{workspace['answer']}",
+        "sufficiency": f"sufficiency:{workspace['sufficiency']}",
         "ce": "ce:ms-marco-minilm-l12",
         "score": "score:semanticScore",
     }
