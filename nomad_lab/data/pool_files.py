@@ -40,9 +40,9 @@ def detect_format(path: str | Path) -> str:
 
 def read_pool_file(path: str | Path, fmt: str | None = None) -> tuple[str, PoolColumns | dict[str, Any]]:
     """The file's format and its checked content: a dump's dict, or a pool file's columns."""
-    from nomad_lab.data.dump import load_dump
-    from nomad_lab.data.pool_jsonl import read_pool_jsonl
-    from nomad_lab.data.pool_parquet import read_pool_parquet
+    from nomad_lab.data.dump import load_dump  # heavy
+    from nomad_lab.data.pool_jsonl import read_pool_jsonl  # heavy
+    from nomad_lab.data.pool_parquet import read_pool_parquet  # heavy
 
     fmt = fmt or detect_format(path)
     if fmt not in FORMATS:

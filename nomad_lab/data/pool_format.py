@@ -117,7 +117,7 @@ def disabled_by_missing(columns: Sequence[str]) -> list[str]:
 
 def check_header(header: Any, source: str) -> dict[str, Any]:
     """The header with its defaults; one error line naming the field otherwise."""
-    from nomad_lab.data.corpus import is_fingerprint
+    from nomad_lab.data.corpus import is_fingerprint  # lazy
 
     if not isinstance(header, Mapping):
         raise PoolFileError(f"{source}: header: expected an object")

@@ -113,7 +113,7 @@ def gate_compressor(
     """A LangChain document compressor applying a saved gate: all documents pass, or none."""
     from langchain_core.documents import BaseDocumentCompressor  # heavy: the langchain extra
 
-    from nomad_lab.gate.runtime import load
+    from nomad_lab.gate.runtime import load  # lazy
 
     gate = load(gate_path)
 

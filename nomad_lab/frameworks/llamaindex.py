@@ -107,7 +107,7 @@ def gate_postprocessor(
     """A LlamaIndex node postprocessor applying a saved gate: all nodes pass, or none."""
     from llama_index.core.postprocessor.types import BaseNodePostprocessor  # heavy: the llamaindex extra
 
-    from nomad_lab.gate.runtime import load
+    from nomad_lab.gate.runtime import load  # lazy
 
     gate = load(gate_path)
 

@@ -46,9 +46,9 @@ def portable_gate(
 ) -> dict[str, Any]:
     """The portable form of a learned gate file's fields (``vocabulary``: documents and the document
     frequency of each term, needed when the gate reads coverage)."""
-    from nomad_lab.data.kind_check import STOPWORDS as FUNCTION_WORDS
-    from nomad_lab.gate.coverage import NAMES as COVERAGE_NAMES
-    from nomad_lab.gate.keywords import QUERY_EXPANSION_DICTIONARY, english_stopwords
+    from nomad_lab.data.kind_check import STOPWORDS as FUNCTION_WORDS  # lazy
+    from nomad_lab.gate.coverage import NAMES as COVERAGE_NAMES  # lazy
+    from nomad_lab.gate.keywords import QUERY_EXPANSION_DICTIONARY, english_stopwords  # lazy
 
     refuse_unportable(gate["kinds"], where)
     if "coverage" in gate["kinds"] and vocabulary is None:

@@ -86,7 +86,10 @@ def round_trip(store: Path, run_id: str, tmp_path: Path) -> None:
     fit = ["gate", "fit", "--run", run_id, "--store", str(store), "--out", str(gate), "--no-bank"]
     assert main([*fit, "--features", "pool,coverage", "--folds", "2", "--repeats", "1"]) == 0
     scores = tmp_path / "applied.json"
-    assert main(["gate", "apply", str(gate), "--run", run_id, "--store", str(store), "--scores", str(scores)]) == 0
+    assert (
+        main(["gate", "apply", str(gate), "--run", run_id, "--store", str(store), "--scores", str(scores)])
+        == 0
+    )
     python = json.loads(scores.read_text())
     export = ["gate", "export", str(gate), "--store", str(store)]
     assert main([*export, "--to", "ts", "--out", str(tmp_path / "gate.ts")]) == 0

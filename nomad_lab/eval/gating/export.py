@@ -21,8 +21,8 @@ TARGETS = ("ts", "json")
 def vocabulary_of(store_path: str | Path, fingerprint: str | None, where: str) -> tuple[int, dict[str, int]]:
     """Documents and document frequencies over the chunks of the index ``fingerprint`` (as the coverage
     gatherer counts them for a run of that index)."""
-    from nomad_lab.gate.coverage import Vocabulary
-    from nomad_lab.store import Store
+    from nomad_lab.gate.coverage import Vocabulary  # heavy
+    from nomad_lab.store import Store  # heavy
 
     with Store(store_path, read_only=True) as store:
         texts = [c.text for c in store.get_chunks(fingerprint)] if fingerprint else []
@@ -36,7 +36,7 @@ def vocabulary_of(store_path: str | Path, fingerprint: str | None, where: str) -
 
 def portable_from_file(store_path: str | Path, gate_file: str | Path) -> dict[str, Any]:
     """The portable form of a learned gate file (its vocabulary read from the store when it needs one)."""
-    from nomad_lab.gate.logistic_gate import LearnedGate
+    from nomad_lab.gate.logistic_gate import LearnedGate  # heavy
 
     where = str(gate_file)
     gate = LearnedGate.load(gate_file)  # one error line for a missing or foreign file
@@ -50,10 +50,10 @@ def portable_from_file(store_path: str | Path, gate_file: str | Path) -> dict[st
 def floor_value(store_path: str | Path, spec: str, run: str | None) -> tuple[float, dict[str, Any], str]:
     """The floor of ``floor@F``, or of ``floor`` the balanced preset measured on the run; with the run's
     embedder identity and corpus fingerprint."""
-    from nomad_lab.eval.gating import load_run
-    from nomad_lab.gate.apply import spec_curve
-    from nomad_lab.gate.floor_presets import preset_floors
-    from nomad_lab.gate.spec import parse_gate_spec
+    from nomad_lab.eval.gating import load_run  # heavy
+    from nomad_lab.gate.apply import spec_curve  # heavy
+    from nomad_lab.gate.floor_presets import preset_floors  # heavy
+    from nomad_lab.gate.spec import parse_gate_spec  # heavy
 
     atom = parse_gate_spec(spec).atoms[0]
     data = load_run(store_path, run, embed=False)
