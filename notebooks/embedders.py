@@ -2,13 +2,13 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
 #     text_representation:
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
-#       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -30,7 +30,7 @@ corpus = "datasets/corpus"  # relative paths are read from the repository root
 goldens = "datasets/goldens"
 suite = "core,off_topic"
 store = None  # workspace store (None: $NOMAD_LAB_STORE or runs/nomad-lab.duckdb)
-out_dir = "results/embedders"
+out_dir = "runs/embedders"  # a run by hand never writes the published results/
 alpha = 0.10  # leak target of the calibrated floor
 
 # %%

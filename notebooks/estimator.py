@@ -2,13 +2,13 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
 #     text_representation:
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
-#       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -27,7 +27,7 @@
 
 # %% tags=["parameters"]
 datasets = "datasets"
-out_dir = "results/estimator"
+out_dir = "runs/estimator"  # a run by hand never writes the published results/
 tokenizer = None  # None: every real tokenizer available offline; or a list of names
 store = None  # workspace store for the rows (None: runs/nomad-lab.duckdb)
 

@@ -2,13 +2,13 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
 #     text_representation:
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
-#       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -19,11 +19,14 @@
 # A stored retrieval run is re-gated live: no retrieval and no model call (judge verdicts come from
 # the store; run `nomad-lab study judges` to fill them, with the judge's P(on_topic = true) for the tau
 # slider). The list shows the refusal questions that still got context, with their top passage.
+# `run = "main"` is the main job's run of the default corpus; `nomad-lab store runs` lists every stored
+# run, and any of their ids can be given instead.
 
 # %% tags=["parameters"]
 store = None  # None: $NOMAD_LAB_STORE or runs/nomad-lab.duckdb; a relative path is under the repository
-run_id = None  # None: the latest retrieval run in the store (over `corpus`, when set)
-corpus = None  # a corpus folder: read the latest run over its documents (not a later run over another)
+run = "main"  # a run id from `nomad-lab store runs`, or "main": the main job's run of `corpus`
+corpus = None  # the corpus "main" is over (None: $NOMAD_LAB_CORPUS or datasets/corpus)
+refusals = "off-topic"  # the refusals a leak counts: off-topic, unanswerable, near-domain ("": all)
 judge_model = "embedded:gemma3-270m"  # verdicts read from the store; None for no judge
 judge_floor = 0.0  # the floor the stored verdicts were computed after
 floor = 0.62
@@ -35,4 +38,4 @@ from IPython.display import display
 
 from nomad_lab.studies.gating.explore import explorer
 
-display(explorer(store, run_id, judge_model, judge_floor, floor, use_judge, tau, corpus))
+display(explorer(store, run, judge_model, judge_floor, floor, use_judge, tau, corpus, refusals))

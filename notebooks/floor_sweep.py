@@ -2,13 +2,13 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
 #     text_representation:
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
-#       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -26,8 +26,8 @@
 
 # %% tags=["parameters"]
 dump = "runs/dumps/core-off_topic.json"  # written by `nomad-lab eval retrieval --dump`
-out_dir = "results/floor_sweep"
-alpha = 0.10  # target off-topic leak rate for the calibrated floor
+out_dir = "runs/floor_sweep"  # the main job passes results/...; a run by hand never writes there
+alpha = 0.05  # target off-topic leak rate for the calibrated floor (the main job's)
 refusal_tag = "off-topic"  # count leaks on this suite's refusals only ("": every refusal)
 gate = []  # more gate specs, one curve each, e.g. ["floor@0.4+contrast", "judge:embedded:gemma3-270m"]
 run = None  # stored run the dump came from, for gates that need more than pools (None: the latest)

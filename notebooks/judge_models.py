@@ -2,13 +2,13 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
 #     text_representation:
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
-#       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -33,7 +33,7 @@ limit = None  # judge only the first N questions (None: all)
 store = None  # workspace store (None: runs/nomad-lab.duckdb)
 corpus = None  # corpus folder (None: datasets/corpus)
 goldens = None  # golden suites folder (None: datasets/goldens)
-out_dir = "results/judges"  # the table (markdown, JSON) and the plot (PNG, SVG)
+out_dir = "runs/judges"  # the table and plots (the main job passes results/judges)
 workers = 0  # > 0: compute missing verdicts on a local Dask cluster of this many processes
 scheduler = None  # or a running Dask scheduler, e.g. "tcp://head:8786"
 sample = None  # judge a stratified sample of N questions instead (intervals then cover the sample)

@@ -2,13 +2,13 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
 #     text_representation:
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
-#       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -17,16 +17,21 @@
 # # Label your library's questions
 #
 # `nomad-lab goldens draft --corpus DIR --out GOLDENS` writes candidate questions (`GOLDENS/drafts.jsonl`);
-# here a person decides each one: **answerable** with the document that answers it (a button per
-# document among the top passages, the question's words marked), a **refusal** of a type, or **skip**.
-# Edit the question in its box before deciding to label your own wording. Each decision is written at
-# once to `GOLDENS/labelled.jsonl` (a golden suite: `--goldens GOLDENS --suite labelled`) with who and
-# when, so closing the notebook loses nothing and running it again resumes. After 30 labels the rest
-# come in the order that moves the gate most (closest to its threshold first), and the figure shows the
-# leak at recall@5 >= 0.90 with its interval, narrowing as labels come in.
+# here a person decides each one: **answerable**, with the document that states the answer (one of the
+# retrieved passages, or any document of the library searched by name: a gold retrieval did not return
+# is recorded as a retrieval miss), a **refusal** of one of three kinds (each defined under the
+# controls), or **skip**. The draft's own guess is pre-selected; **save** keeps it, and every passage is
+# shown whole in the frame (scroll it), the question's words marked and its best-matching sentence
+# shaded. Edit the question in its box to label your own wording. **undo** takes back the last decision,
+# **back** shows the one before to keep or change. Each decision is written at once to
+# `GOLDENS/labelled.jsonl` (a golden suite: `--goldens GOLDENS --suite labelled`) with who and when, so
+# closing the notebook loses nothing and running it again resumes. After 30 labels the rest come in the
+# order that moves the gate most (closest to its threshold first). The figure shows the leak at
+# recall@5 >= 0.90 on the labels so far, with its interval, once there are at least 5 answerable and 5
+# refusal labels; its history is replayed from the decisions log.
 #
-# Keys: click the key box, then `1`-`5` answerable (that passage's document), `n` near-domain,
-# `f` fictional attribute, `o` out-of-corpus, `t` other off-topic, `s` skip.
+# Keys: click the key box, then Enter (or `a`) save the selection, `1`-`5` answerable (that passage's
+# document), `o` off-topic, `u` unanswerable, `n` near-domain, `s` skip, `z` undo, `b` back.
 
 # %% tags=["parameters"]
 corpus = None  # the documents (None: $NOMAD_LAB_CORPUS or datasets/corpus)

@@ -2,13 +2,13 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
 #     text_representation:
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
-#       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -26,7 +26,8 @@
 # Relative paths below are read from the repository root, wherever the kernel runs.
 
 # %% tags=["parameters"]
-out_dir = "results/placement"
+out_dir = "runs/placement"  # tables and plot (the main job passes results/placement)
+stored_run = "results/placement"  # the published run read back unless recompute
 corpus = "datasets/corpus"
 turns = 16
 context_window = 8192
@@ -45,6 +46,7 @@ from nomad_lab.studies.budgeting.placement_report import check_table, cost_table
 
 result = load_or_run(
     recompute=recompute,
+    stored=in_workspace(stored_run),
     out=in_workspace(out_dir),
     corpus=in_workspace(corpus),
     turns=turns,

@@ -5,6 +5,8 @@ becomes a stored run that gate studies read like any other. The dump is read and
 before the store is opened, so a corrupt or foreign file never creates, locks or changes the store.
 Why ``calls``: every chat call (judge, rewrite, answer, warm-up) is logged in the store; this lists the
 latest calls and the totals per model and purpose, read-only (an older store is listed, not upgraded).
+Why ``runs``: a notebook takes a run (``run = "main"``: the main job's run of the default corpus); this lists
+what a store holds (id, date, corpus folder, suites, embedder, questions) and which run ``main`` means.
 Why ``export-cache``/``import-cache``: cross-encoder scores and judge verdicts are model outputs keyed by
 model identity and exact input, valid in any store (``nomad_lab.store.cache_files``); a committed file
 spares the main job an hour of model passes, and whatever it lacks is still computed.
@@ -36,7 +38,35 @@ def register(subparsers: Any) -> None:
     add_store_argument(importer)
     importer.set_defaults(func=run_import)
     register_calls(actions)
+    register_runs(actions)
     register_caches(actions)
+
+
+def register_runs(actions: Any) -> None:
+    """``store runs``: the stored retrieval runs, read-only, and which one ``main`` means."""
+    from nomad_lab.cli.workspace_args import add_corpus_arguments
+
+    runs = actions.add_parser("runs", help="list the stored retrieval runs and which one notebooks read")
+    add_store_argument(runs)
+    add_corpus_arguments(runs, goldens=False)
+    runs.set_defaults(func=run_runs)
+
+
+def run_runs(args: argparse.Namespace) -> int:
+    """Every run (its corpus recognised among the default corpus and ``--corpus``), ``main`` marked:
+    the main job's run over ``--corpus``."""
+    from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR
+    from nomad_lab.eval.stored_runs import list_runs, main_run, runs_table
+    from nomad_lab.store import Store
+
+    if not Path(args.store).is_file():
+        print(f"{args.store}: no store yet")
+        return 0
+    with Store(args.store, read_only=True) as store:
+        runs = list_runs(store, list(dict.fromkeys([Path(args.corpus), DEFAULT_CORPUS_DIR])))
+        main = main_run(store, args.corpus)
+    print(runs_table(runs, main, args.corpus))
+    return 0
 
 
 def register_caches(actions: Any) -> None:

@@ -41,6 +41,12 @@ def in_workspace(path: str | os.PathLike[str] | None) -> Path | None:
     return resolved if resolved.is_absolute() else PROJECT_ROOT / resolved
 
 
+def corpus_path(path: str | os.PathLike[str] | None = None) -> Path:
+    """The corpus a notebook means: ``path`` in the workspace, or ``NOMAD_LAB_CORPUS``, or the default
+    corpus (read at call time, as :func:`store_path` is)."""
+    return in_workspace(path or os.environ.get("NOMAD_LAB_CORPUS") or DEFAULT_CORPUS_DIR)
+
+
 def store_path(path: str | os.PathLike[str] | None = None) -> Path:
     """The store a notebook means: ``path`` in the workspace, or ``NOMAD_LAB_STORE``, or the default.
 

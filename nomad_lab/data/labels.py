@@ -22,14 +22,14 @@ from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.golden_suites import DECISIONS_SUFFIX, Golden, load_suite_file
-from nomad_lab.data.refusal_kinds import kind_of
+from nomad_lab.data.refusal_kinds import REFUSAL_KINDS
 
 ANSWERABLE = "answerable"
 REFUSAL = "refusal"
 SKIP = "skip"
 ACTIONS = (ANSWERABLE, REFUSAL, SKIP)
-REFUSAL_TYPES = ("near-domain", "adversarial/fictional", "out-of-corpus", "off-topic")
-"""The refusal types a person chooses from (the kinds that leak, then anything else off topic)."""
+REFUSAL_TYPES = REFUSAL_KINDS
+"""The refusal kinds a person chooses from (:mod:`nomad_lab.data.refusal_kinds`, defined there once)."""
 LABELLED_SUITE = "labelled"
 
 
@@ -60,8 +60,8 @@ class Decision:
             "mustInclude": [],
             "mustNotInclude": [],
             "expectRefusal": refusal,
-            "tags": ["off-topic", self.refusal_type] if refusal else ["labelled"],
-            **({"refusalKind": kind_of(["off-topic", self.refusal_type])} if refusal else {}),
+            "tags": [self.refusal_type] if refusal else ["labelled"],
+            **({"refusalKind": self.refusal_type} if refusal else {}),
             "labelled": {
                 "by": self.who,
                 "at": self.at,
@@ -121,18 +121,34 @@ class LabelFile:
 
     def decisions(self) -> dict[str, Decision]:
         """Every decision taken so far, by draft id (the last one wins: a draft may be relabelled)."""
+        return {decision.draft_id: decision for decision in self.history()}
+
+    def history(self) -> list[Decision]:
+        """Every decision line in the order given (a relabelled draft appears once per decision)."""
         if not self.log.is_file():
-            return {}
-        out = {}
+            return []
+        out = []
         for number, line in enumerate(self.log.read_text().splitlines(), start=1):
             if not line.strip():
                 continue
             try:
-                decision = Decision(**json.loads(line))
+                out.append(Decision(**json.loads(line)))
             except (json.JSONDecodeError, TypeError) as exc:
                 raise NomadLabError(f"{self.log}:{number}: not a decision line ({exc})") from None
-            out[decision.draft_id] = decision
         return out
+
+    def undo(self) -> Decision | None:
+        """Take back the last decision: drop its log line and rewrite the suite file from the decisions
+        left (a relabelled draft gets its earlier label back). The decision taken back, or None."""
+        history = self.history()
+        if not history:
+            return None
+        *kept, undone = history
+        self.log.write_text("".join(json.dumps(asdict(d), ensure_ascii=False) + "\n" for d in kept))
+        final = {d.draft_id: d for d in kept}
+        lines = [HEADER, *(json.dumps(line, ensure_ascii=False) for d in final.values() if (line := d.golden_line()))]
+        self.path.write_text("\n".join(lines) + "\n")
+        return undone
 
     def goldens(self, corpus_doc_ids: Iterable[str] | None = None) -> list[Golden]:
         """The labelled goldens, validated (a broken line raises with its ``file:line``)."""

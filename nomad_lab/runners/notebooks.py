@@ -9,6 +9,10 @@ a rerun skips exactly the cells whose inputs did not change. A cell counts as co
 Each cell runs in its own folder ``results/notebooks/<notebook>/<key>/``: the executed notebook, the
 ``cell.json`` record (parameters, seconds, git sha) and, when the notebook declares an ``out_dir``
 parameter and the grid does not set one, every file the notebook writes (PNG and SVG plots, tables).
+
+A project notebook's source is its jupytext percent script ``notebooks/NAME.py``: the ``.ipynb`` twin
+JupyterLab saves beside it holds a person's outputs and is git-ignored (``notebooks/jupytext.toml``), so
+a cell runs the tracked script, turned into a notebook in a temporary folder, never the twin.
 """
 
 from __future__ import annotations
@@ -37,21 +41,45 @@ class NotebookGridError(NomadLabError, ValueError):
     """A notebook or a parameter of the grid does not exist or cannot be parsed."""
 
 
+def project_notebooks() -> list[Path]:
+    """The project's notebooks: the tracked percent scripts under ``notebooks/``."""
+    return sorted(NOTEBOOKS_DIR.glob("*.py"))
+
+
 def notebook_path(name: str | os.PathLike[str]) -> Path:
-    """``floor_sweep``, ``floor_sweep.ipynb`` or a path: the notebook file, or a clear error."""
+    """``floor_sweep``, ``floor_sweep.py``, ``floor_sweep.ipynb`` or a path: the notebook's source (a
+    project notebook's tracked script, whichever spelling names it), or a clear error."""
     candidate = Path(name)
-    for path in (candidate, NOTEBOOKS_DIR / candidate, NOTEBOOKS_DIR / f"{candidate}.ipynb"):
-        if path.suffix == ".ipynb" and path.is_file():
-            return path
-    known = ", ".join(sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.ipynb")))
+    script = NOTEBOOKS_DIR / f"{candidate.stem}.py"
+    if candidate.suffix in ("", ".py", ".ipynb") and script in project_notebooks():
+        if candidate.parent == Path() or candidate.resolve().parent == NOTEBOOKS_DIR.resolve():
+            return script
+    if candidate.suffix in (".ipynb", ".py") and candidate.is_file():
+        return candidate
+    known = ", ".join(p.stem for p in project_notebooks())
     raise NotebookGridError(f"{name}: no such notebook (the project's notebooks: {known})")
+
+
+def as_ipynb(source: Path, folder: Path) -> Path:
+    """``source`` as an ``.ipynb`` papermill can read: itself, or a script converted into ``folder``."""
+    if source.suffix == ".ipynb":
+        return source
+    import jupytext  # heavy
+
+    path = folder / f"{source.stem}.ipynb"
+    jupytext.write(jupytext.read(source), path, fmt="ipynb")
+    return path
 
 
 def declared_parameters(path: Path) -> dict[str, Any]:
     """The names and defaults of the notebook's ``parameters`` cell (papermill's own reader)."""
+    import tempfile
+
     import papermill
 
-    return {name: spec["default"] for name, spec in papermill.inspect_notebook(str(path)).items()}
+    with tempfile.TemporaryDirectory(prefix="nomad-notebook-") as folder:
+        inspected = papermill.inspect_notebook(str(as_ipynb(Path(path), Path(folder))))
+    return {name: spec["default"] for name, spec in inspected.items()}
 
 
 def parse_value(text: str) -> Any:
@@ -129,31 +157,36 @@ def execute_notebook(
     cell_timeout: float | None = None,
     progress: bool = False,
 ) -> None:
-    """papermill on the project's kernel, in the project folder (where notebooks resolve their paths).
+    """papermill on the project's kernel, in the project folder (where notebooks resolve their paths);
+    a script ``notebook`` is converted in a temporary folder first.
 
     ``cell_timeout`` bounds each notebook cell's wait for the kernel. Past it the notebook runs once
     more on a fresh kernel: a kernel whose reply was lost (seen once: the kernel idle, the client
     waiting) is a transport failure. A failing notebook is never retried; its error propagates.
     """
+    import tempfile
+
     import papermill
     from nbclient.exceptions import CellTimeoutError
 
-    for attempt in (1, 2):
-        try:
-            papermill.execute_notebook(
-                str(notebook),
-                str(output),
-                parameters=parameters,
-                kernel_name="python3",
-                cwd=str(PROJECT_ROOT),
-                progress_bar=progress,
-                log_output=progress,
-                execution_timeout=cell_timeout,
-            )
-            return
-        except CellTimeoutError:
-            if attempt == 2 or cell_timeout is None:
-                raise
+    with tempfile.TemporaryDirectory(prefix="nomad-notebook-") as folder:
+        source = as_ipynb(Path(notebook), Path(folder))
+        for attempt in (1, 2):
+            try:
+                papermill.execute_notebook(
+                    str(source),
+                    str(output),
+                    parameters=parameters,
+                    kernel_name="python3",
+                    cwd=str(PROJECT_ROOT),
+                    progress_bar=progress,
+                    log_output=progress,
+                    execution_timeout=cell_timeout,
+                )
+                return
+            except CellTimeoutError:
+                if attempt == 2 or cell_timeout is None:
+                    raise
 
 
 def run_cell(
@@ -188,7 +221,7 @@ def run_cell(
     execute_notebook(
         cell.notebook, out / f"{cell.name}.ipynb", parameters, cell_timeout=cell_timeout, progress=progress
     )
-    _portable_notebook(out / f"{cell.name}.ipynb")
+    _portable_notebook(out / f"{cell.name}.ipynb", cell.notebook)
     # the command that makes this one cell, whichever process (or Dask worker) ran it
     grid = [
         x
@@ -212,14 +245,16 @@ def run_cell(
     return result
 
 
-def _portable_notebook(path: Path) -> None:
+def _portable_notebook(path: Path, source: Path) -> None:
     """papermill stores the notebook's absolute input and output paths; a stored result names no
-    machine path (:func:`nomad_lab.eval.provenance.portable`)."""
+    machine path (:func:`nomad_lab.eval.provenance.portable`), and its input is the tracked ``source``
+    (not the temporary notebook it was converted to)."""
     notebook = json.loads(path.read_text(encoding="utf-8"))
     meta = notebook.get("metadata", {}).get("papermill", {})
-    for key in ("input_path", "output_path"):
-        if isinstance(meta.get(key), str):
-            meta[key] = portable(meta[key])
+    if isinstance(meta.get("input_path"), str):
+        meta["input_path"] = portable(str(source.resolve()))
+    if isinstance(meta.get("output_path"), str):
+        meta["output_path"] = portable(meta["output_path"])
     path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 

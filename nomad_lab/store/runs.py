@@ -161,6 +161,11 @@ class RunTables(TableGroup):
         ).fetchall()
         return [row[0] for row in rows]
 
+    def run_question_counts(self) -> dict[str, int]:
+        """How many questions (cases) each stored run holds, by run id."""
+        rows = self.con.execute("SELECT run_id, count(*) FROM cases GROUP BY run_id").fetchall()
+        return {run_id: int(n) for run_id, n in rows}
+
     def run_ids(self, kind: str | None = None) -> list[str]:
         """Every run id of this kind (None: all), oldest first."""
         rows = self.con.execute(

@@ -18,6 +18,7 @@ from nomad_lab.gate.apply import spec_needs
 from nomad_lab.gate.families import Need, families
 from nomad_lab.gate.spec import parse_gate_spec
 from nomad_lab.store import Store
+from nomad_lab.runners.notebooks import as_ipynb
 from nomad_lab.studies.gating.judges import judge_run
 from tests.support.paths import ROOT
 from tests.support.retrieval import CountingJudgeBackend, fixture_run
@@ -138,7 +139,7 @@ def test_a_spec_needing_a_stored_run_without_one_is_one_line(workspace: dict, tm
 def test_notebook_door_takes_a_spec_that_needs_the_store(workspace: dict, tmp_path: Path) -> None:
     out = tmp_path / "nb"
     papermill.execute_notebook(
-        str(ROOT / "notebooks" / "floor_sweep.ipynb"),
+        str(as_ipynb(ROOT / "notebooks" / "floor_sweep.py", tmp_path)),
         str(tmp_path / "executed.ipynb"),
         parameters={
             "dump": str(workspace["dump"]),

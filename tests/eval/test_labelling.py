@@ -16,7 +16,6 @@ from nomad_lab.data.golden_suites import GoldenError, load_suite_file
 from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP, LabelFile
 from nomad_lab.eval.gating.labelling import LabelSession, leak_at_recall
 from nomad_lab.store import Store
-from nomad_lab.studies.gating.labeller import mark_terms
 from tests.support.paths import CORPUS
 
 
@@ -125,6 +124,42 @@ def test_leak_at_recall_reads_the_least_leaking_point_meeting_recall() -> None:
     assert out["leakLow"] <= out["leak"] <= out["leakHigh"]
 
 
-def test_question_words_are_marked_in_passages() -> None:
-    marked = mark_terms("Boiling water kills <germs>; boil it.", "How long do I boil water?")
-    assert marked.count("<mark>") == 3 and "&lt;germs&gt;" in marked and "<mark>Boiling</mark>" in marked
+def test_undo_takes_back_the_last_decision_and_restores_an_earlier_label(sitting: LabelSession) -> None:
+    first, second = sitting.queue()[:2]
+    sitting.record(first, REFUSAL, refusal_type="near-domain")
+    sitting.record(second, SKIP)
+    sitting.record(first, REFUSAL, refusal_type="unanswerable")  # relabelled
+    assert load_suite_file(sitting.labels.path)[0].tags == ("unanswerable",)
+    assert sitting.undo().refusal_type == "unanswerable"
+    assert load_suite_file(sitting.labels.path)[0].tags == ("near-domain",)  # the earlier label is back
+    assert sitting.undo().action == SKIP and sitting.progress()[0] == 1
+    assert sitting.undo().draft_id == first and sitting.progress()[0] == 0
+    assert load_suite_file(sitting.labels.path) == [] and sitting.undo() is None
+    assert sitting.queue()[:2] == [first, second]  # undecided again, in their place
+
+
+def test_the_gold_may_be_any_document_and_a_gold_retrieval_missed_counts_as_a_miss(
+    sitting: LabelSession,
+) -> None:
+    draft_id = next(d.id for d in sitting.drafts if not d.expect_refusal)
+    retrieved = {p.doc_id for p in sitting.passages(draft_id)}
+    missed = next(doc for doc in sorted(sitting.documents()) if doc not in retrieved)
+    decision = sitting.record(draft_id, ANSWERABLE, gold=missed)
+    assert not sitting.retrieved(decision)
+    sitting.record(next(d.id for d in sitting.drafts if d.expect_refusal), REFUSAL, refusal_type="off-topic")
+    assert sitting._labelled().recall[0] == 0.0  # recorded as a retrieval miss
+    with pytest.raises(NomadLabError, match="no document 'no-such-doc' in"):
+        sitting.record(draft_id, ANSWERABLE, gold="no-such-doc")
+
+
+def test_each_draft_suggests_its_own_guess(sitting: LabelSession) -> None:
+    from nomad_lab.data.refusal_kinds import REFUSAL_KINDS
+
+    for draft in sitting.drafts:
+        action, guess = sitting.suggestion(draft.id)
+        if draft.expect_refusal:
+            assert action == REFUSAL and guess in REFUSAL_KINDS
+        else:
+            assert action == ANSWERABLE and guess == draft.relevant_doc_ids[0]
+    kinds = {sitting.suggestion(d.id)[1] for d in sitting.drafts if d.expect_refusal}
+    assert len(kinds) >= 2  # fictional attributes (unanswerable) and the bank (off-topic) at least

@@ -1,24 +1,61 @@
-"""Every notebook is paired with its jupytext script and really executes under papermill."""
+"""Every notebook is a tracked jupytext script that JupyterLab saves unchanged, and really executes under
+papermill."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import jupytext
 import pytest
 
+from nomad_lab.runners.notebooks import NOTEBOOKS_DIR, as_ipynb, notebook_path, project_notebooks
 from tests.support.paths import ROOT
 
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = project_notebooks()
+IPYKERNEL = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+"""What JupyterLab writes into a notebook once its kernel has started (the venv's ``python3`` kernel)."""
+
+
+def test_the_scripts_are_the_notebooks_and_no_ipynb_is_tracked() -> None:
+    tracked = subprocess.run(
+        ["git", "ls-files", "notebooks"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert sorted(tracked) == sorted(
+        ["notebooks/jupytext.toml", *(p.relative_to(ROOT).as_posix() for p in NOTEBOOKS)]
+    )
+    ignored = subprocess.run(["git", "check-ignore", "-q", "notebooks/label.ipynb"], cwd=ROOT)
+    assert ignored.returncode == 0  # the twin JupyterLab saves beside the script is the user's
+    assert {p.stem for p in NOTEBOOKS} >= {"explore", "floor_sweep", "label"}
+    assert notebook_path("label") == notebook_path("label.ipynb") == NOTEBOOKS_DIR / "label.py"
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_matches_its_script_and_has_parameters(notebook: Path) -> None:
-    script = jupytext.read(notebook.with_suffix(".py"))
-    paired = jupytext.read(notebook)
-    assert [c.source for c in script.cells] == [c.source for c in paired.cells], "run: jupytext --sync"
-    assert any("parameters" in c.metadata.get("tags", []) for c in paired.cells)
+def test_saving_a_run_notebook_leaves_its_script_as_it_was(notebook: Path, tmp_path: Path) -> None:
+    """JupyterLab's save, through jupytext's contents manager with the project's config, after the
+    kernel stamped its metadata and every cell has outputs: the script is byte for byte the same and the
+    outputs land in the (ignored) .ipynb twin only."""
+    from jupyter_server.services.contents.filemanager import FileContentsManager
+    from jupytext.sync_contentsmanager import build_sync_jupytext_contents_manager_class
+
+    shutil.copy(NOTEBOOKS_DIR / "jupytext.toml", tmp_path)
+    shutil.copy(notebook, tmp_path)
+    manager = build_sync_jupytext_contents_manager_class(FileContentsManager)(root_dir=str(tmp_path))
+    opened = manager.get(notebook.name, type="notebook")["content"]
+    assert opened.metadata["kernelspec"] == IPYKERNEL
+    assert any("parameters" in c.metadata.get("tags", []) for c in opened.cells)
+    opened.metadata["language_info"] = {"name": "python", "version": "3.11.2"}
+    for cell in opened.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [{"output_type": "stream", "name": "stdout", "text": "ran"}]
+            cell.execution_count = 1
+            cell.metadata["scrolled"] = True
+    manager.save({"type": "notebook", "content": opened}, notebook.name)
+    assert (tmp_path / notebook.name).read_bytes() == notebook.read_bytes()
+    twin = json.loads((tmp_path / f"{notebook.stem}.ipynb").read_text())
+    assert any(c.get("outputs") for c in twin["cells"])
 
 
 CELL_TIMEOUT = 180
@@ -32,7 +69,7 @@ def execute(name: str, tmp_path: Path, **parameters: object) -> list[dict]:
     from nomad_lab.runners.notebooks import execute_notebook
 
     out = tmp_path / f"{name}.out.ipynb"
-    execute_notebook(ROOT / "notebooks" / f"{name}.ipynb", out, parameters, cell_timeout=CELL_TIMEOUT)
+    execute_notebook(ROOT / "notebooks" / f"{name}.py", out, parameters, cell_timeout=CELL_TIMEOUT)
     return json.loads(out.read_text())["cells"]
 
 
@@ -129,14 +166,14 @@ def test_explore_runs_where_it_lives_and_says_what_to_run_on_an_empty_store(
     import papermill
 
     from nomad_lab.store import Store
-    from nomad_lab.studies.gating.explore import RETRIEVAL_FIRST
+    from nomad_lab.eval.stored_runs import MAIN_RUN_COMMAND
 
     empty = tmp_path / "empty.duckdb"
     Store(empty).close()
     monkeypatch.setenv("NOMAD_LAB_STORE", str(empty))
     out = tmp_path / "explore.out.ipynb"
     papermill.execute_notebook(
-        str(ROOT / "notebooks" / "explore.ipynb"),
+        str(as_ipynb(ROOT / "notebooks" / "explore.py", tmp_path)),
         str(out),
         kernel_name="python3",
         cwd=str(ROOT / "notebooks"),
@@ -146,7 +183,7 @@ def test_explore_runs_where_it_lives_and_says_what_to_run_on_an_empty_store(
     assert not [o for o in outputs if o["output_type"] == "error"]
     shown = ["".join(o["data"]["text/markdown"]) for o in outputs if "text/markdown" in o.get("data", {})]
     assert len(shown) == 1 and shown[0].count("\n") == 0
-    assert str(empty) in shown[0] and RETRIEVAL_FIRST in shown[0]
+    assert str(empty) in shown[0] and MAIN_RUN_COMMAND in shown[0]
 
 
 PATH_PARAMETERS = ("store", "corpus", "goldens", "datasets", "dump", "out_dir", "model")

@@ -1,8 +1,9 @@
 """A study's parameters are declared once: its CLI options and its notebook's papermill parameters are
 checked against the declaration here, so a renamed option or a retyped default fails a test.
 
-The one name that differs on purpose: a notebook's ``out_dir`` is the study's ``--out`` (its default
-is the study's ``out_dir``). A ``None`` for a path parameter in a notebook means the declared default
+The one name that differs on purpose: a notebook's ``out_dir`` is the study's ``--out``, and its default
+is the study's folder under ``runs/`` (so Run All never rewrites what is published; the main job passes
+the published folder). A ``None`` for a path parameter in a notebook means the declared default
 (the workspace convention of ``core.workspace.in_workspace``, e.g. ``store = None``).
 """
 
@@ -21,8 +22,14 @@ from nomad_lab.studies import registry
 from nomad_lab.studies.shape import Param, Study, declared
 from tests.support.paths import ROOT
 
-NOTEBOOK_ONLY = {"placement": {"recompute"}}
-"""Notebook parameters no study declares: the placement notebook may reuse the stored run."""
+NOTEBOOK_ONLY = {"placement": {"recompute", "stored_run"}}
+"""Notebook parameters no study declares: the placement notebook may reuse the published run."""
+
+
+def notebook_out(study: Study) -> Path:
+    """Where a notebook run by hand writes: the study's folder name under the workspace's ``runs/``,
+    never the published ``results/`` (the main job passes its own ``out_dir``)."""
+    return PROJECT_ROOT / "runs" / Path(study.out_dir).name
 
 
 def study_parser(name: str) -> argparse.ArgumentParser:
@@ -79,8 +86,8 @@ def notebook_disagreements(study: Study, values: dict[str, Any]) -> list[str]:
     problems = []
     for name, value in values.items():
         if name == "out_dir":
-            if in_workspace(value) != PROJECT_ROOT / study.out_dir:
-                problems.append(f"out_dir = {value!r}: the study writes to {study.out_dir}")
+            if in_workspace(value) != notebook_out(study):
+                problems.append(f"out_dir = {value!r}: an interactive run writes to {notebook_out(study)}")
         elif name in NOTEBOOK_ONLY.get(study.name, ()):
             continue
         elif name not in params:
@@ -109,7 +116,7 @@ def test_every_notebook_parameter_is_the_declaration(name: str) -> None:
 
 def test_the_checks_catch_a_renamed_parameter_and_a_retyped_default() -> None:
     judges = registry.get("judges")
-    drifted = {"judge_models": ["embedded:gemma3-270m"], "alpha": 0.1, "out_dir": "results/judges"}
+    drifted = {"judge_models": ["embedded:gemma3-270m"], "alpha": 0.1, "out_dir": "runs/judges"}
     assert notebook_disagreements(judges, drifted) == [
         "judge_models: not a parameter of study judges (" + ", ".join(p.name for p in judges.params) + ")",
         "alpha = 0.1: declared default 0.05",
@@ -125,7 +132,7 @@ def test_defaults_are_the_declaration() -> None:
     growth = registry.defaults("growth")
     assert growth["books"] == (3, 6, 9, 15) and growth["out"] == PROJECT_ROOT / "results" / "library_growth"
     assert (
-        registry.defaults("floor-sweep")["alpha"] == 0.10
+        registry.defaults("floor-sweep")["alpha"] == 0.05
         and registry.defaults("floor-sweep")["refusal_tag"] == "off-topic"
     )
     assert "model" not in registry.defaults("transport")  # required: no default

@@ -37,6 +37,23 @@ DATA = ExploreData(
 )
 
 
+def test_every_leak_names_its_refusal_set_and_size() -> None:
+    import pytest
+
+    from nomad_lab.core.errors import NomadLabError
+    from nomad_lab.studies.gating.explore import describe
+
+    shot = snapshot(DATA, 0.0, use_judge=False)
+    assert (shot.refusals, shot.n_refusals, shot.n_answerable) == ("off-topic", 2, 1)
+    assert "leak 1.000 (off-topic refusals, n=2)" in describe(shot) and "(answerable, n=1)" in describe(shot)
+    none = snapshot(DATA, 0.0, use_judge=False, refusals="unanswerable")
+    assert none.n_refusals == 0 and none.leaked == [] and "unanswerable refusals, n=0" in describe(none)
+    every = snapshot(DATA, 0.5, use_judge=False, refusals="")
+    assert every.leak == 0.5 and "all refusals, n=2" in describe(every)
+    with pytest.raises(NomadLabError, match="refusals 'rude': one of off-topic"):
+        snapshot(DATA, 0.0, use_judge=False, refusals="rude")
+
+
 def test_floor_and_judge_move_leak_and_recall() -> None:
     open_gate = snapshot(DATA, 0.0, use_judge=False)
     assert (open_gate.leak, open_gate.recall) == (1.0, 1.0)
@@ -51,14 +68,18 @@ def test_floor_and_judge_move_leak_and_recall() -> None:
 
 
 def test_a_missing_or_empty_store_says_what_to_run_first_in_one_line(tmp_path) -> None:
+    from nomad_lab.eval.stored_runs import MAIN_RUN_COMMAND
     from nomad_lab.store import Store
-    from nomad_lab.studies.gating.explore import RETRIEVAL_FIRST, explorer
+    from nomad_lab.studies.gating.explore import explorer
 
     missing = explorer(tmp_path / "none.duckdb")
     Store(tmp_path / "empty.duckdb").close()
     empty = explorer(tmp_path / "empty.duckdb")
-    for shown, what in ((missing, "no store yet"), (empty, "no retrieval run stored yet")):
-        assert "\n" not in shown.data and what in shown.data and f"`{RETRIEVAL_FIRST}`" in shown.data
+    nothing = "no core,off_topic run over datasets/corpus stored yet"
+    for shown, what in ((missing, "no store yet"), (empty, nothing)):
+        assert "\n" not in shown.data and what in shown.data and f"`{MAIN_RUN_COMMAND}`" in shown.data
+    unknown = explorer(tmp_path / "empty.duckdb", run="r-nope")
+    assert "no run 'r-nope'" in unknown.data and "nomad-lab store runs" in unknown.data
 
 
 def test_a_broken_store_is_still_an_error_not_a_hint(tmp_path) -> None:
@@ -72,35 +93,3 @@ def test_a_broken_store_is_still_an_error_not_a_hint(tmp_path) -> None:
     broken.write_bytes(b"not a duckdb file" * 100)
     with pytest.raises(StoreError):
         explorer(broken)
-
-
-def test_the_latest_run_over_a_corpus_skips_later_runs_over_other_corpora(tmp_path, embedder) -> None:
-    import shutil
-
-    from nomad_lab.store import Store
-    from nomad_lab.studies.gating.explore import NothingToExplore, latest_run_over, load_explore_data
-    from tests.support.retrieval import CORPUS, fixture_run
-
-    store = tmp_path / "ws.duckdb"
-    mine = fixture_run(store, embedder)
-    no_distractors = fixture_run(store, embedder, include_distractors=False)
-    grown = tmp_path / "grown"
-    shutil.copytree(CORPUS, grown)
-    (grown / "extra-book.md").write_text("# Extra\n\nA chapter about whales and the sea, told at length.\n")
-    later = fixture_run(store, embedder, corpus_dir=grown)
-    with Store(store, read_only=True) as opened:
-        assert opened.run_ids("retrieval") == [mine, no_distractors, later]
-        assert latest_run_over(opened, CORPUS) == no_distractors  # the newest run over these documents
-        assert latest_run_over(opened, grown) == later
-        assert latest_run_over(opened, tmp_path / "grown") == later
-    assert load_explore_data(store).run_id == later  # no corpus: whatever was stored last
-    assert load_explore_data(store, corpus=CORPUS).run_id == no_distractors
-    other = tmp_path / "other"
-    other.mkdir()
-    (other / "only.md").write_text("# Only\n\nNothing anyone asked about.\n")
-    try:
-        load_explore_data(store, corpus=other)
-    except NothingToExplore as exc:
-        assert f"no retrieval run over {other} stored yet" in str(exc)
-    else:
-        raise AssertionError("a corpus without a stored run must say what to run first")

@@ -9,6 +9,7 @@ import papermill
 import pytest
 
 from nomad_lab.cli import main
+from nomad_lab.runners.notebooks import as_ipynb
 from tests.support.dumps import dump_of, random_records
 from tests.support.paths import ROOT
 
@@ -36,7 +37,7 @@ def test_floor_sweep_notebook_runs_under_papermill(dump: Path, tmp_path: Path) -
     out = tmp_path / "nb"
     executed = tmp_path / "floor_sweep.out.ipynb"
     papermill.execute_notebook(
-        str(ROOT / "notebooks" / "floor_sweep.ipynb"),
+        str(as_ipynb(ROOT / "notebooks" / "floor_sweep.py", tmp_path)),
         str(executed),
         parameters={"dump": str(dump), "out_dir": str(out), "alpha": 0.2, "refusal_tag": "off-topic"},
         kernel_name="python3",

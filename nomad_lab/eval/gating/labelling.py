@@ -28,8 +28,10 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.data.corpus import load_corpus
 from nomad_lab.data.golden_suites import DRAFTS_SUITE, Golden, load_suite_file, suite_path
 from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP, Decision, LabelFile, decide
+from nomad_lab.data.refusal_kinds import kind_of
 from nomad_lab.eval.gating.context import GatherContext
 from nomad_lab.eval.gating.fit import with_features
 from nomad_lab.eval.gating.run_data import RunData, load_run
@@ -83,6 +85,7 @@ class LabelSession:
     _ctx: GatherContext | None = None
     _edits: dict[str, tuple[GatherContext, int]] = field(default_factory=dict)
     """Each edited wording's run and row, as loaded or retrieved by this sitting."""
+    _documents: dict[str, str] | None = None
 
     @classmethod
     def open(
@@ -122,12 +125,38 @@ class LabelSession:
         """The top-5 set retrieval returns for the draft at floor 0, in rank order."""
         return [Passage(c.doc_id, c.text, float(c.score)) for c in self._ctx.chunks(self.by_id[draft_id])]
 
+    def documents(self) -> dict[str, str]:
+        """Every document of the corpus by id (its text): the gold may be any of them, not only one
+        retrieval returned (a gold outside the top 5 is a retrieval miss, recorded as one)."""
+        if self._documents is None:
+            self._documents = {doc.doc_id: doc.text for doc in load_corpus(self.corpus_dir).docs}
+        return self._documents
+
+    def suggestion(self, draft_id: str) -> tuple[str, str | None]:
+        """What the draft itself guesses: (``answerable``, its source document) or (``refusal``, its kind)."""
+        draft = self.draft(draft_id)
+        if draft.expect_refusal:
+            return REFUSAL, kind_of(draft.tags, getattr(draft, "refusal_kind", None))
+        return ANSWERABLE, draft.relevant_doc_ids[0] if draft.relevant_doc_ids else None
+
     def record(self, draft_id: str, action: str, **choice: Any) -> Decision:
-        """Decide on a draft (``answerable`` with ``gold``, ``refusal`` with ``refusal_type``, ``skip``;
-        ``query`` for an edited question, retrieved when the labels are next read) and write it."""
+        """Decide on a draft (``answerable`` with ``gold``, any document of the corpus; ``refusal`` with
+        ``refusal_type``, a refusal kind; ``skip``; ``query`` for an edited question, retrieved when the
+        labels are next read) and write it."""
+        gold = choice.get("gold")
+        if action == ANSWERABLE and gold and gold not in self.documents():
+            raise NomadLabError(f"label {draft_id}: no document {gold!r} in {self.corpus_dir}")
         decision = decide(self.draft(draft_id), action, who=self.who, **choice)
         self.labels.record(decision)
         return decision
+
+    def undo(self) -> Decision | None:
+        """Take back the last decision (its draft is undecided again, or back to its earlier label)."""
+        return self.labels.undo()
+
+    def retrieved(self, decision: Decision) -> bool:
+        """Whether an answerable decision's gold is among the top 5 retrieval returned for the draft."""
+        return decision.gold in {p.doc_id for p in self.passages(decision.draft_id)}
 
     def progress(self) -> tuple[int, int]:
         """(drafts decided, drafts in all)."""

@@ -333,13 +333,14 @@ def compute(params: Params) -> dict[str, Any]:
     )
 
 
-def load_or_run(*, recompute: bool = False, **given: Any) -> dict[str, Any]:
-    """The stored study in ``given["out"]`` if present (and not ``recompute``), else run it on ``given``
-    (declared parameter names), store its rows in the workspace store (``study_rows``, study
-    ``placement``) and write it there: the notebook's call, which reuses the published run."""
-    stored = Path(given["out"]) / "placement.json"
-    if stored.exists() and not recompute:
-        return json.loads(stored.read_text())
+def load_or_run(*, recompute: bool = False, stored: Path | None = None, **given: Any) -> dict[str, Any]:
+    """The stored study in ``stored`` (default: ``given["out"]``) if present (and not ``recompute``), else
+    run it on ``given`` (declared parameter names), store its rows in the workspace store (``study_rows``,
+    study ``placement``) and write it to ``given["out"]``: the notebook's call, which reads the published
+    run back without writing there."""
+    previous = Path(stored if stored is not None else given["out"]) / "placement.json"
+    if previous.exists() and not recompute:
+        return json.loads(previous.read_text())
     result, _ = execute(STUDY, given)
     return result
 

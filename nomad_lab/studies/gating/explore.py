@@ -1,16 +1,21 @@
 """What the ``explore`` notebook's widgets show: one operating point, recomputed on every move.
 
 Moving the floor slider or toggling the judge calls ``snapshot``, which re-gates the stored pools
-(no retrieval, no model call: judge verdicts are read from the store) and returns the leak rate,
-recall@5 and the leaked questions with their top passage, so a person can read what got through.
+(no retrieval, no model call: judge verdicts are read from the store) and returns the leak rate over
+one set of refusals (a refusal kind, :mod:`nomad_lab.data.refusal_kinds`; off-topic by default, the
+README's headline), recall@5 and the leaked questions with their top passage, so a person can read
+what got through. Every leak is shown with the set it is over and its size ("off-topic refusals,
+n=140"): a rate over every refusal answers no single question.
 
-``explorer`` is the whole notebook behind one call: it reads the store the workspace means (a relative
-path is under the repository root, whatever the kernel's directory), and when that store is missing or
-holds no retrieval run it returns one line saying what to run first instead of a traceback.
+``explorer`` is the whole notebook behind one call: it reads the run the notebook names (a run id, or
+``main``: the main job's run of the default corpus, :func:`nomad_lab.eval.stored_runs.resolve_run`) from
+the store the workspace means, and when that store or run is missing it returns one line saying what to
+run first instead of a traceback.
 """
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,9 +25,10 @@ import numpy as np
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.judge_prompt import build_judge_input
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
-from nomad_lab.core.workspace import in_workspace, store_path
-from nomad_lab.data.corpus import compute_fingerprint, load_corpus
+from nomad_lab.core.workspace import corpus_path, store_path
+from nomad_lab.data.refusal_kinds import KIND_DEFINITIONS, OFF_TOPIC, REFUSAL_KINDS
 from nomad_lab.eval.gating.run_data import stored_pools
+from nomad_lab.eval.stored_runs import MAIN_RUN, MAIN_RUN_COMMAND, NoSuchRun, resolve_run
 from nomad_lab.gate import masks
 from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.confidence import confidence_gate
@@ -30,8 +36,8 @@ from nomad_lab.gate.pools import PoolSet
 from nomad_lab.store import Store, judge_input_sha256
 from nomad_lab.studies.gating.judges import judged_set
 
-RETRIEVAL_FIRST = "nomad-lab eval retrieval --suite core,off_topic --floor 0"
-"""The command that stores the run this notebook re-gates (no floor, so every floor can be read)."""
+ALL_REFUSALS = ""
+"""The ``refusals`` value counting every refusal, whatever its kind."""
 
 
 class NothingToExplore(NomadLabError):
@@ -58,6 +64,10 @@ class Snapshot:
     leak: float
     recall: float
     leaked: list[LeakedCase]
+    refusals: str = OFF_TOPIC
+    """The refusal kind the leak is over (:data:`ALL_REFUSALS`: every refusal)."""
+    n_refusals: int = 0
+    n_answerable: int = 0
 
 
 @dataclass(frozen=True)
@@ -75,54 +85,26 @@ class ExploreData:
     run_id: str | None = None
 
 
-def latest_run_over(store: Any, corpus_dir: str | Path) -> str | None:
-    """The newest retrieval run whose corpus is the documents of ``corpus_dir``, or None.
-
-    "The latest run" alone is whatever was stored last, which after the library-growth study is a run
-    over a grown library. Each stored run keeps its ingest parameters and distractor setting, so its
-    fingerprint can be recomputed over this folder's documents and compared: a match is a run over this
-    corpus (with its embedder and chunking), whatever was stored after it.
-    """
-    documents: dict[bool, list[tuple[str, str]]] = {}
-    for candidate in reversed(store.run_ids("retrieval")):  # newest first
-        run = store.get_run(candidate)
-        distractors = bool(run.params.get("includeDistractors", True))
-        if distractors not in documents:
-            corpus = load_corpus(corpus_dir, include_distractors=distractors)
-            documents[distractors] = [(doc.doc_id, doc.text) for doc in corpus.docs]
-        if compute_fingerprint(run.params.get("ingestParts", []), documents[distractors]) == run.fingerprint:
-            return candidate
-    return None
-
-
 def load_explore_data(
     store_path: str | Path,
-    run_id: str | None = None,
+    run: str | None = MAIN_RUN,
     judge_model: str | None = None,
     judge_floor: float = 0.0,
     corpus: str | Path | None = None,
 ) -> ExploreData:
-    """Pools of ``run_id`` (default: the latest retrieval run, or the latest over ``corpus`` when given);
-    verdicts only if already in the store.
+    """Pools of ``run`` (a run id, or ``main``: the main job's run over ``corpus``, by default the
+    default corpus); verdicts only if already in the store.
 
     Verdicts missing from the store are not computed here (a slider must stay instant): run
     ``nomad-lab study judges`` first. Questions without a stored verdict count as unjudged (kept).
     """
     if not Path(store_path).is_file():
-        raise NothingToExplore(f"{store_path}: no store yet: run `{RETRIEVAL_FIRST}` first")
+        raise NothingToExplore(f"{store_path}: no store yet: run `{MAIN_RUN_COMMAND}` first")
     with Store(store_path, read_only=True) as store:
-        if run_id is None and corpus is not None:
-            run_id = latest_run_over(store, corpus)
-            if run_id is None:
-                raise NothingToExplore(
-                    f"{store_path}: no retrieval run over {corpus} stored yet: run "
-                    f"`nomad-lab eval retrieval --corpus {corpus} --suite core,off_topic --floor 0` first"
-                )
-        run_id = run_id or store.latest_run_id("retrieval")
-        if run_id is None:
-            raise NothingToExplore(
-                f"{store_path}: no retrieval run stored yet: run `{RETRIEVAL_FIRST}` first"
-            )
+        try:
+            run_id = resolve_run(store, run, corpus_path(corpus))
+        except NoSuchRun as exc:
+            raise NothingToExplore(str(exc)) from None
         run = store.get_run(run_id)
         pools = stored_pools(store, run_id)
         cases = {c.golden_id: c for c in store.get_cases(run_id)}
@@ -149,15 +131,39 @@ def load_explore_data(
                 verdicts[i] = 1.0 if verdict.on_topic else 0.0
             if verdict is not None and verdict.p_true is not None and p_true is not None:
                 p_true[i] = verdict.p_true
-    notes = [f"run {run_id} (corpus {pools.fingerprint}, suite {run.params.get('suite')})"]
+    notes = [
+        f"run {run_id} (stored {run.created_at:%Y-%m-%d %H:%M} UTC, corpus {pools.fingerprint}, "
+        f"suites {run.params.get('suite')}, embedder {run.params.get('embedder')}; "
+        "`nomad-lab store runs` lists the others)"
+    ]
     notes += [f"{missing} question(s) have no stored verdict from {judge_model}"] if missing else []
     return ExploreData(pools, queries, tops, verdicts, judge_model, notes, p_true, run_id)
 
 
+def refusal_set(pools: PoolSet, refusals: str = OFF_TOPIC) -> np.ndarray:
+    """Mask of the refusals a leak is counted over: those of kind ``refusals`` (or every refusal)."""
+    if refusals != ALL_REFUSALS and refusals not in REFUSAL_KINDS:
+        raise NomadLabError(
+            f"refusals {refusals!r}: one of {', '.join(REFUSAL_KINDS)}, or \"\" for every refusal"
+        )
+    return pools.expect_refusal & (pools.of_kind(refusals) if refusals else True)
+
+
+def set_name(refusals: str, n: int) -> str:
+    """The refusal set as every leak names it: ``off-topic refusals, n=140``."""
+    return f"{refusals or 'all'} refusals, n={n}"
+
+
 def snapshot(
-    data: ExploreData, floor: float, use_judge: bool, k: int = masks.DEFAULT_K, tau: float = 0.0
+    data: ExploreData,
+    floor: float,
+    use_judge: bool,
+    k: int = masks.DEFAULT_K,
+    tau: float = 0.0,
+    refusals: str = OFF_TOPIC,
 ) -> Snapshot:
-    """Leak rate, recall@k and the leaked refusal questions at one floor, with or without the judge.
+    """Leak rate over the ``refusals`` set, recall@k and that set's leaked questions at one floor, with
+    or without the judge.
 
     ``tau`` > 0 also drops the sets whose stored P(true) is below it (sets without one are kept).
     """
@@ -168,7 +174,7 @@ def snapshot(
     if tau > 0 and data.p_true is not None:
         keep = masks.both(keep, confidence_gate(data.pools, data.p_true, [tau]))
     recall, nonempty = masks.evaluate(data.pools, keep, k)
-    refusal = data.pools.expect_refusal
+    refusal = refusal_set(data.pools, refusals)
     answerable = data.pools.n_relevant > 0
     leaked = [
         LeakedCase(
@@ -182,29 +188,41 @@ def snapshot(
     ]
     leak = float(nonempty[0, refusal].mean()) if refusal.any() else float("nan")
     mean_recall = float(np.nanmean(recall[0, answerable])) if answerable.any() else float("nan")
-    return Snapshot(floor, judged, leak, mean_recall, sorted(leaked, key=lambda c: -c.top_score))
+    return Snapshot(
+        floor,
+        judged,
+        leak,
+        mean_recall,
+        sorted(leaked, key=lambda c: -c.top_score),
+        refusals,
+        int(refusal.sum()),
+        int(answerable.sum()),
+    )
 
 
 def describe(shot: Snapshot) -> str:
-    """The operating point in one line: the plot's title and the caption above the leaked table."""
+    """The operating point in one line, naming each rate's set and size: the plot's title and the
+    caption above the leaked table."""
     return (
         f"floor {shot.floor:.2f}{' + judge' if shot.use_judge else ''}: "
-        f"leak {shot.leak:.3f}, recall@5 {shot.recall:.3f}"
+        f"leak {shot.leak:.3f} ({set_name(shot.refusals, shot.n_refusals)}), "
+        f"recall@5 {shot.recall:.3f} (answerable, n={shot.n_answerable})"
     )
 
 
 def plot_snapshot(curve: Any, shot: Snapshot) -> Any:
-    """Floor-only leak and recall@5 over every floor, with the current setting marked (judge included)."""
+    """Floor-only leak (over the snapshot's refusal set) and recall@5 over every floor, with the current
+    setting marked (judge included)."""
     import matplotlib.pyplot as plt  # heavy
 
-    fig, ax = plt.subplots(figsize=(6, 3.2))
-    ax.plot(curve.points, curve.leak, label="leak (floor only)")
-    ax.plot(curve.points, curve.recall, "--", label="recall@5 (floor only)")
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    ax.plot(curve.points, curve.leak, label=f"leak, floor only ({set_name(shot.refusals, shot.n_refusals)})")
+    ax.plot(curve.points, curve.recall, "--", label=f"recall@5, floor only (answerable, n={shot.n_answerable})")
     ax.plot([shot.floor], [shot.leak], "o", color="tab:blue")
     ax.plot([shot.floor], [shot.recall], "s", color="tab:orange")
     ax.axvline(shot.floor, color="grey", lw=0.8)
-    ax.set_xlabel("floor")
-    ax.set_title(describe(shot))
+    ax.set_xlabel("floor (the top passage's final score must reach it)")
+    ax.set_title(describe(shot), fontsize=8)
     ax.legend(fontsize=7)
     return fig
 
@@ -218,51 +236,81 @@ def leaked_table(shot: Snapshot, limit: int = 25) -> str:
     return "\n".join(["| id | question | top doc | score | top passage |", "|---|---|---|---:|---|", *rows])
 
 
+def curve_for(data: ExploreData, refusals: str) -> Any:
+    """The floor-only operating curve with leak over the ``refusals`` set (answerable questions kept)."""
+    pools = data.pools
+    keep = ~pools.expect_refusal | refusal_set(pools, refusals)
+    return spec_curve(pools.subset(keep), "floor")
+
+
+CONTROLS = (
+    "<b>floor</b>: a question keeps its retrieved context only if its top passage's final score reaches "
+    "the floor (0.62 is the seed's default). <b>judge</b>: also drop the context the relevance judge "
+    "(stored verdicts of {judge}) called off topic. <b>tau</b>: also drop a context whose stored "
+    "P(on topic) is below tau (0: off). <b>refusals</b>: the questions the library should refuse that the "
+    "leak is counted over; {kinds}. <b>leak</b>: the share of those refusals that still get context; "
+    "<b>recall@5</b>: the share of answerable questions whose right document is among the 5 passages kept."
+)
+
+
 def explorer(
     store: str | Path | None = None,
-    run_id: str | None = None,
+    run: str | None = MAIN_RUN,
     judge_model: str | None = None,
     judge_floor: float = 0.0,
     floor: float = RAG_MIN_FINAL_SCORE,
     use_judge: bool = False,
     tau: float = 0.0,
     corpus: str | Path | None = None,
+    refusals: str = OFF_TOPIC,
 ) -> Any:
-    """The floor slider, judge checkbox and tau slider over a stored run, redrawing plot and leaked table.
+    """The floor slider, judge checkbox, tau slider and refusal-set menu over a stored run, redrawing
+    the plot and the leaked table; the controls are explained above them.
 
-    ``run_id`` None reads the latest retrieval run, or the latest over ``corpus`` (relative to the
-    workspace) when given.
+    ``run``: a run id (``nomad-lab store runs`` lists them) or ``main``, the main job's run over
+    ``corpus`` (None: ``$NOMAD_LAB_CORPUS`` or the default corpus).
 
     ``tau`` > 0 drops the sets whose stored P(on_topic = true) is below it (sets without a stored
     confidence are kept, as the judge fails open); its slider is disabled when the store holds none.
 
     ``store`` is read with ``core.workspace.store_path`` (None: ``NOMAD_LAB_STORE`` or the workspace
-    store). A missing store or one without a retrieval run gives back one markdown line naming what to
-    run first, so the notebook shows that line and nothing else.
+    store). A missing store or run gives back one markdown line naming what to run first, so the
+    notebook shows that line and nothing else.
     """
     import ipywidgets as widgets
     import matplotlib.pyplot as plt  # heavy
     from IPython.display import Markdown, display
 
     try:
-        data = load_explore_data(store_path(store), run_id, judge_model, judge_floor, in_workspace(corpus))
+        data = load_explore_data(store_path(store), run, judge_model, judge_floor, corpus)
     except NothingToExplore as exc:
         return Markdown(str(exc))
-    curve = spec_curve(data.pools, "floor")
+    refusal_set(data.pools, refusals)  # a bad value is one error line before any widget
+    curves: dict[str, Any] = {}
     for note in data.notes:
         print(note)
+    sets = [
+        (set_name(kind, int(refusal_set(data.pools, kind).sum())), kind) for kind in (*REFUSAL_KINDS, ALL_REFUSALS)
+    ]
+    kinds = "; ".join(f"<i>{kind}</i>: {KIND_DEFINITIONS[kind]}" for kind in REFUSAL_KINDS)
 
-    def draw(floor: float, use_judge: bool, tau: float) -> None:
-        shot = snapshot(data, floor, use_judge, tau=tau)
-        plot_snapshot(curve, shot)
+    def draw(floor: float, use_judge: bool, tau: float, refusals: str) -> None:
+        shot = snapshot(data, floor, use_judge, tau=tau, refusals=refusals)
+        if refusals not in curves:
+            curves[refusals] = curve_for(data, refusals)
+        plot_snapshot(curves[refusals], shot)
         plt.show()
         display(Markdown(f"{describe(shot)}\n\n{leaked_table(shot)}"))
 
-    return widgets.interactive(
+    interactive = widgets.interactive(
         draw,
         floor=widgets.FloatSlider(value=floor, min=0.0, max=1.0, step=0.01, description="floor"),
         use_judge=widgets.Checkbox(value=use_judge, description="judge", disabled=data.verdicts is None),
         tau=widgets.FloatSlider(
             value=tau, min=0.0, max=1.0, step=0.01, description="tau", disabled=data.p_true is None
         ),
+        refusals=widgets.Dropdown(options=sets, value=refusals, description="refusals"),
     )
+    help_text = widgets.HTML(CONTROLS.format(judge=html.escape(str(judge_model)), kinds=kinds))
+    help_text.add_class("nomad-explore-help")
+    return widgets.VBox([help_text, interactive])

@@ -85,7 +85,7 @@ def _stored_run(pools: PoolSet, spec: str, store: Path | None, run: str | None, 
 def run_floor_study(
     pools: PoolSet,
     *,
-    alpha: float = 0.10,
+    alpha: float = 0.05,
     refusal_tag: str | None = None,
     default_floor: float = DEFAULT_FLOOR,
     gate_specs: tuple[str, ...] = (),
@@ -189,7 +189,7 @@ PARAMS = (
         "candidate dump (reference --dump JSON format; `nomad-lab eval retrieval --dump`)",
         metavar="PATH",
     ),
-    alpha_param(0.10, "target leak rate for the calibrated floor"),
+    alpha_param(0.05, "target leak rate for the calibrated floor"),
     Param(
         "refusal_tag",
         str,

@@ -1,9 +1,17 @@
-"""The labelling surface of ``notebooks/label.ipynb``: one drafted question at a time, its top passages
-with the question's words marked, buttons and keys for a decision, progress, and the live figures.
+"""The labelling surface of ``notebooks/label.py``: one drafted question at a time, its whole top
+passages in a scrollable frame, the decision controls below it (always in view), progress, and the
+live figure.
 
 Everything it decides goes through :class:`nomad_lab.eval.gating.labelling.LabelSession` (tested without
 a browser); this module only draws widgets and routes clicks and keys to it. Keys are typed into the
 small key box (a text field), so JupyterLab's own notebook shortcuts never see them.
+
+What a person sees is explained on screen: each refusal kind's definition
+(:data:`nomad_lab.data.refusal_kinds.KIND_DEFINITIONS`) beside its button, the draft's own guess
+pre-selected (its kind, or its source document as the gold), the gold searchable among every document
+of the library (a gold retrieval did not return is a retrieval miss, recorded as one), undo and back.
+The figure says what it still needs until both label kinds reach :data:`FIGURE_NEEDS`, and its history
+is replayed from the decisions log, so a rerun of the notebook shows the same curve.
 """
 
 from __future__ import annotations
@@ -11,33 +19,35 @@ from __future__ import annotations
 import html
 import io
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, in_workspace, store_path
-from nomad_lab.data.labels import ANSWERABLE, REFUSAL, REFUSAL_TYPES, SKIP
-from nomad_lab.eval.gating.labelling import LabelSession
-from nomad_lab.gate.coverage import stem, terms
+from nomad_lab.core.workspace import corpus_path, in_workspace, store_path
+from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP
+from nomad_lab.data.refusal_kinds import KIND_DEFINITIONS, NEAR_DOMAIN, OFF_TOPIC, UNANSWERABLE
+from nomad_lab.eval.gating.labelling import MIN_PER_CLASS, LabelSession
+from nomad_lab.studies.gating.passage_view import passage_html
 
-REFUSAL_KEYS = dict(zip("nfot", REFUSAL_TYPES, strict=True))
-"""Key -> refusal type: n near-domain, f adversarial/fictional, o out-of-corpus, t off-topic."""
-KEY_HELP = "keys: 1-5 answerable (that passage's document) · n f o t refusal · s skip"
-
-
-def mark_terms(text: str, query: str) -> str:
-    """``text`` as HTML with every word sharing a stem with a content word of ``query`` in <mark>."""
-    wanted = set(terms(query))
-    out, last = [], 0
-    for match in re.finditer(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?", text):
-        out.append(html.escape(text[last : match.start()]))
-        word = match.group(0)
-        token = stem(word.lower().replace("’", "'"))
-        out.append(f"<mark>{html.escape(word)}</mark>" if token in wanted else html.escape(word))
-        last = match.end()
-    out.append(html.escape(text[last:]))
-    return "".join(out)
+FIGURE_NEEDS = MIN_PER_CLASS
+"""Answerable and refusal labels each before the leak figure is drawn: below it an interval is noise."""
+REPLAY_POINTS = 40
+"""At most this many points of the figure's history are replayed from the log when the widget opens."""
+REFUSAL_KEYS = {"o": OFF_TOPIC, "u": UNANSWERABLE, "n": NEAR_DOMAIN}
+KEY_HELP = "keys: Enter or a save · 1-5 answerable (that passage) · o u n refusal · s skip · z undo · b back"
+FRAME_CSS = (
+    "<style>.nomad-label-frame{height:28em;overflow-y:auto;border:1px solid #ccc;padding:0 .8em;"
+    "background:#fff}.nomad-label-frame mark{background:#fff2a8}.nomad-best{background:#dff0d8}"
+    ".nomad-label-passage h4{margin:.4em 0}.nomad-label-passage pre{white-space:pre-wrap}"
+    ".nomad-label-kinds{font-size:90%}</style>"
+)
+CHOICES = [
+    ("answerable: the gold document below", ANSWERABLE),
+    (f"refusal: {OFF_TOPIC}", OFF_TOPIC),
+    (f"refusal: {UNANSWERABLE}", UNANSWERABLE),
+    (f"refusal: {NEAR_DOMAIN}", NEAR_DOMAIN),
+    ("skip", SKIP),
+]
 
 
 def _plot_history(history: list[tuple[int, dict[str, Any]]]) -> bytes:
@@ -48,7 +58,7 @@ def _plot_history(history: list[tuple[int, dict[str, Any]]]) -> bytes:
 
     figure, axes = plt.subplots(figsize=(6.0, 2.8), dpi=100)
     for name, colour in (("floor", "tab:blue"), ("gate", "tab:orange")):
-        points = [(n, f[name]) for n, f in history if f.get(name)]
+        points = [(n, f[name]) for n, f in history if f.get(name) and _enough(f)]
         if not points:
             continue
         x = [n for n, _ in points]
@@ -56,16 +66,56 @@ def _plot_history(history: list[tuple[int, dict[str, Any]]]) -> bytes:
         axes.fill_between(
             x, [p["leakLow"] for _, p in points], [p["leakHigh"] for _, p in points], color=colour, alpha=0.2
         )
-    axes.set_xlabel("labels so far")
+    axes.set_xlabel("decisions so far")
     axes.set_ylabel("leak at recall@5 >= 0.90")
     axes.set_ylim(0, 1)
     if axes.lines:
         axes.legend(loc="upper right", fontsize=8)
+    else:
+        axes.text(0.5, 0.5, f"needs at least {FIGURE_NEEDS} of each", ha="center", transform=axes.transAxes)
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     plt.close(figure)
     return buffer.getvalue()
+
+
+def _enough(figures: dict[str, Any]) -> bool:
+    return min(figures["answerable"], figures["refusals"]) >= FIGURE_NEEDS
+
+
+def figures_line(figures: dict[str, Any]) -> str:
+    """The figure's caption: what it rests on, and either its leaks (with their sets) or what it needs."""
+    answerable, refusals = figures["answerable"], figures["refusals"]
+    counts = f"{answerable} answerable and {refusals} refusals labelled"
+    if not _enough(figures):
+        return (
+            f"{counts}. The leak figure needs at least {FIGURE_NEEDS} of each "
+            f"(leak: the share of the labelled refusals, n={refusals}, that still get context when the "
+            "threshold keeps recall@5 >= 0.90 on the answerable ones)."
+        )
+    parts = [counts]
+    for name, what in (("floor", "floor (in sample)"), ("gate", "learned gate (out of fold)")):
+        f = figures.get(name)
+        if f:
+            parts.append(
+                f"{what}: leak {f['leak']:.1%} [{f['leakLow']:.1%}, {f['leakHigh']:.1%}] of the labelled "
+                f"refusals (n={refusals}) at recall@5 {f['recall']:.3f} (answerable, n={answerable})"
+            )
+        elif name == "floor":
+            parts.append("floor: no threshold reaches recall@5 0.90 on these labels")
+    return " · ".join(parts)
+
+
+def replay(session: LabelSession, points: int = REPLAY_POINTS) -> list[tuple[int, dict[str, Any]]]:
+    """The figure's history from the decisions log: the figures after the first k decisions, for up to
+    ``points`` values of k ending at every decision so far."""
+    total = len(session.decisions())
+    if total == 0:
+        return []
+    step = max(1, -(-total // points))
+    marks = sorted({*range(step, total + 1, step), total})
+    return [(k, session.figures(first=k)) for k in marks]
 
 
 class Labeller:
@@ -76,20 +126,29 @@ class Labeller:
 
         self.session = session
         self.current: str | None = None
-        self.history: list[tuple[int, dict[str, Any]]] = []
+        self.back_steps = 0
+        self.history = replay(session)
         self.progress = w.IntProgress(min=0, description="decided")
         self.count = w.HTML()
         self.question = w.HTML()
-        self.passages = w.HTML()
         self.edit = w.Text(description="question", layout=w.Layout(width="95%"))
+        self.passages = w.HTML()
+        self.passages.add_class("nomad-label-passages")
+        self.choice = w.ToggleButtons(options=CHOICES, description="decision", style={"button_width": "auto"})
+        self.choice.add_class("nomad-label-choice")
+        self.gold = w.Combobox(
+            options=sorted(session.documents()),
+            ensure_option=True,
+            placeholder=f"type to search all {len(session.documents())} documents",
+            description="gold",
+            layout=w.Layout(width="60%"),
+        )
+        self.gold.add_class("nomad-label-gold")
+        self.gold.observe(lambda _c: self._choose(ANSWERABLE), names="value")
+        save = self._button("save (Enter)", self.save, "nomad-label-save", "primary")
+        undo = self._button("undo (z)", self.undo, "nomad-label-undo")
+        back = self._button("back (b)", self.back, "nomad-label-back")
         self.gold_buttons = w.HBox()
-        refusals = [
-            self._button(f"{k} refusal: {t}", REFUSAL, refusal_type=t) for k, t in REFUSAL_KEYS.items()
-        ]
-        for button in refusals:
-            button.add_class("nomad-label-refusal")
-        skip = self._button("s skip", SKIP)
-        skip.add_class("nomad-label-skip")
         self.keys = w.Text(placeholder=KEY_HELP, description="key box", layout=w.Layout(width="60%"))
         self.keys.add_class("nomad-label-keys")
         self.keys.observe(self._on_key, names="value")
@@ -97,16 +156,25 @@ class Labeller:
         self.message.add_class("nomad-label-message")
         self.figure = w.Image(format="png")
         self.figures_text = w.HTML()
+        kinds = "".join(f"<li><b>{k}</b>: {html.escape(d)}</li>" for k, d in KIND_DEFINITIONS.items())
         self.box = w.VBox(
             [
+                w.HTML(FRAME_CSS),
                 w.HBox([self.progress, self.count]),
                 self.question,
                 self.edit,
                 self.passages,
                 self.gold_buttons,
-                w.HBox([*refusals, skip]),
+                self.choice,
+                self.gold,
+                w.HBox([save, undo, back]),
                 self.keys,
                 self.message,
+                w.HTML(
+                    "<div class='nomad-label-kinds'><b>answerable</b>: a document of the library states the "
+                    f"answer (choose it as the gold, among the passages or by name); refusals:<ul>{kinds}"
+                    "</ul></div>"
+                ),
                 self.figures_text,
                 self.figure,
             ]
@@ -114,66 +182,90 @@ class Labeller:
         self.box.add_class("nomad-labeller")
         self.show_next()
 
-    def _button(self, text: str, action: str, **choice: Any):
+    def _button(self, text: str, action: Any, css: str, style: str = "") -> Any:
         import ipywidgets as w  # heavy
 
-        button = w.Button(description=text, layout=w.Layout(width="auto"))
-        button.on_click(lambda _b: self.decide(action, **choice))
+        button = w.Button(description=text, layout=w.Layout(width="auto"), button_style=style)
+        button.on_click(lambda _b: action())
+        button.add_class(css)
         return button
 
-    def show_next(self) -> None:
-        """Draw the first draft of the queue (or say that every draft is decided), progress and figures."""
-        import ipywidgets as w  # heavy
+    def _choose(self, value: str) -> None:
+        if self.gold.value and value == ANSWERABLE:
+            self.choice.value = ANSWERABLE
 
+    def show_next(self, draft_id: str | None = None) -> None:
+        """Draw ``draft_id`` (default: the first of the queue, or say that every draft is decided)."""
         decided, total = self.session.progress()
         self.progress.max, self.progress.value = total, decided
         self.count.value = f"<span class='nomad-label-count'>{decided} / {total} decided</span>"
-        queue = self.session.queue()
-        self.current = queue[0] if queue else None
-        if self.current is None:
+        if draft_id is None:
+            self.back_steps = 0
+            queue = self.session.queue()
+            draft_id = queue[0] if queue else None
+        self.current = draft_id
+        if draft_id is None:
             self.question.value = "<b>Every draft is decided.</b>"
             self.passages.value, self.gold_buttons.children = "", ()
         else:
-            draft = self.session.draft(self.current)
-            source = html.escape(draft.draft.source if draft.draft else "")
-            self.question.value = (
-                f"<h3 class='nomad-label-question' data-id='{html.escape(draft.id)}'>"
-                f"{html.escape(draft.query)}</h3><small>draft {html.escape(draft.id)} · {source}</small>"
-            )
-            self.edit.value = draft.query
-            passages = self.session.passages(self.current)
-            self.passages.value = (
-                "".join(
-                    f"<p class='nomad-label-passage'><b>{k}. {html.escape(p.doc_id)}</b> ({p.score:.2f}): "
-                    f"{mark_terms(p.text[:700], draft.query)}</p>"
-                    for k, p in enumerate(passages, start=1)
-                )
-                or "<p>(retrieval returned nothing)</p>"
-            )
-            docs = list(dict.fromkeys(p.doc_id for p in passages))
-            buttons = []
-            for doc in docs:
-                key = 1 + [p.doc_id for p in passages].index(doc)
-                button = self._button(f"{key} answerable: {doc}", ANSWERABLE, gold=doc)
-                button.add_class("nomad-label-answerable")
-                buttons.append(button)
-            self.gold_buttons.children = tuple(buttons) or (w.HTML("no passage to take a gold from"),)
-        self._draw_figures(decided)
+            self._draw(draft_id)
+        self._draw_figures()
 
-    def _draw_figures(self, decided: int) -> None:
+    def _draw(self, draft_id: str) -> None:
+        import ipywidgets as w  # heavy
+
+        draft = self.session.draft(draft_id)
+        earlier = self.session.decisions().get(draft_id)
+        action, guess = self.session.suggestion(draft_id)
+        if earlier is not None:  # back: the label given, to keep or change
+            action, guess = earlier.action, earlier.gold or earlier.refusal_type
+        source = html.escape(draft.draft.source if draft.draft else "")
+        said = "answerable" if action == ANSWERABLE else f"refusal, {guess}" if action == REFUSAL else "skip"
+        state = f"labelled before: {said}" if earlier is not None else f"the draft's guess: {said}"
+        self.question.value = (
+            f"<h3 class='nomad-label-question' data-id='{html.escape(draft.id)}'>{html.escape(draft.query)}"
+            f"</h3><small>draft {html.escape(draft.id)} · {source} · <span class='nomad-label-guess'>"
+            f"{html.escape(state)}</span> (pre-selected below; edit the question to label your wording)</small>"
+        )
+        self.edit.value = earlier.query if earlier is not None else draft.query
+        passages = self.session.passages(draft_id)
+        documents = self.session.documents()
+        cards = "".join(
+            f"<div class='nomad-label-passage'><b>{k}. {html.escape(p.doc_id)}</b> (score {p.score:.2f})"
+            f"{passage_html(p.text, draft.query, documents.get(p.doc_id))}</div><hr>"
+            for k, p in enumerate(passages, start=1)
+        )
+        self.passages.value = (
+            "<div class='nomad-label-frame'>"
+            + (cards or "<p>(retrieval returned nothing: search the gold document below)</p>")
+            + "</div>"
+        )
+        docs = list(dict.fromkeys(p.doc_id for p in passages))
+        buttons = []
+        for doc in docs:
+            key = 1 + [p.doc_id for p in passages].index(doc)
+            decide = lambda d=doc: self.decide(ANSWERABLE, gold=d)  # noqa: E731
+            buttons.append(self._button(f"{key} answerable: {doc}", decide, "nomad-label-answerable"))
+        self.gold_buttons.children = tuple(buttons) or (w.HTML("no passage retrieved"),)
+        self.choice.value = guess if action == REFUSAL else action
+        self.gold.value = guess if action == ANSWERABLE and guess in documents else ""
+
+    def _draw_figures(self) -> None:
+        decided = len(self.session.decisions())
         figures = self.session.figures()
-        if not self.history or self.history[-1][0] != decided:
-            self.history.append((decided, figures))
-        parts = [f"{figures['answerable']} answerable, {figures['refusals']} refusals labelled"]
-        for name in ("floor", "gate"):
-            f = figures.get(name)
-            if f:
-                parts.append(
-                    f"{name}: leak {f['leak']:.1%} [{f['leakLow']:.1%}, {f['leakHigh']:.1%}] at recall@5 "
-                    f"{f['recall']:.3f}"
-                )
-        self.figures_text.value = "<p class='nomad-label-figures'>" + " · ".join(parts) + "</p>"
+        self.history = [(n, f) for n, f in self.history if n < decided] + ([(decided, figures)] if decided else [])
+        self.figures_text.value = f"<p class='nomad-label-figures'>{html.escape(figures_line(figures))}</p>"
         self.figure.value = _plot_history(self.history)
+
+    def save(self) -> None:
+        """Record the decision selected in the controls (the draft's guess unless changed)."""
+        choice = self.choice.value
+        if choice == ANSWERABLE:
+            self.decide(ANSWERABLE, gold=self.gold.value or None)
+        elif choice == SKIP:
+            self.decide(SKIP)
+        else:
+            self.decide(REFUSAL, refusal_type=choice)
 
     def decide(self, action: str, **choice: Any) -> None:
         """Record a decision on the current draft (with the edited question), then show the next one."""
@@ -187,10 +279,30 @@ class Labeller:
             self.message.value = f"<span style='color:#b00'>{html.escape(str(exc))}</span>"
             return
         what = decision.gold or decision.refusal_type or "skipped"
-        self.message.value = (
-            f"saved {html.escape(decision.draft_id)}: {decision.action} ({html.escape(what)})"
+        miss = action == ANSWERABLE and not self.session.retrieved(decision)
+        self.message.value = f"saved {html.escape(decision.draft_id)}: {decision.action} ({html.escape(what)})" + (
+            " · <b class='nomad-label-miss'>retrieval miss</b>: the gold is not among the top 5" if miss else ""
         )
         self.show_next()
+
+    def undo(self) -> None:
+        """Take back the last decision and show its draft again."""
+        undone = self.session.undo()
+        if undone is None:
+            self.message.value = "nothing to undo"
+            return
+        self.message.value = f"undone: {html.escape(undone.draft_id)} ({undone.action})"
+        self.show_next(undone.draft_id)
+
+    def back(self) -> None:
+        """Show the draft decided before the one on screen (its label pre-selected), to keep or change."""
+        order = list(dict.fromkeys(d.draft_id for d in reversed(self.session.labels.history())))
+        if self.back_steps >= len(order):
+            self.message.value = "no earlier decision"
+            return
+        self.back_steps += 1
+        self.message.value = f"back {self.back_steps}: save keeps or changes its label"
+        self.show_next(order[self.back_steps - 1])
 
     def _on_key(self, change: dict[str, Any]) -> None:
         typed = change["new"]
@@ -198,8 +310,14 @@ class Labeller:
             return
         key = typed[-1].lower()
         self.keys.value = ""
-        if key == "s":
+        if key == "a":
+            self.save()
+        elif key == "s":
             self.decide(SKIP)
+        elif key == "z":
+            self.undo()
+        elif key == "b":
+            self.back()
         elif key in REFUSAL_KEYS:
             self.decide(REFUSAL, refusal_type=REFUSAL_KEYS[key])
         elif key.isdigit() and self.current is not None:
@@ -216,12 +334,20 @@ def labeller(
     who: str | None = None,
 ) -> Any:
     """The labelling widget for ``goldens/drafts.jsonl`` over ``corpus`` (None: ``$NOMAD_LAB_CORPUS`` or
-    the default corpus; ``goldens`` None: ``$NOMAD_LAB_LABEL_DIR``), labels written beside the drafts."""
-    corpus = in_workspace(corpus or os.environ.get("NOMAD_LAB_CORPUS") or DEFAULT_CORPUS_DIR)
-    goldens = goldens or os.environ.get("NOMAD_LAB_LABEL_DIR")
-    if not goldens:
-        raise NomadLabError(
-            "label: give the goldens folder holding drafts.jsonl (nomad-lab goldens draft --out DIR)"
+    the default corpus; ``goldens`` None: ``$NOMAD_LAB_LABEL_DIR``), labels written beside the drafts.
+
+    A missing input (no goldens folder named, no drafts in it, no corpus) is one markdown line saying
+    what to run, not a traceback."""
+    from IPython.display import Markdown
+
+    folder = goldens or os.environ.get("NOMAD_LAB_LABEL_DIR")
+    if not folder:
+        return Markdown(
+            "Set `goldens` to the folder holding `drafts.jsonl` "
+            "(write one: `nomad-lab goldens draft --corpus DIR --out runs/label`)."
         )
-    session = LabelSession.open(corpus, in_workspace(goldens), store_path(store), who)
+    try:
+        session = LabelSession.open(corpus_path(corpus), in_workspace(folder), store_path(store), who)
+    except NomadLabError as exc:
+        return Markdown(str(exc).splitlines()[0])
     return Labeller(session).box
