@@ -139,7 +139,8 @@ def run_draft(args: argparse.Namespace) -> int:
     megabytes = result.bytes / 1e6
     print(
         f"{len(result.drafts)} drafts ({counts}) from {result.documents} documents, {megabytes:.2f} MB; "
-        f"{result.duplicates} near-duplicates dropped ({len(existing)} goldens already in {args.out})"
+        f"{result.duplicates} near-duplicates dropped ({len(existing)} goldens already in {args.out}), "
+        f"{result.malformed} ill-formed questions dropped"
     )
     print(f"wrote {path} in {seconds:.1f} s ({megabytes / max(seconds, 1e-9):.2f} MB/s)")
     return 0

@@ -10,6 +10,7 @@ draft some clumsy questions: drafts are candidates for a person to label, never 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,8 +25,10 @@ __all__ = [
     "heading_question",
     "modal_question",
     "quantity_question",
+    "restore_names",
     "sentence_questions",
     "sourced_questions",
+    "well_formed",
     "words",
 ]
 
@@ -41,6 +44,7 @@ _PRONOUNS = frozenset((
 _NOT_SUBJECT = _PRONOUNS | frozenset((
     "but", "and", "or", "nor", "yet", "so", "if", "while", "when", "whenever", "as", "because", "though",
     "although", "unless", "until", "where", "then", "now", "only", "also", "even", "just", "in", "on", "at",
+    "since", "once",
     "of", "to", "with", "by", "from", "after", "before", "under", "over", "into", "for", "not", "no",
 ))  # fmt: skip  # a "subject" opening with one of these is a clause fragment, not a noun phrase
 # Capitalized runs of 2-4 words (or one word with a digit, a model name) not opening a sentence.
@@ -294,3 +298,68 @@ def sentence_questions(doc: DocText) -> Iterator[str]:
     """A question for every sentence a template applies to, in document order."""
     for _, question in sourced_questions(doc):
         yield question
+
+
+_FUNCTION_END = _NOT_SUBJECT | frozenset((
+    "a", "an", "the", "is", "are", "was", "were", "be", "been", "has", "have", "had", "do", "does", "did",
+    "than", "very", "more", "less", "about",
+))  # fmt: skip  # a question ending on one of these lost its object: a fragment
+_FINITE = frozenset(("is", "are", "was", "were"))
+_ADVERBS = frozenset((
+    "indeed", "also", "even", "only", "still", "yet", "thus", "hence", "therefore", "however", "perhaps",
+    "very", "too", "quite", "rather", "ever", "never", "always", "often", "already", "almost", "merely",
+))  # fmt: skip
+_THIRD_PERSON = frozenset(("he", "she", "him", "her", "his", "hers", "they", "them", "their", "it", "its"))
+_ROMAN = re.compile(r"^(?=[ivxlc]+$)c{0,3}(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
+_OPENERS = frozenset(("what", "should", "must", "can", "will", "may", "how"))
+
+
+def well_formed(question: str) -> str | None:
+    """Why a drafted question is not one a person would ask as written, or None when it reads as one.
+
+    General English checks, none tied to a corpus: a length a question has; a capital first letter and
+    a final ``?`` (or ``.`` for a request); no markup or code characters, balanced brackets and quotes;
+    no word twice in a row; not ending on a function word ("... by no?"); at most one finite ``is``/``are``
+    verb ("What is X is by no?" joins two clauses); no adverb where a subject should be ("Must vain
+    indeed be ..."); no he, she, it or they, which have nothing to refer to outside their sentence;
+    no chapter numerals standing for a topic.
+    """
+    text = question.strip()
+    tokens = words(text)
+    if not 3 <= len(tokens) <= 24:
+        return f"{len(tokens)} words: not the length of a question"
+    if not text[:1].isupper() or text[-1:] not in "?.":
+        return "not a sentence: no capital first letter or no final mark"
+    if re.search(r"[{}<>|=_*\\#@$^~`]|!\w", text):
+        return "markup or code characters"
+    if any(text.count(a) != text.count(b) for a, b in ("()", "[]")) or text.count('"') % 2:
+        return "unbalanced brackets or quotes"
+    if any(a == b for a, b in itertools.pairwise(tokens)):
+        return "a word twice in a row"
+    if tokens[-1] in _FUNCTION_END:
+        return f"ends on {tokens[-1]!r}: a fragment"
+    if sum(t in _FINITE for t in tokens) > 1:
+        return "two finite verbs: two clauses joined into one question"
+    if tokens[0] in _OPENERS and any(t in _ADVERBS for t in tokens[1:4]):
+        return "an adverb where the subject should be"
+    if any(t in _THIRD_PERSON for t in tokens):
+        return "a pronoun with nothing to refer to"
+    if any(_ROMAN.match(t) and t not in ("i", "c", "l") for t in tokens):
+        return "a chapter numeral as a topic"
+    return None
+
+
+def restore_names(question: str, text: str) -> str:
+    """``question`` with each word the document writes only capitalized (a name: ``London``) capitalized
+    again where a template lowered it (``What is london?``)."""
+
+    def fix(match: re.Match[str]) -> str:
+        word = match.group(0)
+        if not word.islower() or match.start() == 0:
+            return word
+        capital = word[:1].upper() + word[1:]
+        inside = rf"(?<=[a-z,;:] ){re.escape(capital)}\b"  # capitalized inside a sentence: a name
+        named = re.search(inside, text) and not re.search(rf"\b{re.escape(word)}\b", text)
+        return capital if named else word
+
+    return re.sub(r"[A-Za-z][\w'-]*", fix, question)

@@ -38,7 +38,9 @@ from nomad_lab.data.draft_text import (
     doc_text,
     entities,
     heading_question,
+    restore_names,
     sentence_questions,
+    well_formed,
     words,
 )
 from nomad_lab.data.golden_suites import (
@@ -102,6 +104,7 @@ class DraftOptions:
 class DraftResult:
     drafts: list[dict[str, Any]] = field(default_factory=list)
     duplicates: int = 0  # candidates dropped as near-duplicates of a golden or an earlier draft
+    malformed: int = 0  # answerable candidates dropped by the well-formedness check
     documents: int = 0
     bytes: int = 0
 
@@ -168,7 +171,14 @@ class _Drafter:
         return True
 
 
-def _answerable(drafter: _Drafter, doc: DocText, rng: random.Random, n: int) -> list[str]:
+def _well_formed(drafter: _Drafter, question: str) -> bool:
+    """Whether a drafted question passes :func:`well_formed` (counting the ones that do not)."""
+    bad = well_formed(question) is not None
+    drafter.result.malformed += bad
+    return not bad
+
+
+def _answerable(drafter: _Drafter, doc: DocText, rng: random.Random, n: int, text: str) -> list[str]:
     headings = [("template:heading", heading_question(doc, h, rng.randrange(4))) for h in doc.headings]
     sentences = [("template:sentence", q) for q in sentence_questions(doc)]
     if not headings:
@@ -184,7 +194,10 @@ def _answerable(drafter: _Drafter, doc: DocText, rng: random.Random, n: int) -> 
     for source, question in queue:
         if len(taken) >= n:
             break
-        if drafter.offer(question, source, doc.doc_id, doc.doc_id, ["single-hop"]):
+        question = restore_names(question, text)
+        if _well_formed(drafter, question) and drafter.offer(
+            question, source, doc.doc_id, doc.doc_id, ["single-hop"]
+        ):
             taken.append(question)
     return taken
 
@@ -195,7 +208,8 @@ def _llm(drafter: _Drafter, doc: DocText, rng: random.Random, ask: Ask, spec: st
     start = rng.randrange(len(doc.sentences))
     passage = " ".join(doc.sentences[start : start + 8])[:1500]
     for question in ask(doc.title, passage, n)[:n]:
-        drafter.offer(question, f"llm:{spec}", doc.doc_id, doc.doc_id, ["single-hop"])
+        if _well_formed(drafter, question):
+            drafter.offer(question, f"llm:{spec}", doc.doc_id, doc.doc_id, ["single-hop"])
 
 
 def _mentions(name: str, index: WordIndex, lowered: dict[str, str]) -> set[str]:
@@ -287,7 +301,7 @@ def draft_goldens(
     for doc in corpus.docs:
         parsed = doc_text(doc.doc_id, doc.text)
         rng = random.Random(f"{options.seed}:{doc.doc_id}")
-        asked = _answerable(drafter, parsed, rng, options.per_doc)
+        asked = _answerable(drafter, parsed, rng, options.per_doc, doc.text)
         if ask is not None:
             _llm(drafter, parsed, rng, ask, ask_spec, options.llm_per_doc)
         _refusals(drafter, parsed, rng, options.refusals_per_doc, asked, index, lowered)
@@ -300,7 +314,22 @@ def draft_goldens(
     if options.limit is not None and len(result.drafts) > options.limit:
         keep = set(random.Random(f"{options.seed}:limit").sample(range(len(result.drafts)), options.limit))
         result.drafts = [d for i, d in enumerate(result.drafts) if i in keep]
+    result.drafts = across_documents(result.drafts, random.Random(f"{options.seed}:order"))
     return result
+
+
+def across_documents(drafts: list[dict[str, Any]], rng: random.Random) -> list[dict[str, Any]]:
+    """The drafts in the order a sitting meets them before its gate can be fitted: one from each
+    document in turn, the documents in a seeded random order, so the first
+    dozens span the library and each kind of document (distractors too) comes in its share; the bank's
+    questions, tied to no document, take turns as one more group."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for draft in drafts:
+        groups.setdefault(draft["draft"].get("doc") or "", []).append(draft)
+    order = sorted(groups)
+    rng.shuffle(order)
+    rounds = max((len(g) for g in groups.values()), default=0)
+    return [groups[key][i] for i in range(rounds) for key in order if i < len(groups[key])]
 
 
 def write_drafts(out_dir: str | Path, result: DraftResult, corpus: Corpus, command: str = "") -> Path:

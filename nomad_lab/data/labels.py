@@ -146,7 +146,10 @@ class LabelFile:
         *kept, undone = history
         self.log.write_text("".join(json.dumps(asdict(d), ensure_ascii=False) + "\n" for d in kept))
         final = {d.draft_id: d for d in kept}
-        lines = [HEADER, *(json.dumps(line, ensure_ascii=False) for d in final.values() if (line := d.golden_line()))]
+        lines = [
+            HEADER,
+            *(json.dumps(line, ensure_ascii=False) for d in final.values() if (line := d.golden_line())),
+        ]
         self.path.write_text("\n".join(lines) + "\n")
         return undone
 

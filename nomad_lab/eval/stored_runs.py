@@ -75,12 +75,21 @@ class _Fingerprints:
         return None
 
 
+def _embedder(params: dict[str, Any]) -> str:
+    """The embedder as ``--embedder`` spells it (its recorded identity's spec), else its model name."""
+    identity = params.get("embedder")
+    spec = identity.get("spec") if isinstance(identity, dict) else identity
+    return str(spec or params.get("embeddingModel") or "")
+
+
 def _shown(folder: Path) -> str:
     resolved = folder.resolve()
     return str(resolved.relative_to(PROJECT_ROOT)) if resolved.is_relative_to(PROJECT_ROOT) else str(resolved)
 
 
-def list_runs(store: Any, corpora: list[Path] | None = None, kind: str | None = "retrieval") -> list[RunSummary]:
+def list_runs(
+    store: Any, corpora: list[Path] | None = None, kind: str | None = "retrieval"
+) -> list[RunSummary]:
     """Every run of ``kind`` in ``store`` (an open :class:`nomad_lab.store.Store`), oldest first, each
     with the first of ``corpora`` (default: the default corpus) it is over."""
     prints = _Fingerprints(list(corpora) if corpora else [DEFAULT_CORPUS_DIR])
@@ -96,7 +105,7 @@ def list_runs(store: Any, corpora: list[Path] | None = None, kind: str | None = 
                 run.created_at,
                 _shown(folder) if folder is not None else f"fingerprint {run.fingerprint}",
                 run.suite or str(run.params.get("suite") or ""),
-                str(run.params.get("embedder") or run.params.get("embeddingModel") or ""),
+                _embedder(run.params),
                 counts.get(run_id, 0),
                 bool(run.params.get("includeDistractors", True)),
             )
@@ -131,7 +140,9 @@ def resolve_run(store: Any, run: str | None, corpus_dir: str | Path | None = Non
     found = main_run(store, corpus)
     if found is None:
         command = MAIN_RUN_COMMAND + ("" if corpus == DEFAULT_CORPUS_DIR else f" --corpus {_shown(corpus)}")
-        raise NoSuchRun(f"{where}: no {MAIN_SUITE} run over {_shown(corpus)} stored yet: run `{command}` first")
+        raise NoSuchRun(
+            f"{where}: no {MAIN_SUITE} run over {_shown(corpus)} stored yet: run `{command}` first"
+        )
     return found
 
 

@@ -51,9 +51,9 @@ def notebook_path(name: str | os.PathLike[str]) -> Path:
     project notebook's tracked script, whichever spelling names it), or a clear error."""
     candidate = Path(name)
     script = NOTEBOOKS_DIR / f"{candidate.stem}.py"
-    if candidate.suffix in ("", ".py", ".ipynb") and script in project_notebooks():
-        if candidate.parent == Path() or candidate.resolve().parent == NOTEBOOKS_DIR.resolve():
-            return script
+    in_project = candidate.parent == Path() or candidate.resolve().parent == NOTEBOOKS_DIR.resolve()
+    if candidate.suffix in ("", ".py", ".ipynb") and in_project and script in project_notebooks():
+        return script
     if candidate.suffix in (".ipynb", ".py") and candidate.is_file():
         return candidate
     known = ", ".join(p.stem for p in project_notebooks())

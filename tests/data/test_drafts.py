@@ -235,3 +235,49 @@ def test_model_drafts_carry_the_backend_spec_and_their_document(tmp_path: Path) 
     assert len(asked) == len(DOCS) and all(n == 2 for _, n in asked)
     assert len(model) == 2 * len(DOCS)  # at most llm_per_doc kept of what the model wrote
     assert all(d["relevantDocIds"] == [d["draft"]["doc"]] and not d["expectRefusal"] for d in model)
+
+
+PLANTED_BAD = {
+    "What is wickham is by no?": "ends on 'no'",
+    "What is Wickham is a man?": "two finite verbs",
+    "Must vain indeed be all her attentions?": "an adverb where the subject should be",
+    "Should she tell them before the ball?": "a pronoun with nothing to refer to",
+    "What should I know about chapter xii for Dracula?": "a chapter numeral",
+    "What does the the manual say?": "a word twice in a row",
+    "What is {{domxref}}?": "markup or code",
+    "What is (the size?": "unbalanced",
+    "what is a burr?": "no capital first letter",
+    "Why?": "not the length of a question",
+}
+GOOD = (
+    "What is a sourdough?",
+    "Should I brush the burrs after every use?",
+    "Proof the dough: how many hours at room temperature?",
+    "Tell me about storage in Acme Widget 7.",
+    "What is the warranty period of Acme Widget 7?",
+    "Can I open the mill during a storm?",
+)
+
+
+def test_the_well_formedness_check_drops_planted_bad_drafts_and_keeps_good_ones() -> None:
+    from nomad_lab.data.draft_text import restore_names, well_formed
+
+    for question, why in PLANTED_BAD.items():
+        assert why in (well_formed(question) or ""), question
+    assert [q for q in GOOD if well_formed(q) is not None] == []
+    text = "Mr. Wickham went to London. London was grey; the train left at noon."
+    assert restore_names("What is london like, at noon?", text) == "What is London like, at noon?"
+
+
+def test_drafts_are_well_formed_and_the_warm_up_spans_the_documents(tmp_path: Path) -> None:
+    from nomad_lab.data.draft_text import well_formed
+
+    novel = "# A Novel\n\nWickham is by no means what he seems. Vain indeed must be all her attentions.\n"
+    docs = {**DOCS, "novel": novel}
+    corpus = read_corpus(corpus_dir(tmp_path, docs))
+    result = draft_goldens(corpus, options=DraftOptions(seed=3, per_doc=3, bank_per_category=1))
+    answerable = [d for d in result.drafts if not d["expectRefusal"]]
+    assert answerable and all(well_formed(d["query"]) is None for d in answerable)
+    assert result.malformed >= 2  # the novel's two fragments at least
+    first = [d["draft"].get("doc") or "bank" for d in result.drafts[: len(docs) + 1]]
+    assert sorted(first) == sorted([*docs, "bank"])  # one of each in the first round, not file order

@@ -17,8 +17,8 @@ from nomad_lab.eval import gating
 from nomad_lab.gate.apply import spec_needs
 from nomad_lab.gate.families import Need, families
 from nomad_lab.gate.spec import parse_gate_spec
-from nomad_lab.store import Store
 from nomad_lab.runners.notebooks import as_ipynb
+from nomad_lab.store import Store
 from nomad_lab.studies.gating.judges import judge_run
 from tests.support.paths import ROOT
 from tests.support.retrieval import CountingJudgeBackend, fixture_run

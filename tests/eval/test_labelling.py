@@ -134,7 +134,8 @@ def test_undo_takes_back_the_last_decision_and_restores_an_earlier_label(sitting
     assert load_suite_file(sitting.labels.path)[0].tags == ("near-domain",)  # the earlier label is back
     assert sitting.undo().action == SKIP and sitting.progress()[0] == 1
     assert sitting.undo().draft_id == first and sitting.progress()[0] == 0
-    assert load_suite_file(sitting.labels.path) == [] and sitting.undo() is None
+    assert not [line for line in sitting.labels.path.read_text().splitlines() if line.startswith("{")]
+    assert sitting.undo() is None
     assert sitting.queue()[:2] == [first, second]  # undecided again, in their place
 
 

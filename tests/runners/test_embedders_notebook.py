@@ -22,9 +22,7 @@ def test_embedders_notebook_compares_two_real_embedders(tmp_path: Path) -> None:
         "store": str(tmp_path / "ws.duckdb"),
         "out_dir": str(out_dir),
     }
-    execute_notebook(
-        ROOT / "notebooks" / "embedders.py", tmp_path / "e.ipynb", parameters, cell_timeout=180
-    )
+    execute_notebook(ROOT / "notebooks" / "embedders.py", tmp_path / "e.ipynb", parameters, cell_timeout=180)
     data = json.loads((out_dir / "embedders.json").read_text())
     assert [row["embedder"]["spec"] for row in data["embedders"]] == ["wordllama:", "wordllama:64"]
     assert {row["embedder"]["dimension"] for row in data["embedders"]} == {256, 64}

@@ -165,8 +165,8 @@ def test_explore_runs_where_it_lives_and_says_what_to_run_on_an_empty_store(
     workspace store (here an empty one named by NOMAD_LAB_STORE) and shows one line, no traceback."""
     import papermill
 
-    from nomad_lab.store import Store
     from nomad_lab.eval.stored_runs import MAIN_RUN_COMMAND
+    from nomad_lab.store import Store
 
     empty = tmp_path / "empty.duckdb"
     Store(empty).close()

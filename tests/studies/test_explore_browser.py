@@ -1,14 +1,15 @@
-"""explore.ipynb as a person meets it: opened where it lives in JupyterLab, run in a real browser.
+"""notebooks/explore.py as a person meets it: opened where it lives in JupyterLab, run in a real browser.
 
-The test stores a real retrieval run of the fixture corpus (real MiniLM, real DuckDB) and verdicts for
-the notebook's default judge spec, starts JupyterLab with ``NOMAD_LAB_STORE`` naming that store, opens
-``notebooks/explore.ipynb`` in headless Chromium, runs all cells, then moves the floor slider and ticks
-the judge box. After each move the leak figure must be redrawn, its caption must give the leak and
-recall the library's ``snapshot`` computes at that setting, and the leaked-questions table must list
-exactly the questions ``snapshot`` says leak. The verdicts come from the
-test's counting judge (it rejects the haiku and the greeting) stored under the default spec, because
-the browser is what is tested here, not a model. Screenshots of each state are kept in the test's tmp
-folder (or ``$NOMAD_LAB_ARTIFACTS/explore``).
+The test stores a real retrieval run of the fixture corpus (real MiniLM, real DuckDB), then a later run
+of another suite (so "the latest run" is not the one the notebook means by ``run = "main"``), and
+verdicts for the notebook's default judge spec; starts JupyterLab with ``NOMAD_LAB_STORE`` naming that
+store; opens ``notebooks/explore.py`` (as a notebook) in headless Chromium, runs all cells, checks that
+it shows the main run, then moves the floor slider and ticks the judge box. After each move the leak
+figure must be redrawn, its caption must give the leak (naming its refusal set and size) and recall the
+library's ``snapshot`` computes at that setting, and the leaked-questions table must list exactly the
+questions ``snapshot`` says leak. The verdicts come from the test's counting judge (it rejects the haiku
+and the greeting) stored under the default spec, because the browser is what is tested here, not a
+model. Screenshots of each state are kept in the test's tmp folder (or ``$NOMAD_LAB_ARTIFACTS/explore``).
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ from playwright.sync_api import Page
 
 from tests.support.browser import WAIT_MS, artifacts_dir, notebook_browser, run_all
 from tests.support.paths import ROOT
-from tests.support.retrieval import CountingJudgeBackend, fixture_run
+from tests.support.retrieval import CORPUS, CountingJudgeBackend, fixture_run
 
 pytestmark = pytest.mark.slow
 
-NOTEBOOK = ROOT / "notebooks" / "explore.ipynb"
+NOTEBOOK = ROOT / "notebooks" / "explore.py"
 JUDGE = "embedded:gemma3-270m"  # the notebook's default judge_model parameter
 
 # What the page shows: the interactive's figure (its PNG source) and the first column of its table.
@@ -48,6 +49,9 @@ def store_with_verdicts(tmp_path: Path, embedder) -> Path:
     run_id = fixture_run(store, embedder)
     with Store(store) as opened:
         judge_run(opened, run_id, JUDGE, floor=0.0, backend=CountingJudgeBackend(), progress=False)
+    later = fixture_run(store, embedder, suite="core")  # stored last, yet not the run "main" means
+    with Store(store, read_only=True) as opened:
+        assert opened.latest_run_id("retrieval") == later != run_id
     return store
 
 
@@ -55,8 +59,13 @@ def expected(store: Path, floor: float, use_judge: bool) -> dict:
     """What the page must show at this setting, from the library: the caption and the leaked ids."""
     from nomad_lab.studies.gating.explore import describe, load_explore_data, snapshot
 
-    shot = snapshot(load_explore_data(store, None, JUDGE, 0.0), floor, use_judge)
-    return {"caption": describe(shot), "rows": [case.golden_id for case in shot.leaked[:25]]}
+    data = load_explore_data(store, "main", JUDGE, 0.0, corpus=CORPUS)
+    shot = snapshot(data, floor, use_judge)
+    return {
+        "caption": describe(shot),
+        "rows": [case.golden_id for case in shot.leaked[:25]],
+        "run": data.run_id,
+    }
 
 
 def wait_for_state(page: Page, want: dict, not_img: str | None) -> dict:
@@ -79,10 +88,12 @@ def test_floor_slider_and_judge_box_redraw_the_figure_and_the_leaked_table(
     judged = expected(store_with_verdicts, 0.0, True)
     assert set(judged["rows"]) < set(open_floor["rows"])  # the judge move must show in the table
 
-    env = {"NOMAD_LAB_STORE": str(store_with_verdicts)}
+    assert "off-topic refusals, n=" in start["caption"]  # every leak names its refusal set and size
+    env = {"NOMAD_LAB_STORE": str(store_with_verdicts), "NOMAD_LAB_CORPUS": str(CORPUS)}
     with notebook_browser(NOTEBOOK, env, tmp_path) as (lab, browser):
         page = run_all(browser, lab, NOTEBOOK)
         first = wait_for_state(page, start, None)
+        assert f"run {start['run']} " in page.locator(".jp-OutputArea-output").first.text_content()
         page.screenshot(path=artifacts / "1-floor-0.62.png", full_page=True)
 
         readout = page.locator(".widget-interact .widget-slider .widget-readout").first

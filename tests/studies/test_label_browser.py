@@ -1,5 +1,7 @@
-"""label.ipynb as a person meets it: JupyterLab in headless Chromium, labels given by clicks and keys,
-the sitting closed and reopened (resumed), and the labels file valid goldens.
+"""notebooks/label.py as a person meets it: JupyterLab in headless Chromium, the whole passage in its
+frame, labels given by clicks and keys, a gold searched among every document (a retrieval miss), undo
+and back, the sitting closed and reopened (resumed, its figure history replayed from the log), and the
+labels file valid goldens.
 
 Drafts come from ``goldens draft`` over the fixture corpus (real MiniLM retrieval, real DuckDB);
 screenshots are kept in the test's tmp folder (or ``$NOMAD_LAB_ARTIFACTS/label``).
@@ -8,6 +10,7 @@ screenshots are kept in the test's tmp folder (or ``$NOMAD_LAB_ARTIFACTS/label``
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -15,16 +18,32 @@ from playwright.sync_api import Page
 
 from nomad_lab.data.drafts import DraftOptions, draft_goldens, read_corpus, write_drafts
 from nomad_lab.data.golden_suites import load_suite_file
+from nomad_lab.eval.gating.labelling import LabelSession
+from nomad_lab.studies.gating.passage_view import strip_markup, whole_words
 from tests.support.browser import WAIT_MS, artifacts_dir, notebook_browser, run_all
 from tests.support.paths import CORPUS, ROOT
 
 pytestmark = pytest.mark.slow
 
-NOTEBOOK = ROOT / "notebooks" / "label.ipynb"
+NOTEBOOK = ROOT / "notebooks" / "label.py"
 SHOWN = """() => {
     const q = document.querySelector('.nomad-label-question');
     const c = document.querySelector('.nomad-label-count');
-    return q && c ? {id: q.dataset.id, count: c.textContent} : null;
+    const f = document.querySelector('.nomad-labeller img');
+    const m = document.querySelector('.nomad-label-message');
+    const cards = [...document.querySelectorAll('.nomad-label-passage')].map(p => p.textContent);
+    const frame = document.querySelector('.nomad-label-frame');
+    const keys = document.querySelector('.nomad-label-keys input');
+    let inView = false;
+    if (keys) {
+        const r = keys.getBoundingClientRect();
+        inView = r.top >= 0 && r.bottom <= window.innerHeight;
+    }
+    return q && c ? {id: q.dataset.id, count: c.textContent, figure: f ? f.getAttribute('src') : null,
+        message: m ? m.textContent : '', cards,
+        guess: document.querySelector('.nomad-label-guess').textContent,
+        figures: document.querySelector('.nomad-label-figures').textContent,
+        frameHeight: frame ? frame.clientHeight : 0, keysInView: inView} : null;
 }"""
 
 
@@ -36,47 +55,80 @@ def wait_for_count(page: Page, decided: int, total: int) -> dict:
     return page.evaluate(SHOWN)
 
 
-def test_label_by_clicks_and_keys_resume_and_write_valid_goldens(tmp_path: Path, embedder) -> None:
+def key(page: Page, letter: str) -> None:
+    page.locator(".nomad-label-keys input").click()
+    page.keyboard.type(letter)
+
+
+def tail_words(text: str, n: int = 6) -> list[str]:
+    return re.findall(r"[A-Za-z0-9]+", text)[-n:]
+
+
+def test_label_whole_passages_search_gold_undo_back_resume_with_figure_history(
+    tmp_path: Path, embedder
+) -> None:
     artifacts = artifacts_dir(tmp_path, "label")
     corpus = read_corpus(CORPUS)
     goldens = tmp_path / "goldens"
     write_drafts(goldens, draft_goldens(corpus, options=DraftOptions(per_doc=3, bank_per_category=1)), corpus)
     total = len(load_suite_file(goldens / "drafts.jsonl", drafts=True))
+    store = tmp_path / "ws.duckdb"
+    sitting = LabelSession.open(CORPUS, goldens, store)  # what the page must show first, from the library
+    first = sitting.queue()[0]
+    passages = sitting.passages(first)
+    documents = sitting.documents()
+    missed = next(d for d in sorted(documents) if d not in {p.doc_id for p in passages})
     env = {
-        "NOMAD_LAB_STORE": str(tmp_path / "ws.duckdb"),
+        "NOMAD_LAB_STORE": str(store),
         "NOMAD_LAB_CORPUS": str(CORPUS),
         "NOMAD_LAB_LABEL_DIR": str(goldens),
         "NOMAD_LAB_LABELLER": "browser-test",
     }
-    seen = []
     with notebook_browser(NOTEBOOK, env, tmp_path) as (lab, browser):
         page = run_all(browser, lab, NOTEBOOK)
-        seen.append(wait_for_count(page, 0, total)["id"])
+        shown = wait_for_count(page, 0, total)
         page.screenshot(path=artifacts / "1-first-draft.png", full_page=True)
-        page.locator(".nomad-label-answerable").first.click()  # answerable, top passage's document
-        seen.append(wait_for_count(page, 1, total)["id"])
-        page.locator(".nomad-label-refusal", has_text="near-domain").click()
-        seen.append(wait_for_count(page, 2, total)["id"])
-        keys = page.locator(".nomad-label-keys input")
-        keys.click()
-        page.keyboard.type("f")  # fictional attribute, by key
-        seen.append(wait_for_count(page, 3, total)["id"])
-        keys.click()
-        page.keyboard.type("s")  # skip, by key
-        state = wait_for_count(page, 4, total)
-        page.screenshot(path=artifacts / "2-after-four.png", full_page=True)
+        assert shown["id"] == first and shown["keysInView"] and shown["frameHeight"] > 100
+        assert "needs at least 5 of each" in shown["figures"]
+        for card, passage in zip(shown["cards"], passages, strict=True):  # every passage whole, to its end
+            assert tail_words(card) == tail_words(
+                strip_markup(whole_words(passage.text, documents[passage.doc_id]))
+            )
+
+        gold = page.locator(".nomad-label-gold input")  # a gold retrieval did not return, searched by name
+        gold.fill(missed)
+        page.locator(".nomad-label-save").click()
+        after_gold = wait_for_count(page, 1, total)
+        assert "retrieval miss" in after_gold["message"] and missed in after_gold["message"]
+
+        page.locator(".nomad-label-choice button", has_text="near-domain").click()
+        page.locator(".nomad-label-save").click()
+        second = wait_for_count(page, 2, total)
+        key(page, "z")  # undo: the near-domain label taken back, its draft shown again
+        undone = wait_for_count(page, 1, total)
+        assert undone["id"] == after_gold["id"] and undone["message"].startswith("undone")
+        key(page, "u")  # unanswerable, by key
+        assert wait_for_count(page, 2, total)["id"] == second["id"]
+        key(page, "b")  # back: the draft just labelled, its label shown
+        back = wait_for_count(page, 2, total)
+        assert back["id"] == undone["id"] and "labelled before: refusal, unanswerable" in back["guess"]
+        key(page, "a")  # keep it
+        decided = 2
+        while decided < 14:  # the drafts' own guesses, accepted, until the figure has both kinds
+            key(page, "a")
+            decided += 1
+            state = wait_for_count(page, decided, total)
+        page.screenshot(path=artifacts / "2-after-fourteen.png", full_page=True)
+        assert "needs at least" not in state["figures"] and state["figure"]
         page.close()  # the sitting closed, the notebook opened again and run: it resumes from disk
         page = run_all(browser, lab, NOTEBOOK)
-        resumed = wait_for_count(page, 4, total)
+        resumed = wait_for_count(page, decided, total)
         page.screenshot(path=artifacts / "3-resumed.png", full_page=True)
-    assert len(set(seen)) == 4 and resumed["id"] == state["id"] and resumed["id"] not in seen
-    labelled = load_suite_file(goldens / "labelled.jsonl", corpus.all_doc_ids)
-    assert [g.id for g in labelled] == [f"label-{i}" for i in seen[:3]]
-    assert not labelled[0].expect_refusal and labelled[0].relevant_doc_ids
-    assert [g.tags[-1] for g in labelled[1:]] == ["near-domain", "adversarial/fictional"]
+    assert resumed["id"] == state["id"] and resumed["figure"] == state["figure"]  # history replayed
+    labelled = {g.id: g for g in load_suite_file(goldens / "labelled.jsonl", corpus.all_doc_ids)}
+    assert labelled[f"label-{first}"].relevant_doc_ids == (missed,)
+    assert labelled[f"label-{undone['id']}"].refusal_kind == "unanswerable"
     lines = [
         json.loads(x) for x in (goldens / "labelled.jsonl").read_text().splitlines() if x.startswith("{")
     ]
-    assert {line["labelled"]["by"] for line in lines} == {"browser-test"}
-    decisions = (goldens / "labelled.decisions.jsonl").read_text().splitlines()
-    assert [json.loads(d)["action"] for d in decisions] == ["answerable", "refusal", "refusal", "skip"]
+    assert {line["labelled"]["by"] for line in lines} == {"browser-test"} and len(lines) <= decided

@@ -8,7 +8,7 @@ from nomad_lab.studies.gating.passage_view import mark_words, passage_html, stri
 DOCUMENT = (
     "# Boiling water\n\n"
     "<!-- editors: keep this short -->\n"
-    "Bring water to a rolling boil. Boiling water for one minute kills germs; see {{domxref(\"Germ\")}}.\n\n"
+    'Bring water to a rolling boil. Boiling water for one minute kills germs; see {{domxref("Germ")}}.\n\n'
     "- Let it cool <b>covered</b>.\n"
     "- Store it in a [clean bottle](https://example.org/bottles).\n\n"
     "```\nboil --minutes 1\n```\n"

@@ -61,17 +61,18 @@ class Lab:
 
 
 @contextmanager
-def jupyterlab(root: Path, env: dict[str, str], settings_dir: Path) -> Iterator[Lab]:
+def jupyterlab(root: Path, env: dict[str, str], settings_dir: Path, autosave: bool = False) -> Iterator[Lab]:
     """JupyterLab serving ``root`` on a free loopback port with a random token; stopped on exit.
 
-    Autosave is off (user settings in ``settings_dir``) so running the notebook never writes its
-    outputs into the repository; the app is exposed as ``window.jupyterapp`` so a test can run Lab
-    commands (Run All) by their ids rather than by menu positions.
+    Autosave is off unless asked (user settings in ``settings_dir``), so a test saves when it means to;
+    the app is exposed as ``window.jupyterapp`` so a test can run Lab commands (Run All, save) by their
+    ids rather than by menu positions.
     """
     token, port = secrets.token_hex(16), free_port()
     plugin = settings_dir / "@jupyterlab" / "docmanager-extension"
     plugin.mkdir(parents=True, exist_ok=True)
-    (plugin / "plugin.jupyterlab-settings").write_text(json.dumps({"autosave": False}))
+    settings = {"autosave": autosave, "autosaveInterval": 5}
+    (plugin / "plugin.jupyterlab-settings").write_text(json.dumps(settings))
     command = [
         sys.executable,
         "-m",
@@ -117,18 +118,24 @@ def _wait_until_answering(lab: Lab, proc: subprocess.Popen, log: Path) -> None:
 
 @contextmanager
 def restored(paths: list[Path]) -> Iterator[None]:
-    """Put back the bytes of ``paths`` and drop any ``.ipynb_checkpoints`` the run leaves beside them."""
+    """Put back the bytes of ``paths``, and drop the ``.ipynb`` twins and ``.ipynb_checkpoints`` the run
+    leaves beside them (those that were not there before)."""
     saved = {path: path.read_bytes() for path in paths}
-    checkpoints = {path.parent / ".ipynb_checkpoints" for path in paths}
-    existed = {folder for folder in checkpoints if folder.exists()}
+    made = {path.parent / ".ipynb_checkpoints" for path in paths} | {
+        path.with_suffix(".ipynb") for path in paths
+    }
+    existed = {path for path in made if path.exists()}
     try:
         yield
     finally:
         for path, data in saved.items():
             if path.read_bytes() != data:
                 path.write_bytes(data)
-        for folder in checkpoints - existed:
-            shutil.rmtree(folder, ignore_errors=True)
+        for path in made - existed:
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
 
 
 def artifacts_dir(tmp_path: Path, name: str) -> Path:
@@ -139,15 +146,17 @@ def artifacts_dir(tmp_path: Path, name: str) -> Path:
 
 
 @contextmanager
-def notebook_browser(notebook: Path, env: dict[str, str], tmp_path: Path) -> Iterator[tuple[Lab, Browser]]:
+def notebook_browser(
+    notebook: Path | list[Path], env: dict[str, str], tmp_path: Path, autosave: bool = False
+) -> Iterator[tuple[Lab, Browser]]:
     """JupyterLab serving the repository with ``env`` and a headless browser to open it in; on exit the
-    browser and the server are stopped and ``notebook`` is put back as it was."""
+    browser and the server are stopped and ``notebook`` (or each of a list) is put back as it was."""
     from playwright.sync_api import sync_playwright  # here: finding the browser alone needs no playwright
 
     chromium = chromium_or_fail()
     with (
-        restored([notebook]),
-        jupyterlab(ROOT, env, tmp_path / "lab") as lab,
+        restored(notebook if isinstance(notebook, list) else [notebook]),
+        jupyterlab(ROOT, env, tmp_path / "lab", autosave) as lab,
         sync_playwright() as playwright,
     ):
         browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
@@ -157,11 +166,30 @@ def notebook_browser(notebook: Path, env: dict[str, str], tmp_path: Path) -> Ite
             browser.close()
 
 
-def run_all(browser: Browser, lab: Lab, notebook: Path) -> Page:
-    """A new page with ``notebook`` open in Lab, its kernel ready and Run All started (not finished)."""
+def open_notebook(browser: Browser, lab: Lab, notebook: Path) -> Page:
+    """A new page with ``notebook`` open in Lab and its kernel ready. A project notebook is its script
+    (``notebooks/NAME.py``), opened as a notebook the way a person does (Open With > Jupytext Notebook)."""
     page = browser.new_page(viewport={"width": 1280, "height": 1600})
     page.set_default_timeout(WAIT_MS)
-    page.goto(lab.open_url(notebook.relative_to(ROOT).as_posix()))
+    path = notebook.relative_to(ROOT).as_posix()
+    if notebook.suffix == ".ipynb":
+        page.goto(lab.open_url(path))
+    else:
+        page.goto(f"{lab.url}/lab?token={lab.token}")
+        page.wait_for_function(
+            "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('docmanager:open')"
+        )
+        page.evaluate(
+            "(path) => window.jupyterapp.commands.execute("
+            "'docmanager:open', {path, factory: 'Jupytext Notebook'})",
+            path,
+        )
     page.wait_for_function(KERNEL_READY)
+    return page
+
+
+def run_all(browser: Browser, lab: Lab, notebook: Path) -> Page:
+    """A new page with ``notebook`` open in Lab, its kernel ready and Run All started (not finished)."""
+    page = open_notebook(browser, lab, notebook)
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     return page

@@ -136,7 +136,7 @@ class LabelSession:
         """What the draft itself guesses: (``answerable``, its source document) or (``refusal``, its kind)."""
         draft = self.draft(draft_id)
         if draft.expect_refusal:
-            return REFUSAL, kind_of(draft.tags, getattr(draft, "refusal_kind", None))
+            return REFUSAL, kind_of(draft.tags, draft.refusal_kind)
         return ANSWERABLE, draft.relevant_doc_ids[0] if draft.relevant_doc_ids else None
 
     def record(self, draft_id: str, action: str, **choice: Any) -> Decision:

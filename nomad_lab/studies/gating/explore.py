@@ -144,7 +144,7 @@ def refusal_set(pools: PoolSet, refusals: str = OFF_TOPIC) -> np.ndarray:
     """Mask of the refusals a leak is counted over: those of kind ``refusals`` (or every refusal)."""
     if refusals != ALL_REFUSALS and refusals not in REFUSAL_KINDS:
         raise NomadLabError(
-            f"refusals {refusals!r}: one of {', '.join(REFUSAL_KINDS)}, or \"\" for every refusal"
+            f'refusals {refusals!r}: one of {", ".join(REFUSAL_KINDS)}, or "" for every refusal'
         )
     return pools.expect_refusal & (pools.of_kind(refusals) if refusals else True)
 
@@ -217,7 +217,9 @@ def plot_snapshot(curve: Any, shot: Snapshot) -> Any:
 
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
     ax.plot(curve.points, curve.leak, label=f"leak, floor only ({set_name(shot.refusals, shot.n_refusals)})")
-    ax.plot(curve.points, curve.recall, "--", label=f"recall@5, floor only (answerable, n={shot.n_answerable})")
+    ax.plot(
+        curve.points, curve.recall, "--", label=f"recall@5, floor only (answerable, n={shot.n_answerable})"
+    )
     ax.plot([shot.floor], [shot.leak], "o", color="tab:blue")
     ax.plot([shot.floor], [shot.recall], "s", color="tab:orange")
     ax.axvline(shot.floor, color="grey", lw=0.8)
@@ -290,7 +292,8 @@ def explorer(
     for note in data.notes:
         print(note)
     sets = [
-        (set_name(kind, int(refusal_set(data.pools, kind).sum())), kind) for kind in (*REFUSAL_KINDS, ALL_REFUSALS)
+        (set_name(kind, int(refusal_set(data.pools, kind).sum())), kind)
+        for kind in (*REFUSAL_KINDS, ALL_REFUSALS)
     ]
     kinds = "; ".join(f"<i>{kind}</i>: {KIND_DEFINITIONS[kind]}" for kind in REFUSAL_KINDS)
 

@@ -225,7 +225,8 @@ class Labeller:
         self.question.value = (
             f"<h3 class='nomad-label-question' data-id='{html.escape(draft.id)}'>{html.escape(draft.query)}"
             f"</h3><small>draft {html.escape(draft.id)} · {source} · <span class='nomad-label-guess'>"
-            f"{html.escape(state)}</span> (pre-selected below; edit the question to label your wording)</small>"
+            f"{html.escape(state)}</span> (pre-selected below; edit the question to label your own wording)"
+            "</small>"
         )
         self.edit.value = earlier.query if earlier is not None else draft.query
         passages = self.session.passages(draft_id)
@@ -253,7 +254,9 @@ class Labeller:
     def _draw_figures(self) -> None:
         decided = len(self.session.decisions())
         figures = self.session.figures()
-        self.history = [(n, f) for n, f in self.history if n < decided] + ([(decided, figures)] if decided else [])
+        self.history = [(n, f) for n, f in self.history if n < decided] + (
+            [(decided, figures)] if decided else []
+        )
         self.figures_text.value = f"<p class='nomad-label-figures'>{html.escape(figures_line(figures))}</p>"
         self.figure.value = _plot_history(self.history)
 
@@ -280,8 +283,13 @@ class Labeller:
             return
         what = decision.gold or decision.refusal_type or "skipped"
         miss = action == ANSWERABLE and not self.session.retrieved(decision)
-        self.message.value = f"saved {html.escape(decision.draft_id)}: {decision.action} ({html.escape(what)})" + (
-            " · <b class='nomad-label-miss'>retrieval miss</b>: the gold is not among the top 5" if miss else ""
+        self.message.value = (
+            f"saved {html.escape(decision.draft_id)}: {decision.action} ({html.escape(what)})"
+            + (
+                " · <b class='nomad-label-miss'>retrieval miss</b>: the gold is not among the top 5"
+                if miss
+                else ""
+            )
         )
         self.show_next()
 
