@@ -30,7 +30,7 @@
 # recall@5 >= 0.90 on the labels so far, with its interval, once there are at least 5 answerable and 5
 # refusal labels; its history is replayed from the decisions log.
 #
-# Keys: click the key box, then Enter (or `a`) save the selection, `1`-`5` answerable (that passage's
+# Keys: click the key box, then `a` save the selection, `1`-`5` answerable (that passage's
 # document), `o` off-topic, `u` unanswerable, `n` near-domain, `s` skip, `z` undo, `b` back.
 
 # %% tags=["parameters"]

@@ -173,17 +173,29 @@ def _lower_first(text: str) -> str:
     return text if name else text[:1].lower() + text[1:]
 
 
-def heading_question(doc: DocText, heading: str, variant: int) -> str:
-    """A question about a section: the heading asked in the document's context."""
+_STRUCTURE = re.compile(
+    r"^(?:examples?\b|example \d|next steps|recap|summary|overview|introduction|intro\b|more on\b|see also|"
+    r"notes?\b|further reading|random remarks|the main points)",
+    re.IGNORECASE,
+)
+"""Headings that name a part of a document's structure, not a topic a reader asks about."""
+
+
+def heading_question(doc: DocText, heading: str, variant: int) -> str | None:
+    """A question about a section: the heading asked in the document's context; None for a heading that
+    names the document's structure ("Examples", "Next steps") rather than a topic."""
     if heading.endswith("?"):
         return heading
+    if _STRUCTURE.match(heading):
+        return None
     topic = doc.short_title
     h = _lower_first(heading)
+    verb = "do" if re.search(r"[^s]s$", heading.split()[-1]) else "does"
     forms = (
-        f"What should I know about {h} for {topic}?",
         f"What does the {topic} documentation say about {h}?",
-        f"{topic}: how does {h} work?",
+        f"{topic}: how {verb} {h} work?",
         f"Tell me about {h} in {topic}.",
+        f"What does {topic} say about {h}?",
     )
     return forms[variant % len(forms)]
 
@@ -205,7 +217,7 @@ def modal_question(sentence: str) -> str | None:
     match = _MODAL.match(sentence)
     if not match or match.group("subj").split()[0].lower() in _NOT_SUBJECT - {"you"}:
         return None
-    modal = {"cannot": "can", "can't": "can"}.get(match.group("modal"), match.group("modal"))
+    modal = {"cannot": "can", "can't": "can", "may": "can"}.get(match.group("modal"), match.group("modal"))
     subject = match.group("subj")
     subject = "I" if subject.lower() == "you" else _lower_first(subject)
     rest = match.group("rest").strip()

@@ -179,10 +179,9 @@ def _well_formed(drafter: _Drafter, question: str) -> bool:
 
 
 def _answerable(drafter: _Drafter, doc: DocText, rng: random.Random, n: int, text: str) -> list[str]:
-    headings = [("template:heading", heading_question(doc, h, rng.randrange(4))) for h in doc.headings]
+    asked = [heading_question(doc, h, rng.randrange(4)) for h in doc.headings]
+    headings = [("template:heading", q) for q in asked if q]
     sentences = [("template:sentence", q) for q in sentence_questions(doc)]
-    if not headings:
-        headings = [("template:heading", heading_question(doc, "the main points", rng.randrange(4)))]
     rng.shuffle(headings)
     rng.shuffle(sentences)
     taken: list[str] = []

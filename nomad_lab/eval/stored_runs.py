@@ -75,7 +75,7 @@ class _Fingerprints:
         return None
 
 
-def _embedder(params: dict[str, Any]) -> str:
+def embedder_spec(params: dict[str, Any]) -> str:
     """The embedder as ``--embedder`` spells it (its recorded identity's spec), else its model name."""
     identity = params.get("embedder")
     spec = identity.get("spec") if isinstance(identity, dict) else identity
@@ -105,7 +105,7 @@ def list_runs(
                 run.created_at,
                 _shown(folder) if folder is not None else f"fingerprint {run.fingerprint}",
                 run.suite or str(run.params.get("suite") or ""),
-                _embedder(run.params),
+                embedder_spec(run.params),
                 counts.get(run_id, 0),
                 bool(run.params.get("includeDistractors", True)),
             )

@@ -70,12 +70,15 @@ def expected(store: Path, floor: float, use_judge: bool) -> dict:
 
 def wait_for_state(page: Page, want: dict, not_img: str | None) -> dict:
     """Wait until caption and table show ``want`` and the figure is no longer ``not_img``; the state."""
-    page.wait_for_function(
-        f"([want, old]) => {{ const s = ({READ_STATE})(); return s && s.img !== old && "
-        "s.caption === want.caption && JSON.stringify(s.rows) === JSON.stringify(want.rows); }",
-        arg=[want, not_img],
-        timeout=WAIT_MS,
-    )
+    try:
+        page.wait_for_function(
+            f"([want, old]) => {{ const s = ({READ_STATE})(); return s && s.img !== old && "
+            "s.caption === want.caption && JSON.stringify(s.rows) === JSON.stringify(want.rows); }",
+            arg=[want, not_img],
+            timeout=WAIT_MS,
+        )
+    except Exception:
+        raise AssertionError(f"want {want}, the page shows {page.evaluate(READ_STATE)}") from None
     return page.evaluate(READ_STATE)
 
 

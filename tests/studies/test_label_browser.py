@@ -110,6 +110,7 @@ def test_label_whole_passages_search_gold_undo_back_resume_with_figure_history(
         key(page, "u")  # unanswerable, by key
         assert wait_for_count(page, 2, total)["id"] == second["id"]
         key(page, "b")  # back: the draft just labelled, its label shown
+        page.wait_for_function(f"() => ({SHOWN})().guess.startsWith('labelled before')", timeout=WAIT_MS)
         back = wait_for_count(page, 2, total)
         assert back["id"] == undone["id"] and "labelled before: refusal, unanswerable" in back["guess"]
         key(page, "a")  # keep it

@@ -28,7 +28,7 @@ from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import corpus_path, store_path
 from nomad_lab.data.refusal_kinds import KIND_DEFINITIONS, OFF_TOPIC, REFUSAL_KINDS
 from nomad_lab.eval.gating.run_data import stored_pools
-from nomad_lab.eval.stored_runs import MAIN_RUN, MAIN_RUN_COMMAND, NoSuchRun, resolve_run
+from nomad_lab.eval.stored_runs import MAIN_RUN, MAIN_RUN_COMMAND, NoSuchRun, embedder_spec, resolve_run
 from nomad_lab.gate import masks
 from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.confidence import confidence_gate
@@ -133,7 +133,7 @@ def load_explore_data(
                 p_true[i] = verdict.p_true
     notes = [
         f"run {run_id} (stored {run.created_at:%Y-%m-%d %H:%M} UTC, corpus {pools.fingerprint}, "
-        f"suites {run.params.get('suite')}, embedder {run.params.get('embedder')}; "
+        f"suites {run.params.get('suite')}, embedder {embedder_spec(run.params)}; "
         "`nomad-lab store runs` lists the others)"
     ]
     notes += [f"{missing} question(s) have no stored verdict from {judge_model}"] if missing else []

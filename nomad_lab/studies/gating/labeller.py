@@ -34,7 +34,7 @@ FIGURE_NEEDS = MIN_PER_CLASS
 REPLAY_POINTS = 40
 """At most this many points of the figure's history are replayed from the log when the widget opens."""
 REFUSAL_KEYS = {"o": OFF_TOPIC, "u": UNANSWERABLE, "n": NEAR_DOMAIN}
-KEY_HELP = "keys: Enter or a save · 1-5 answerable (that passage) · o u n refusal · s skip · z undo · b back"
+KEY_HELP = "keys: a save · 1-5 answerable (that passage) · o u n refusal · s skip · z undo · b back"
 FRAME_CSS = (
     "<style>.nomad-label-frame{height:28em;overflow-y:auto;border:1px solid #ccc;padding:0 .8em;"
     "background:#fff}.nomad-label-frame mark{background:#fff2a8}.nomad-best{background:#dff0d8}"
@@ -145,7 +145,7 @@ class Labeller:
         )
         self.gold.add_class("nomad-label-gold")
         self.gold.observe(lambda _c: self._choose(ANSWERABLE), names="value")
-        save = self._button("save (Enter)", self.save, "nomad-label-save", "primary")
+        save = self._button("save (a)", self.save, "nomad-label-save", "primary")
         undo = self._button("undo (z)", self.undo, "nomad-label-undo")
         back = self._button("back (b)", self.back, "nomad-label-back")
         self.gold_buttons = w.HBox()
