@@ -113,7 +113,8 @@ def test_label_whole_passages_search_gold_undo_back_resume_with_figure_history(
         page.wait_for_function(f"() => ({SHOWN})().guess.startsWith('labelled before')", timeout=WAIT_MS)
         back = wait_for_count(page, 2, total)
         assert back["id"] == undone["id"] and "labelled before: refusal, unanswerable" in back["guess"]
-        key(page, "a")  # keep it
+        key(page, "a")  # keep it: the queue's next draft is shown
+        page.wait_for_function(f"() => ({SHOWN})().guess.startsWith('the draft')", timeout=WAIT_MS)
         decided = 2
         while decided < 14:  # the drafts' own guesses, accepted, until the figure has both kinds
             key(page, "a")

@@ -179,6 +179,8 @@ def open_notebook(browser: Browser, lab: Lab, notebook: Path) -> Page:
         page.wait_for_function(
             "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('docmanager:open')"
         )
+        # a document opened before Lab has restored its layout can be closed again by the restore
+        page.evaluate("() => window.jupyterapp.restored.then(() => true)")
         page.evaluate(
             "(path) => window.jupyterapp.commands.execute("
             "'docmanager:open', {path, factory: 'Jupytext Notebook'})",
