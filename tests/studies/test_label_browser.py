@@ -47,6 +47,16 @@ SHOWN = """() => {
 }"""
 
 
+FIGURE = """async () => {
+    const img = document.querySelector('.nomad-labeller img');
+    const bytes = new Uint8Array(await (await fetch(img.src)).arrayBuffer());
+    let hash = 0;
+    for (const x of bytes) hash = (hash * 31 + x) >>> 0;
+    return [bytes.length, hash];
+}"""
+"""The figure's PNG, as its length and a hash (the widget shows it through a blob URL of its own)."""
+
+
 def wait_for_count(page: Page, decided: int, total: int) -> dict:
     page.wait_for_function(
         f"() => {{ const s = ({SHOWN})(); return s && s.count === '{decided} / {total} decided'; }}",
@@ -122,11 +132,13 @@ def test_label_whole_passages_search_gold_undo_back_resume_with_figure_history(
             state = wait_for_count(page, decided, total)
         page.screenshot(path=artifacts / "2-after-fourteen.png", full_page=True)
         assert "needs at least" not in state["figures"] and state["figure"]
+        figure = page.evaluate(FIGURE)
         page.close()  # the sitting closed, the notebook opened again and run: it resumes from disk
         page = run_all(browser, lab, NOTEBOOK)
         resumed = wait_for_count(page, decided, total)
+        replayed = page.evaluate(FIGURE)
         page.screenshot(path=artifacts / "3-resumed.png", full_page=True)
-    assert resumed["id"] == state["id"] and resumed["figure"] == state["figure"]  # history replayed
+    assert resumed["id"] == state["id"] and replayed == figure  # the figure's history replayed from the log
     labelled = {g.id: g for g in load_suite_file(goldens / "labelled.jsonl", corpus.all_doc_ids)}
     assert labelled[f"label-{first}"].relevant_doc_ids == (missed,)
     assert labelled[f"label-{undone['id']}"].refusal_kind == "unanswerable"
