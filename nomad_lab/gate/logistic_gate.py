@@ -177,14 +177,20 @@ def logistic_scores(
     return 1.0 / (1.0 + np.exp(-np.clip(logit, -500, 500)))
 
 
+def _is_query_dim(name: str) -> bool:
+    """A dimension of the query embedding (``query_0`` ...), not a feature merely named ``query_*``
+    (coverage's ``query_terms``)."""
+    return name.startswith("query_") and name[len("query_") :].isdigit()
+
+
 def coefficient_rows(gate: LearnedGate, top: int = 15) -> list[dict[str, Any]]:
     """The largest standardized coefficients (the query embedding summed as one row per sign)."""
     rows: list[dict[str, Any]] = []
-    query = [(n, c) for n, c in zip(gate.features, gate.coef, strict=True) if n.startswith("query_")]
+    query = [(n, c) for n, c in zip(gate.features, gate.coef, strict=True) if _is_query_dim(n)]
     rows += [
         {"feature": n, "coef": float(c)}
         for n, c in zip(gate.features, gate.coef, strict=True)
-        if not n.startswith("query_")
+        if not _is_query_dim(n)
     ]
     if query:
         values = np.array([c for _, c in query])

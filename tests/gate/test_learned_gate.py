@@ -109,3 +109,19 @@ def test_the_mean_of_fold_models_scores_the_mean_of_their_logits() -> None:
             held_out[test], logistic_scores(*fit_logistic(x[train], y[train]), x[test])
         )
     np.testing.assert_allclose(saved[2], mean_of_fits([fit_logistic(x[t], y[t]) for t in seen])[2])
+
+
+def test_coefficient_rows_fold_only_query_embedding_dimensions() -> None:
+    from nomad_lab.gate.logistic_gate import coefficient_rows
+
+    gate = LearnedGate.from_fit(
+        ("query", "coverage"),
+        ["query_0", "query_1", "query_terms"],
+        (np.zeros(3), np.ones(3), np.array([0.3, -0.4, 2.0]), 0.0),
+        0.5,
+        {"model": "m"},
+        {},
+        {},
+    )
+    rows = {r["feature"]: r["coef"] for r in coefficient_rows(gate)}
+    assert rows["query_terms"] == 2.0 and rows["query embedding (2 dims, L2 norm of coefs)"] == 0.5
