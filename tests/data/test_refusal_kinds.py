@@ -121,7 +121,7 @@ def test_drafts_and_labels_write_the_kind_they_mean(tmp_path: Path) -> None:
     drafts = load_suite_file(path, drafts=True)
     refusals = [d for d in drafts if d.expect_refusal]
     assert refusals and all(d.kind_given and d.refusal_kind in REFUSAL_KINDS for d in refusals)
-    line = decide(refusals[0], REFUSAL, refusal_type="adversarial/fictional", who="t").golden_line()
+    line = decide(refusals[0], REFUSAL, refusal_type="unanswerable", who="t").golden_line()
     assert line["refusalKind"] == UNANSWERABLE
     labelled = tmp_path / "labelled.jsonl"
     labelled.write_text(json.dumps(line) + "\n")
