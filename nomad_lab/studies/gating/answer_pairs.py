@@ -121,7 +121,8 @@ def hardest_windows(question: Question, zero_shot: dict[tuple[str, str], float])
 
 @dataclass
 class Examples:
-    """Training pairs and labels (1: the passage answers the question)."""
+    """Training pairs and labels (1: the passage, or sentence unit, states the answer) with each pair's
+    source kind; the answerability and sufficiency studies build theirs alike."""
 
     pairs: list[tuple[str, str]] = field(default_factory=list)
     labels: list[int] = field(default_factory=list)

@@ -68,7 +68,7 @@ def leaderboard(result: dict[str, Any], rows_json: list[dict[str, Any]]) -> str:
         cells = " | ".join(_kind_cell(js, k) for k in kinds)
         lines.append(
             f"| {row.name} | {_triple(f.recall_at_recall, False)} | {cells} "
-            f"| {_triple(tuple(auc) if auc else None, False) if auc else '-'} "
+            f"| {_triple(tuple(auc), False) if auc else '-'} "
             f"| {row.calls:.2f} | {'-' if row.ms != row.ms else f'{row.ms:.3f}'} | {note} |"
         )
     return "\n".join(lines)

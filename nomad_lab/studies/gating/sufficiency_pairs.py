@@ -40,6 +40,7 @@ from nomad_lab.eval.gating.run_data import RunData
 from nomad_lab.retrieval.sufficiency_model import question_units
 from nomad_lab.services.verdict_cache import judged_set
 from nomad_lab.store import Store
+from nomad_lab.studies.gating.answer_pairs import Examples
 
 GOLD_CHUNKS = 3
 """Relevant-document chunks of a pool searched for answer units (best ranked first)."""
@@ -165,24 +166,6 @@ def _states(unit: str, sentence: str, answer: set[str]) -> bool:
     if sentence in " ".join(unit.split()):
         return True
     return bool(answer) and len(answer & set(content_words(unit))) >= ANSWER_SHARE * len(answer)
-
-
-@dataclass
-class Examples:
-    """Training pairs and labels (1: the unit states the answer) with each pair's source kind."""
-
-    pairs: list[tuple[str, str]] = field(default_factory=list)
-    labels: list[int] = field(default_factory=list)
-    kinds: list[str] = field(default_factory=list)
-
-    def add(self, question: str, units: Sequence[str], label: int, kind: str) -> None:
-        for u in units:
-            self.pairs.append((question, u))
-            self.labels.append(label)
-            self.kinds.append(kind)
-
-    def counts(self) -> dict[str, int]:
-        return {k: self.kinds.count(k) for k in dict.fromkeys(self.kinds)}
 
 
 def pseudo_examples(pseudo: Sequence[Pseudo], seed: int) -> Examples:
