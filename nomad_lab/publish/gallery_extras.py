@@ -98,12 +98,6 @@ NOT_STUDIES: tuple[Entry, ...] = (
         tables=("gates.md",),
     ),
     _own(
-        "Thresholds without labels: label-free, in-fold and transferred, on both corpora",
-        "python scripts/label_free.py",
-        "label_free",
-        tables=("label_free.md",),
-    ),
-    _own(
         "Drafting speed: goldens draft per folder (MB/s)",
         "python benchmarks/drafting_throughput.py --big DIR",
         "label_free",
