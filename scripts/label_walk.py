@@ -3,7 +3,8 @@
 Why a script: the helper that walked the books library is an AI agent, not a person at the notebook;
 it reads the next drafts in the session's queue order (``show N``) and records its decisions from a
 JSON list (``record FILE``), through :class:`LabelSession` exactly as the buttons do. Each ``record``
-appends the batch's wall time (from ``show`` to ``record``) to ``results/labelling/sitting.jsonl``.
+appends the batch's wall time (from ``show`` to ``record``) to ``datasets/corpora/books/sitting.jsonl``,
+beside the labels it timed (``nomad-lab study labelling`` reads it; nothing here writes under results/).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from nomad_lab.eval.gating.labelling import LabelSession
 
 WHO = "labelwalk helper (an AI agent, not a human)"
-LOG = Path("results/labelling/sitting.jsonl")
+LOG = Path("datasets/corpora/books/sitting.jsonl")
 STAMP = Path("runs/label_walk.shown")
 
 

@@ -82,13 +82,6 @@ NOT_STUDIES: tuple[Entry, ...] = (
         tables=("overhead.md",),
     ),
     _own(
-        "Labelling sitting on the Gutenberg books: how the leak intervals narrowed (an AI agent labelled)",
-        "python scripts/label_narrowing.py",
-        "labelling",
-        figures=("narrowing.png",),
-        tables=("narrowing.md",),
-    ),
-    _own(
         "Gate leaderboard on the Gutenberg books' labels",
         "nomad-lab study gates --store runs/books.duckdb --corpus datasets/library_growth "
         "--goldens datasets/corpora/books/goldens --suite labelled --no-bank --fit pool pool,coverage "

@@ -36,6 +36,7 @@ STUDIES = {
     "answerability",
     "sufficiency",
     "label-free",
+    "labelling",
 }
 
 

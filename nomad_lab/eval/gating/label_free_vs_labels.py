@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.refusal_kinds import REFUSAL_KINDS
 from nomad_lab.eval.gating.fit import bank_run, default_bank, fit_gate, with_features
 from nomad_lab.eval.gating.label_free import fit_label_free, pseudo_run, score_threshold, spec_point
@@ -86,15 +87,17 @@ def row_of(
     }
 
 
-def labelled_runs(store: Path, corpus: Corpus, suite: str, progress: bool) -> tuple[RunData, RunData]:
+def labelled_runs(
+    store: Path, corpus: Corpus, suite: str, bank: Path, progress: bool
+) -> tuple[RunData, RunData]:
     """The corpus's labelled goldens retrieved at floor 0, and the bank over the same index, both with
     the gate's features."""
     run_id = retrieve_run(
         store, corpus=corpus.corpus_dir, goldens=corpus.goldens_dir, suite=suite, progress=progress
     )
     data = with_features(store, load_run(store, run_id), FEATURES)
-    bank = with_features(store, bank_run(store, data, default_bank(), corpus.bank_skip), FEATURES)
-    return data, bank
+    negatives = with_features(store, bank_run(store, data, bank, corpus.bank_skip), FEATURES)
+    return data, negatives
 
 
 def _floor_curve(store: Path, data: RunData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -147,6 +150,7 @@ def learned_rows(
     pseudo: RunData,
     other: tuple[RunData, RunData],
     skip: tuple[str, ...],
+    bank_path: Path,
 ) -> list[dict[str, Any]]:
     """The learned gate's rows: in fold, label-free on the same per-fold models, transferred (model and
     threshold), transferred model with a label-free threshold, and the gate fitted with no labels."""
@@ -189,7 +193,7 @@ def learned_rows(
     transferred = fit_gate(other_data, [FEATURES], other_bank, seed=SEED).gate
     scores = _gate_scores(transferred, data)
     t_lf, t_ok = score_threshold(_gate_scores(transferred, pseudo), pseudo)
-    free = fit_label_free(store, pseudo, FEATURES, default_bank(), skip, seed=SEED)
+    free = fit_label_free(store, pseudo, FEATURES, bank_path, skip, seed=SEED)
     free_scores = _gate_scores(free.gate, data)
     _row = partial(row_of, data.pools.refusal_kinds)
     return [
@@ -215,17 +219,25 @@ def _with_deltas(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def compare(
-    store: str | Path, corpora: tuple[Corpus, Corpus], suite: str, *, progress: bool = False
+    store: str | Path,
+    corpora: tuple[Corpus, Corpus],
+    suite: str,
+    *,
+    bank: str | Path | None = None,
+    progress: bool = False,
 ) -> list[dict[str, Any]]:
-    """Both corpora's rows, each corpus's transferred thresholds taken from the other."""
-    store = Path(store)
-    labelled = {c.name: labelled_runs(store, c, suite, progress) for c in corpora}
+    """Both corpora's rows, each corpus's transferred thresholds taken from the other; ``bank``: the
+    out-of-scope questions used as negatives (None: the shared bank)."""
+    store, bank = Path(store), Path(bank or default_bank())
+    if corpora[0].name == corpora[1].name:
+        raise NomadLabError(f"label-free: the two corpora need two names, both are {corpora[0].name!r}")
+    labelled = {c.name: labelled_runs(store, c, suite, bank, progress) for c in corpora}
     out = []
     for corpus, other in (corpora, corpora[::-1]):
-        data, bank = labelled[corpus.name]
+        data, negatives = labelled[corpus.name]
         pseudo = pseudo_run(store, corpus.corpus_dir, seed=SEED, progress=progress)
         rows = floor_rows(store, data, pseudo, labelled[other.name][0])
-        rows += learned_rows(store, data, bank, pseudo, labelled[other.name], corpus.bank_skip)
+        rows += learned_rows(store, data, negatives, pseudo, labelled[other.name], corpus.bank_skip, bank)
         rows = _with_deltas(rows)
         out.append(
             {

@@ -31,7 +31,7 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.corpus import load_corpus
 from nomad_lab.data.golden_suites import DRAFTS_SUITE, Golden, load_suite_file, suite_path
 from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP, Decision, LabelFile, decide
-from nomad_lab.data.refusal_kinds import kind_of
+from nomad_lab.data.refusal_kinds import REFUSAL_KINDS, kind_of
 from nomad_lab.eval.gating.context import GatherContext
 from nomad_lab.eval.gating.fit import with_features
 from nomad_lab.eval.gating.run_data import RunData, load_run
@@ -62,13 +62,15 @@ class Passage:
 class Labelled:
     """The labelled questions as asked (an edited one by its own retrieval), one row each: features
     (:data:`KINDS`), on-topic label, recall@5 (NaN for a refusal), whether retrieval returned anything,
-    and the top final score (what the floor thresholds)."""
+    the top final score (what the floor thresholds) and the refusal kind ("" for an answerable label;
+    a label given before kinds, such as ``adversarial/fictional``, has its kind derived from it)."""
 
     x: np.ndarray
     labels: np.ndarray
     recall: np.ndarray
     nonempty: np.ndarray
     floor: np.ndarray
+    kinds: np.ndarray
 
 
 @dataclass
@@ -188,7 +190,10 @@ class LabelSession:
             if decision.action == ANSWERABLE:
                 recall[k] = float(decision.gold in {c.doc_id for c in ctx.chunks(j)})
         labels = np.array([d.action == ANSWERABLE for d in asked], dtype=bool)
-        return Labelled(x, labels, recall, nonempty, x[:, names.index("final_1")])
+        kinds = np.array(
+            [kind_of([d.refusal_type]) if d.action == REFUSAL else "" for d in asked], dtype=object
+        )
+        return Labelled(x, labels, recall, nonempty, x[:, names.index("final_1")], kinds)
 
     def _is_edit(self, decision: Decision) -> bool:
         """Whether the question was labelled in other words than the drafts run retrieved."""
@@ -274,17 +279,23 @@ class LabelSession:
     def figures(self, first: int | None = None) -> dict[str, Any]:
         """Leak at recall@5 >= 0.90 with 95% bootstrap intervals on the labelled questions, for the
         floor (top final score, every point on the labels: in sample) and, once it can be fitted, the
-        gate (out-of-fold scores); and how many labels of each kind they rest on. ``first`` replays the
-        sitting: only the first that many decisions (skips count as decisions) are read."""
+        gate (out-of-fold scores): over all refusals (``leak``, blended) and per refusal kind
+        (``byKind``: the off-topic leak, the unanswerable and near-domain pass rates, at the same
+        point); and how many labels of each kind they rest on. ``first`` replays the sitting: only the
+        first that many decisions (skips count as decisions) are read."""
         labelled = self._labelled(first)
-        labels, recall, nonempty = labelled.labels, labelled.recall, labelled.nonempty
-        out: dict[str, Any] = {"answerable": int(labels.sum()), "refusals": int((~labels).sum())}
+        labels, recall, nonempty, kinds = labelled.labels, labelled.recall, labelled.nonempty, labelled.kinds
+        out: dict[str, Any] = {
+            "answerable": int(labels.sum()),
+            "refusals": int((~labels).sum()),
+            "refusalsByKind": {k: int((kinds == k).sum()) for k in REFUSAL_KINDS},
+        }
         if not labels.any() or labels.all():
             return out
-        out["floor"] = leak_at_recall(labelled.floor, recall, nonempty, ~labels)
+        out["floor"] = leak_at_recall(labelled.floor, recall, nonempty, ~labels, kinds)
         if self._ready(labels):
             oof, _, _ = self._gate(labelled)
-            out["gate"] = leak_at_recall(oof, recall, nonempty, ~labels)
+            out["gate"] = leak_at_recall(oof, recall, nonempty, ~labels, kinds)
         return out
 
 
@@ -309,10 +320,16 @@ def _edit_id(query: str) -> str:
 
 
 def leak_at_recall(
-    scores: np.ndarray, recall: np.ndarray, nonempty: np.ndarray, refusal: np.ndarray
-) -> dict[str, float] | None:
+    scores: np.ndarray,
+    recall: np.ndarray,
+    nonempty: np.ndarray,
+    refusal: np.ndarray,
+    kinds: np.ndarray | None = None,
+) -> dict[str, Any] | None:
     """Leak and recall@5 (each with a 95% bootstrap interval) at the least-leaking threshold of an
-    all-or-nothing score whose recall@5 reaches the target; None when no threshold does."""
+    all-or-nothing score whose recall@5 reaches the target; None when no threshold does. With ``kinds``
+    (each question's refusal kind, "" when answerable), ``byKind`` splits the leak at that same point:
+    per kind present, its n and its pass rate [mean, 95% low, high]."""
     thresholds, rec, ne = crossval.threshold_grid(scores, recall, nonempty)
     point, _ = crossval.choose_points(rec, ne, refusal, crossval.RECALL_TARGET, crossval.LEAK_TARGET)
     if point is None:
@@ -320,7 +337,7 @@ def leak_at_recall(
     leak, leak_lo, leak_hi = bootstrap_means(ne[point, refusal].astype(float)[None])
     answerable = ~np.isnan(recall)
     rec_mean, rec_lo, rec_hi = bootstrap_means(rec[point, answerable][None])
-    return {
+    out: dict[str, Any] = {
         "threshold": float(thresholds[point]),
         "leak": float(leak[0]),
         "leakLow": float(leak_lo[0]),
@@ -329,6 +346,14 @@ def leak_at_recall(
         "recallLow": float(rec_lo[0]),
         "recallHigh": float(rec_hi[0]),
     }
+    if kinds is not None:
+        kinds = np.asarray(kinds, dtype=object)
+        out["byKind"] = {}
+        for kind in (k for k in REFUSAL_KINDS if (kinds == k).any()):
+            mask = kinds == kind
+            rate = bootstrap_means(ne[point, mask].astype(float)[None])
+            out["byKind"][kind] = {"n": int(mask.sum()), "pass": [float(r[0]) for r in rate]}
+    return out
 
 
 __all__ = ["ANSWERABLE", "REFUSAL", "SKIP", "LabelSession", "Passage", "leak_at_recall"]

@@ -31,6 +31,12 @@ PARAMS = (
     Param("other_goldens", Path, PYDOCS / "goldens", "its goldens"),
     Param("other_bank_skip", str, ("coding",), "bank categories it answers", many=True, metavar="CATEGORY"),
     suite_param("core,off_topic", "suite(s) of both goldens"),
+    Param(
+        "bank",
+        Path,
+        None,
+        "out-of-scope questions as the learned gates' negatives (default: the shared bank)",
+    ),
     STORE,
     PROGRESS,
 )
@@ -43,7 +49,7 @@ def compute(params: Params) -> dict[str, Any]:
         Corpus(params.name, params.corpus, params.goldens, tuple(params.bank_skip)),
         Corpus(params.other_name, params.other_corpus, params.other_goldens, tuple(params.other_bank_skip)),
     )
-    rows = compare(params.store, corpora, params.suite, progress=not params.no_progress)
+    rows = compare(params.store, corpora, params.suite, bank=params.bank, progress=not params.no_progress)
     return {
         "command": " ".join(command_line()),
         "recallTarget": crossval.RECALL_TARGET,
