@@ -18,6 +18,7 @@ from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP
 from nomad_lab.data.refusal_kinds import NEAR_DOMAIN, OFF_TOPIC, REFUSAL_KINDS, UNANSWERABLE
 from nomad_lab.eval.gating.label_replay import sitting_times
 from nomad_lab.eval.gating.labelling import LabelSession
+from nomad_lab.studies.gating.labeller import figures_line
 from tests.support.paths import CORPUS
 
 KIND_CYCLE = (OFF_TOPIC, UNANSWERABLE, NEAR_DOMAIN, OFF_TOPIC)
@@ -119,3 +120,20 @@ def test_a_broken_sitting_log_is_named_by_file_and_line(tmp_path: Path) -> None:
     logs["sitting"].write_text('{"labels": 10, "seconds": 20.0}\nnot json\n')
     with pytest.raises(NomadLabError, match=rf"{logs['sitting']}:2: not JSON"):
         sitting_times(logs["sitting"], logs["draft-time"])
+
+
+def test_the_labeller_caption_gives_each_kind_with_its_n_and_names_the_blend() -> None:
+    floor = {
+        "leak": 0.5,
+        "leakLow": 0.2,
+        "leakHigh": 0.8,
+        "recall": 0.9,
+        "byKind": {
+            OFF_TOPIC: {"n": 4, "pass": [0.25, 0.0, 0.75]},
+            UNANSWERABLE: {"n": 2, "pass": [1.0, 1.0, 1.0]},
+        },
+    }
+    line = figures_line({"answerable": 6, "refusals": 6, "floor": floor})
+    assert "off-topic leak 25.0% [0.0%, 75.0%] (n=4)" in line
+    assert "unanswerable pass 100.0% [100.0%, 100.0%] (n=2)" in line
+    assert "all refusals blended 50.0% [20.0%, 80.0%] (n=6)" in line

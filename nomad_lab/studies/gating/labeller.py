@@ -62,12 +62,12 @@ def _plot_history(history: list[tuple[int, dict[str, Any]]]) -> bytes:
         if not points:
             continue
         x = [n for n, _ in points]
-        axes.plot(x, [p["leak"] for _, p in points], marker="o", color=colour, label=f"{name}: leak")
+        axes.plot(x, [p["leak"] for _, p in points], marker="o", color=colour, label=f"{name}: all refusals")
         axes.fill_between(
             x, [p["leakLow"] for _, p in points], [p["leakHigh"] for _, p in points], color=colour, alpha=0.2
         )
     axes.set_xlabel("decisions so far")
-    axes.set_ylabel("leak at recall@5 >= 0.90")
+    axes.set_ylabel("leak at recall@5 >= 0.90\n(blended; caption: per kind)")
     axes.set_ylim(0, 1)
     if axes.lines:
         axes.legend(loc="upper right", fontsize=8)
@@ -85,7 +85,9 @@ def _enough(figures: dict[str, Any]) -> bool:
 
 
 def figures_line(figures: dict[str, Any]) -> str:
-    """The figure's caption: what it rests on, and either its leaks (with their sets) or what it needs."""
+    """The figure's caption: what it rests on, and either its figures or what it needs. Each gate's
+    figures are split by refusal kind at one operating point (the off-topic leak, the unanswerable and
+    near-domain pass rates, each with its n), the blend of all refusals last and named as such."""
     answerable, refusals = figures["answerable"], figures["refusals"]
     counts = f"{answerable} answerable and {refusals} refusals labelled"
     if not _enough(figures):
@@ -98,13 +100,22 @@ def figures_line(figures: dict[str, Any]) -> str:
     for name, what in (("floor", "floor (in sample)"), ("gate", "learned gate (out of fold)")):
         f = figures.get(name)
         if f:
+            split = [
+                f"{'off-topic leak' if kind == OFF_TOPIC else kind + ' pass'} {_rate(v['pass'])} (n={v['n']})"
+                for kind, v in f.get("byKind", {}).items()
+            ]
             parts.append(
-                f"{what}: leak {f['leak']:.1%} [{f['leakLow']:.1%}, {f['leakHigh']:.1%}] of the labelled "
-                f"refusals (n={refusals}) at recall@5 {f['recall']:.3f} (answerable, n={answerable})"
+                f"{what} at recall@5 {f['recall']:.3f} (answerable, n={answerable}): "
+                + ", ".join(split)
+                + f"; all refusals blended {_rate([f['leak'], f['leakLow'], f['leakHigh']])} (n={refusals})"
             )
         elif name == "floor":
             parts.append("floor: no threshold reaches recall@5 0.90 on these labels")
     return " · ".join(parts)
+
+
+def _rate(triple: list[float]) -> str:
+    return f"{triple[0]:.1%} [{triple[1]:.1%}, {triple[2]:.1%}]"
 
 
 def replay(session: LabelSession, points: int = REPLAY_POINTS) -> list[tuple[int, dict[str, Any]]]:
