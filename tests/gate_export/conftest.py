@@ -1,9 +1,12 @@
-"""Both corpora retrieved once per session (the real MiniLM embedder, floor 0, the gating suites), a gate
-fitted on each for every exportable feature set, and every question's whole pool as a pipeline sees it:
-what the export, runtime and adapter tests hold to ``gate apply``."""
+"""Both corpora retrieved once per test run (the real MiniLM embedder, floor 0, the gating suites; built
+once for all xdist workers, see ``tests.support.built_once``), a gate fitted on each for every exportable
+feature set, and every question's whole pool as a pipeline sees it: what the export, runtime and adapter
+tests hold to ``gate apply``."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +15,7 @@ import pytest
 
 from nomad_lab.core.workspace import DATASETS_DIR, DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR
 from nomad_lab.data.golden_suites import GATING_SUITES
+from tests.support.built_once import built_once
 
 CORPORA = {
     "default": (DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR),
@@ -21,6 +25,11 @@ CORPORA = {
     ),
 }
 FEATURE_SETS = ("pool", "pool,coverage", "pool,query")
+STORE = "store.duckdb"
+
+
+def gate_file(kinds: str) -> str:
+    return f"{kinds.replace(',', '-')}.json"
 
 
 @dataclass(frozen=True)
@@ -64,26 +73,75 @@ def pipeline_questions(store: Path, run_id: str) -> list[dict[str, Any]]:
     ]
 
 
-@pytest.fixture(scope="session")
-def fitted(tmp_path_factory: pytest.TempPathFactory, embedder) -> dict[str, Fitted]:
+def build_corpora(root: Path, embedder) -> None:
+    """Each corpus retrieved into its own store under ``root`` and a gate fitted on it for every exportable
+    feature set; the run ids in ``runs.json``."""
     from nomad_lab.cli import main
     from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 
-    out: dict[str, Fitted] = {}
+    runs = {}
     for name, (corpus, goldens) in CORPORA.items():
-        tmp = tmp_path_factory.mktemp(name)
-        store = tmp / "store.duckdb"
+        folder = root / name
+        folder.mkdir()
+        store = folder / STORE
         request = RetrievalRequest(corpus_dir=corpus, goldens_dir=goldens, suite=GATING_SUITES, floor=0.0,
                                    store_path=store, progress=False)  # fmt: skip
-        run_id = retrieve(request, embedder).run_id
-        gates = {}
+        runs[name] = retrieve(request, embedder).run_id
         for kinds in FEATURE_SETS:
-            path = tmp / f"{kinds.replace(',', '-')}.json"
-            fit = ["gate", "fit", "--run", run_id, "--store", str(store), "--out", str(path), "--no-bank"]
-            assert main([*fit, "--features", kinds, "--folds", "2", "--repeats", "1"]) == 0
-            gates[kinds] = path
+            fit = ["gate", "fit", "--run", runs[name], "--store", str(store), "--no-bank"]
+            fit += ["--out", str(folder / gate_file(kinds)), "--features", kinds, "--folds", "2"]
+            assert main([*fit, "--repeats", "1"]) == 0
+    (root / "runs.json").write_text(json.dumps(runs))
+
+
+@pytest.fixture(scope="session")
+def fitted(tmp_path_factory: pytest.TempPathFactory, embedder) -> dict[str, Fitted]:
+    """The corpora built once per test run (embedding both takes over a minute), copied for this worker:
+    the tests apply gates to the stores, which writes features to them."""
+    shared = built_once(tmp_path_factory, "gate-export-corpora", lambda root: build_corpora(root, embedder))
+    local = tmp_path_factory.mktemp("gate-export")
+    shutil.copytree(shared, local, dirs_exist_ok=True)
+    out: dict[str, Fitted] = {}
+    for name, run_id in json.loads((local / "runs.json").read_text()).items():
+        store = local / name / STORE
+        gates = {kinds: local / name / gate_file(kinds) for kinds in FEATURE_SETS}
         out[name] = Fitted(name, store, run_id, gates, pipeline_questions(store, run_id))
     return out
+
+
+class StoredVectors:
+    """The session's embedder, except that a batch of document texts the run's index holds gets the
+    vectors the store keeps for them: the ones this same embedder computed for those very texts when the
+    corpus was retrieved (same model key). The framework tests put the default corpus's chunks into their
+    own vector stores; embedding the 341 chunks again for each would repeat a minute of identical work.
+    Any other text (a query, a batch with one unseen text) goes to the embedder itself."""
+
+    def __init__(self, embedder, run: Fitted) -> None:
+        from nomad_lab.store import Store
+
+        self.embedder = embedder
+        with Store(run.store, read_only=True) as opened:
+            fingerprint = opened.get_run(run.run).fingerprint
+            chunks, matrix = opened.index_matrix(fingerprint, embedder.model_key)
+        self.vectors = {c.text: row for c, row in zip(chunks, matrix, strict=True)}
+        self.reused = 0
+
+    def embed(self, texts, progress: bool = False, desc: str = "embedding", kind: str = "document"):
+        import numpy as np  # heavy
+
+        if kind != "document" or not texts or any(t not in self.vectors for t in texts):
+            return self.embedder.embed(texts, progress, desc, kind)
+        self.reused += len(texts)
+        return np.stack([self.vectors[t] for t in texts])
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.embedder, name)
+
+
+@pytest.fixture
+def corpus_embedder(fitted: dict[str, Fitted], embedder) -> StoredVectors:
+    """The session's embedder, reusing the default corpus's stored chunk vectors (see StoredVectors)."""
+    return StoredVectors(embedder, fitted["default"])
 
 
 def applied(fitted: Fitted, kinds: str) -> dict[str, Any]:

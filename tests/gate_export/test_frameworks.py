@@ -50,7 +50,7 @@ def check_recorded(pools: Path, framework: str) -> None:
 
 
 def test_langchain_records_pools_that_study_gates_ranks(
-    fitted: dict[str, Fitted], embedder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    fitted: dict[str, Fitted], corpus_embedder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from langchain_core.documents import Document
     from langchain_core.vectorstores import InMemoryVectorStore
@@ -58,14 +58,14 @@ def test_langchain_records_pools_that_study_gates_ranks(
     from nomad_lab.frameworks.langchain import embeddings, record_langchain
 
     chunks = corpus_chunks(fitted["default"])
-    store = InMemoryVectorStore(embedding=embeddings(embedder))
+    store = InMemoryVectorStore(embedding=embeddings(corpus_embedder))
     docs = [
         Document(c.text, metadata={"doc_id": c.doc_id, "chunk_id": c.chunk_id, "source": c.source})
         for c in chunks
     ]
     store.add_documents(docs, ids=[c.chunk_id for c in chunks])
     pools = record_langchain(
-        store, DEFAULT_GOLDENS_DIR, tmp_path / "langchain.jsonl", embedder=embedder.identity()
+        store, DEFAULT_GOLDENS_DIR, tmp_path / "langchain.jsonl", embedder=corpus_embedder.identity()
     )
     check_recorded(pools, "langchain")
     rows, recorded, run_id = imports_and_ranks(pools, tmp_path, capsys)
@@ -106,7 +106,7 @@ def round_trip(store: Path, run_id: str, tmp_path: Path) -> None:
 
 
 def test_llamaindex_records_pools_that_study_gates_ranks(
-    fitted: dict[str, Fitted], embedder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    fitted: dict[str, Fitted], corpus_embedder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from llama_index.core import VectorStoreIndex
     from llama_index.core.schema import TextNode
@@ -124,10 +124,10 @@ def test_llamaindex_records_pools_that_study_gates_ranks(
         )
         for c in chunks
     ]
-    index = VectorStoreIndex(nodes, embed_model=embedding_model(embedder))
+    index = VectorStoreIndex(nodes, embed_model=embedding_model(corpus_embedder))
     retriever = index.as_retriever(similarity_top_k=15)
     pools = record_llamaindex(
-        retriever, DEFAULT_GOLDENS_DIR, tmp_path / "llamaindex.jsonl", embedder=embedder.identity()
+        retriever, DEFAULT_GOLDENS_DIR, tmp_path / "llamaindex.jsonl", embedder=corpus_embedder.identity()
     )
     check_recorded(pools, "llamaindex")
     rows, _, _ = imports_and_ranks(pools, tmp_path, capsys)
