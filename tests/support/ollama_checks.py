@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -208,10 +209,11 @@ CHECKS = [
 # ------------------------------------------------------------------------------- the shim target
 
 
-@pytest.fixture(scope="session")
-def shim() -> Iterator[Target]:
+@contextmanager
+def shim_target(num_ctx: int) -> Iterator[Target]:
+    """``nomad-lab serve``'s shim over SmolLM2, its default window (what /v1 runs at) ``num_ctx``."""
     port = free_port()
-    argv = shim_command("smollm2-135m", port, num_ctx=2048, name="smollm2-135m")
+    argv = shim_command("smollm2-135m", port, num_ctx=num_ctx, name="smollm2-135m")
     with ServerProcess(argv, host="127.0.0.1", port=port, ready_path="/api/version") as server:
         base = server.base_url
 
@@ -219,3 +221,9 @@ def shim() -> Iterator[Target]:
             return [r["body"] for r in httpx.get(f"{base}/_nomad/requests").json() if r["path"] == path]
 
         yield Target(base, "smollm2-135m:latest", sent, lambda: httpx.delete(f"{base}/_nomad/requests"))
+
+
+@pytest.fixture(scope="session")
+def shim() -> Iterator[Target]:
+    with shim_target(num_ctx=2048) as target:  # Ollama's default window
+        yield target
