@@ -6,8 +6,9 @@ So the work is cut into batches of judge inputs, each batch bound to one backend
 the worker that owns that endpoint. Workers only call models; they never open the DuckDB store. The
 client that submitted the tasks writes every verdict into the store's verdict cache, and every model call
 into its call log, as its batch finishes, so a run interrupted at any point keeps every finished verdict,
-and a rerun submits only the inputs still missing. After the grid, the judge study reads everything from
-the cache, unchanged.
+and a rerun submits only the inputs still missing. The grid is a hook of the one place a judge runs over
+a run (``eval.gating.inputs.verdicts.run_verdicts``): that finds what the cache lacks, hands exactly that
+to the grid and reads every verdict back, so the grid and an in-process run judge the same inputs.
 
 A ``LocalCluster`` (``--workers N``) runs on one machine; ``--scheduler tcp://host:8786`` uses a real
 cluster started with ``dask scheduler`` and ``dask worker`` (each worker needs nomad-lab installed).
@@ -16,9 +17,8 @@ cluster started with ``dask scheduler`` and ``dask worker`` (each worker needs n
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any
 
@@ -26,9 +26,9 @@ from tqdm import tqdm
 
 from nomad_lab.backends import open_backend
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.eval.gating.inputs.verdicts import Filler, JudgeInput
 from nomad_lab.services.judge_service import RelevanceJudge
 from nomad_lab.services.model_calls import CallBuffer
-from nomad_lab.services.verdict_cache import judge_passages_and_key, judged_set, verdict_reusable
 from nomad_lab.store import ModelCall, Store, Verdict
 
 
@@ -59,45 +59,6 @@ def dask_client(scheduler: str | None = None, workers: int = 0) -> Iterator[Any 
             cluster.close()
 
 
-@dataclass(frozen=True)
-class JudgeInput:
-    """One judge call still missing from the verdict cache: the cache key and what the judge reads."""
-
-    key: str
-    question: str
-    passages: list[dict[str, str]]
-
-
-def missing_judge_inputs(
-    store: Store,
-    run_id: str,
-    spec: str,
-    *,
-    floor: float,
-    limit: int | None = None,
-    retry_failed: bool = False,
-    reask_confidence: bool = False,
-) -> list[JudgeInput]:
-    """The judge inputs of a stored run (as ``judges.judge_run`` builds them) with no reusable verdict,
-    by the verdict cache's own rule (``verdict_reusable``: ``retry_failed``, ``reask_confidence``)."""
-    run = store.get_run(run_id)
-    cases = store.get_cases(run_id)[:limit] if limit else store.get_cases(run_id)
-    pools = store.get_pools(run_id)
-    chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
-    missing: dict[str, JudgeInput] = {}
-    for case in cases:
-        chosen = judged_set(pools.get(case.golden_id, []), chunks, floor)
-        if not chosen:
-            continue  # the floor left nothing: the pipeline never calls the judge
-        passages, key = judge_passages_and_key(case.query or "", chosen)
-        reusable = verdict_reusable(
-            store.get_verdict(spec, key), retry_failed=retry_failed, reask_confidence=reask_confidence
-        )
-        if key not in missing and not reusable:
-            missing[key] = JudgeInput(key, case.query or "", passages)
-    return list(missing.values())
-
-
 @lru_cache(maxsize=8)
 def _worker_judge(endpoint: str) -> Any:
     """One judge per endpoint per worker process: an embedded model loads once, not once per batch."""
@@ -118,25 +79,18 @@ def judge_batch(
 def fill_verdicts(
     client: Any,
     store: Store,
-    run_id: str,
-    specs: Sequence[str],
+    todo: Mapping[str, Sequence[JudgeInput]],
     *,
-    floor: float,
-    limit: int | None = None,
     endpoints: Mapping[str, Sequence[str]] | None = None,
     batch_size: int = 4,
     progress: bool = True,
-    retry_failed: bool = False,
-    reask_confidence: bool = False,
 ) -> dict[str, int]:
-    """Compute every missing verdict of the judge-model grid on the cluster; stored as each batch lands.
+    """Compute the verdict of every input of ``todo`` (judge spec -> the inputs the verdict cache lacks,
+    as ``run_verdicts`` finds them) on the cluster; each stored as its batch lands.
 
-    ``specs`` name the judge models (the verdict cache's model key). ``endpoints[spec]`` lists backend
-    specs that serve that same model (several Ollama hosts, say); each endpoint is pinned to its own
-    worker, round-robin, and batches are spread over the endpoints. By default a spec is its own single
-    endpoint. ``retry_failed`` and ``reask_confidence`` are :class:`CachedJudge`'s: pass the study's own,
-    so the grid computes exactly what the study would otherwise ask in process. Returns how many verdicts
-    were computed per spec.
+    ``endpoints[spec]`` lists backend specs that serve that same model (several Ollama hosts, say); each
+    endpoint is pinned to its own worker, round-robin, and batches are spread over the endpoints. By
+    default a spec is its own single endpoint. Returns how many verdicts were computed per spec.
     """
     from distributed import as_completed  # heavy
 
@@ -144,36 +98,25 @@ def fill_verdicts(
     if not workers:
         raise RuntimeError("the Dask cluster has no workers")
     futures: dict[Any, str] = {}
-    counts: dict[str, int] = {}
     slot = 0
-    for spec in specs:
-        todo = missing_judge_inputs(
-            store,
-            run_id,
-            spec,
-            floor=floor,
-            limit=limit,
-            retry_failed=retry_failed,
-            reask_confidence=reask_confidence,
-        )
-        counts[spec] = len(todo)
+    for spec, inputs in todo.items():
         pinned = [
             (endpoint, workers[(slot + i) % len(workers)])
             for i, endpoint in enumerate((endpoints or {}).get(spec) or [spec])
         ]
         slot += len(pinned)
-        for n, start in enumerate(range(0, len(todo), batch_size)):
+        for n, start in enumerate(range(0, len(inputs), batch_size)):
             endpoint, worker = pinned[n % len(pinned)]
             future = client.submit(
                 judge_batch,
                 endpoint,
-                todo[start : start + batch_size],
+                inputs[start : start + batch_size],
                 workers=[worker],
                 allow_other_workers=True,  # a lost worker's batches still run elsewhere, same endpoint
                 pure=False,
             )
             futures[future] = spec
-    bar = tqdm(total=sum(counts.values()), desc="judge grid", unit="verdict", disable=not progress)
+    bar = tqdm(total=sum(map(len, todo.values())), desc="judge grid", unit="verdict", disable=not progress)
     for future in as_completed(list(futures)):
         verdicts, calls = future.result()
         for call in calls:
@@ -182,34 +125,17 @@ def fill_verdicts(
             store.put_verdict(futures[future], key, verdict)
             bar.update()
     bar.close()
-    return counts
+    return {spec: len(inputs) for spec, inputs in todo.items()}
 
 
 def verdict_filler(
-    client: Any,
-    specs: Sequence[str],
-    *,
-    floor: float,
-    limit: int | None = None,
-    endpoints: Mapping[str, Sequence[str]] | None = None,
-    progress: bool = True,
-    retry_failed: bool = False,
-    reask_confidence: bool = False,
-) -> Callable[[Store, str], dict[str, int]] | None:
-    """``fill_verdicts`` bound to a grid: the judge study's ``fill_missing`` hook (None without a client)."""
+    client: Any, *, endpoints: Mapping[str, Sequence[str]] | None = None, progress: bool = True
+) -> Filler | None:
+    """``fill_verdicts`` on ``client``: the judge study's ``fill_missing`` hook, called by the one place a
+    judge runs over a run with exactly the inputs the cache lacks (None without a client)."""
     if client is None:
         return None
-    return partial(
-        fill_verdicts,
-        client,
-        specs=specs,
-        floor=floor,
-        limit=limit,
-        endpoints=endpoints,
-        progress=progress,
-        retry_failed=retry_failed,
-        reask_confidence=reask_confidence,
-    )
+    return partial(fill_verdicts, client, endpoints=endpoints, progress=progress)
 
 
 def endpoints_by_spec(pairs: Sequence[str], specs: Sequence[str]) -> dict[str, list[str]]:

@@ -21,21 +21,11 @@ from nomad_lab.studies.shape import Params, Study, declared, execute, resolve_pa
 
 
 def _fill_missing(client: Any, params: Params) -> Any:
-    """The judge grid's missing verdicts computed on the cluster first (None: judged in-process).
-
-    A stratified sample is judged in-process: the cluster filler would judge every question.
-    """
-    if client is None or params.sample:
+    """The missing verdicts computed on the cluster (None: judged in-process). The judge study hands
+    the grid exactly the inputs its own reuse rule finds missing, a sample's included."""
+    if client is None:
         return None
-    endpoints = endpoints_by_spec(params.endpoint, params.judge_model)
-    return verdict_filler(
-        client,
-        params.judge_model,
-        floor=params.floor,
-        limit=params.limit,
-        endpoints=endpoints,
-        reask_confidence=params.reask_confidence,  # the cluster reuses a verdict as CachedJudge would
-    )
+    return verdict_filler(client, endpoints=endpoints_by_spec(params.endpoint, params.judge_model))
 
 
 HOOKS: dict[str, Callable[[Any, Params], Any]] = {"fill_missing": _fill_missing}

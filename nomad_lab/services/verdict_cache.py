@@ -17,7 +17,7 @@ from nomad_lab.gate.reference_ranking import Candidate, apply_relevance_floor, a
 from nomad_lab.services.judge_service import JudgeResult, JudgeStats, RelevanceJudge
 from nomad_lab.store import ChunkRecord, PoolEntry, Store, Verdict, judge_input_sha256
 
-__all__ = ["CachedJudge", "judge_passages_and_key", "judged_set", "verdict_reusable"]
+__all__ = ["CachedJudge", "cached_result", "judge_passages_and_key", "judged_set", "verdict_reusable"]
 
 
 def judged_set(
@@ -55,6 +55,23 @@ def verdict_reusable(
     return cached.confidence_asked or not reask_confidence
 
 
+def cached_result(cached: Verdict, chunks: Sequence[Any]) -> JudgeResult:
+    """A stored verdict as the judge's result on ``chunks`` (what it keeps, what it rejected), as if
+    the judge had just said it: what :class:`JudgeStats` counts and a pipeline keeps."""
+    rejected = len(chunks) if cached.on_topic is False else 0
+    return JudgeResult(
+        [] if rejected else list(chunks),
+        rejected,
+        cached.ok,
+        cached.on_topic,
+        cached.reason,
+        cached.ms or 0.0,
+        cached.prompt_tokens,
+        p_true=cached.p_true,
+        confidence_reason=cached.confidence_reason,
+    )
+
+
 class CachedJudge:
     """A relevance judge whose verdicts are read from, or written to, the store.
 
@@ -90,18 +107,7 @@ class CachedJudge:
         cached = self.store.get_verdict(self.spec, key)
         if self.reusable(cached):
             self.cache_hits += 1
-            rejected = len(chunks) if cached.on_topic is False else 0
-            result = JudgeResult(
-                [] if rejected else list(chunks),
-                rejected,
-                cached.ok,
-                cached.on_topic,
-                cached.reason,
-                cached.ms or 0.0,
-                cached.prompt_tokens,
-                p_true=cached.p_true,
-                confidence_reason=cached.confidence_reason,
-            )
+            result = cached_result(cached, chunks)
         else:
             result = self.judge.judge(question, passages)
             self.store.put_verdict(self.spec, key, Verdict.of(result))

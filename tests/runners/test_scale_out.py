@@ -125,7 +125,8 @@ def test_a_notebook_that_opens_the_store_runs_in_a_grid_recorded_in_that_store(
 @pytest.mark.slow
 def test_judge_grid_spreads_endpoints_over_dask_workers_and_fails_open(stored_run) -> None:
     """Two servers of one judge model, each on its own worker; one answers HTTP 500 to everything."""
-    from nomad_lab.runners.cluster import dask_client, fill_verdicts, missing_judge_inputs
+    from nomad_lab.eval.gating.inputs.verdicts import run_verdicts
+    from nomad_lab.runners.cluster import dask_client, fill_verdicts
     from nomad_lab.store import Store
     from nomad_lab.studies.gating.judges import compare_with_floor, judge_run
 
@@ -136,18 +137,18 @@ def test_judge_grid_spreads_endpoints_over_dask_workers_and_fails_open(stored_ru
     ):
         spec = f"ollama://127.0.0.1:{good.port}/judge"
         endpoints = {spec: [spec, f"ollama://127.0.0.1:{bad.port}/judge"]}
-        with dask_client(workers=2) as client, Store(store_path) as store:
-            todo = missing_judge_inputs(store, run_id, spec, floor=0.0)
-            counts = fill_verdicts(
-                client,
-                store,
-                run_id,
-                [spec],
-                floor=0.0,
-                endpoints=endpoints,
-                batch_size=1,
-                progress=False,
+        handed: list = []
+        counts: dict = {}
+
+        def grid(store: Store, todo: dict) -> None:
+            handed.append({s: list(items) for s, items in todo.items()})
+            counts.update(
+                fill_verdicts(client, store, todo, endpoints=endpoints, batch_size=1, progress=False)
             )
+
+        with dask_client(workers=2) as client, Store(store_path) as store:
+            run_verdicts(store, run_id, [spec], filler=grid)
+            todo = handed[0][spec]
             assert counts == {spec: len(todo)} and len(todo) >= 4
             calls = store.model_calls(purpose="judge")  # logged by the client: workers have no store
             assert len(calls) == len(todo) and all(c.request_sha256 for c in calls)
@@ -161,10 +162,8 @@ def test_judge_grid_spreads_endpoints_over_dask_workers_and_fails_open(stored_ru
             assert any(v.ok and v.on_topic is False for v in verdicts)
 
             asked = len(good.requests) + len(bad.requests)
-            again = fill_verdicts(
-                client, store, run_id, [spec], floor=0.0, endpoints=endpoints, progress=False
-            )
-            assert again == {spec: 0} and len(good.requests) + len(bad.requests) == asked  # resumable
+            run_verdicts(store, run_id, [spec], filler=grid)
+            assert len(handed) == 1 and len(good.requests) + len(bad.requests) == asked  # resumable
 
             judged = judge_run(store, run_id, spec, floor=0.0, progress=False)  # all from the cache
             assert len(good.requests) + len(bad.requests) == asked
@@ -238,19 +237,20 @@ def test_a_cell_whose_kernel_stops_answering_reruns_once_on_a_fresh_kernel(tmp_p
 
 @pytest.mark.slow
 def test_the_grid_recomputes_what_the_cached_judge_would_ask_again(stored_run) -> None:
-    """The Dask filler's "missing" is ``CachedJudge``'s reuse rule: failed verdicts with ``retry_failed``,
-    verdicts stored before the confidence read with ``reask_confidence``, nothing else."""
-    from nomad_lab.runners.cluster import missing_judge_inputs
+    """What the one judge home hands a filler is ``CachedJudge``'s reuse rule: failed verdicts with
+    ``retry_failed``, verdicts stored before the confidence read with ``reask_confidence``, nothing else."""
+    from nomad_lab.eval.gating.inputs.verdicts import missing_inputs, run_sets
     from nomad_lab.store import Store, Verdict
 
     store_path, run_id, _ = stored_run
     spec = "test:reuse-rule"
     with Store(store_path) as store:
+        inputs = [item for item in run_sets(store, run_id, floor=0.0).inputs() if item is not None]
 
         def missing(**rule: bool) -> set[str]:
-            return {i.key for i in missing_judge_inputs(store, run_id, spec, floor=0.0, **rule)}
+            return {i.key for i in missing_inputs(store, spec, inputs, **rule)}
 
-        todo = missing_judge_inputs(store, run_id, spec, floor=0.0)
+        todo = missing_inputs(store, spec, inputs)
         assert len(todo) >= 4
         failed, legacy, fresh = (item.key for item in todo[:3])
         store.put_verdict(spec, failed, Verdict(None, False, "timeout", confidence_reason="no-logprobs"))

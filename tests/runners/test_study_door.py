@@ -53,16 +53,8 @@ def grid(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[list, list]:
         clients.append((scheduler, workers))
         yield None if not scheduler and not workers else f"client({scheduler or workers})"
 
-    def filler(
-        client: object,
-        specs: list,
-        *,
-        floor: float,
-        limit: int | None,
-        endpoints: dict,
-        reask_confidence: bool,
-    ) -> tuple:
-        return (client, tuple(specs), floor, limit, endpoints, reask_confidence)
+    def filler(client: object, *, endpoints: dict) -> tuple:
+        return (client, endpoints)
 
     monkeypatch.setattr(door, "get", lambda name: _study(seen))
     monkeypatch.setattr(door, "dask_client", client)
@@ -76,12 +68,10 @@ def test_the_verdict_filler_is_built_on_the_cluster_the_parameters_name(grid, tm
     store = tmp_path / "s.duckdb"
     door.run_study("grid", workers=2, endpoint=["a=ollama://h:1/m"], store=store, out=tmp_path)
     assert clients == [(None, 2)]
-    assert seen == [("client(2)", ("a", "b"), 0.0, None, {"a": ["a", "ollama://h:1/m"]}, False)]
-    door.run_study("grid", workers=2, reask_confidence=True, store=store, out=tmp_path)
-    assert seen.pop()[-1] is True  # the cluster re-asks exactly what CachedJudge would
+    assert seen == [("client(2)", {"a": ["a", "ollama://h:1/m"]})]
     door.run_study("grid", store=store, out=tmp_path)  # no cluster: judged in-process
-    door.run_study("grid", workers=2, sample=10, store=store, out=tmp_path)  # a sample: in-process too
-    assert seen[1:] == [None, None]
+    door.run_study("grid", workers=2, sample=10, store=store, out=tmp_path)  # the grid judges a sample too
+    assert seen[1:] == [None, ("client(2)", {})]
 
 
 def test_workers_and_scheduler_together_or_a_stray_endpoint_are_one_error(grid, tmp_path: Path) -> None:

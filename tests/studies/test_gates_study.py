@@ -149,13 +149,14 @@ def test_judge_rows_on_a_sample_stand_beside_the_floor_on_the_same_questions(
     run: tuple[Path, str], tmp_path: Path, capsys
 ) -> None:
     from nomad_lab.store import Store
-    from nomad_lab.studies.gating.judges import judge_run, sample_ids
+    from nomad_lab.eval.gating.inputs.verdicts import select_ids
+    from nomad_lab.studies.gating.judges import judge_run
 
     store, run_id = run
     backend = CountingJudgeBackend()
     with Store(store) as opened:  # only the sample is judged: the rest of the run stays without verdicts
         judged = judge_run(opened, run_id, "counting", floor=0.0, backend=backend, progress=False, sample=8)
-    sampled = sample_ids(store, run_id, 8)
+        sampled = select_ids(opened, run_id, sample=8)
     assert list(judged.pools.ids) == sampled and len(sampled) == 8
     out = tmp_path / "gates"
     argv = _plain_gates(run_id, store, out)

@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nomad_lab.eval.gating.inputs.verdicts import stratified_ids
 from nomad_lab.gate.agreement import NO_RELEVANT
 from nomad_lab.gate.pools import pools_from_records
 from nomad_lab.studies.gating.judge_confidence import run_confidence_study, write_confidence_study
-from nomad_lab.studies.gating.judges import JudgedRun, stratified_sample
+from nomad_lab.studies.gating.judges import JudgedRun
 
 
 def records(n: int = 40) -> list[dict]:
@@ -63,14 +64,14 @@ def test_study_tables_agree_with_the_arrays(tmp_path: Path) -> None:
 
 def test_stratified_sample_takes_both_classes_in_stored_order() -> None:
     recs = records(40)
-    picked = stratified_sample(recs, 10, seed=1)
-    assert len(picked) == 10 and sum(r["expectRefusal"] for r in picked) == 5
-    ids = [int(r["id"][1:]) for r in picked]
-    assert ids == sorted(ids)
-    assert stratified_sample(recs, 10, seed=1) == picked
-    assert len(stratified_sample(recs[:3], 10)) == 3
+    ids, refusal = [r["id"] for r in recs], [r["expectRefusal"] for r in recs]
+    picked = stratified_ids(ids, refusal, 10, seed=1)
+    assert len(picked) == 10 and sum(refusal[ids.index(i)] for i in picked) == 5
+    assert [int(i[1:]) for i in picked] == sorted(int(i[1:]) for i in picked)
+    assert stratified_ids(ids, refusal, 10, seed=1) == picked
+    assert len(stratified_ids(ids[:3], refusal[:3], 10)) == 3
     with pytest.raises(TypeError):
-        stratified_sample(recs, None)  # type: ignore[arg-type]
+        stratified_ids(ids, refusal, None)  # type: ignore[arg-type]
 
 
 def test_ladder_row_names_the_file_and_reads_the_agreement() -> None:

@@ -23,13 +23,16 @@ T = TypeVar("T")
 
 @dataclass
 class GatherContext:
-    """One run being gathered for: ``data`` (pools, queries, labels), the store it lives in, and
-    ``progress`` (False: quiet; True: a bar on stderr for gatherers that compute)."""
+    """One run being gathered for: ``data`` (pools, queries, labels), the store it lives in,
+    ``progress`` (False: quiet; True: a bar on stderr for gatherers that compute), and ``judge``: the
+    judge specs whose missing verdicts this gather may compute (model calls; any other judge's verdicts
+    are read from the cache only)."""
 
     store_path: Path
     data: RunData
     progress: bool = False
     stats: dict[str, Any] = field(default_factory=dict)  # what gatherers measured (seconds, pairs)
+    judge: frozenset[str] = frozenset()
 
     @cached_property
     def _stored(self) -> tuple[dict[str, Any], dict[str, Any]]:

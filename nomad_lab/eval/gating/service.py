@@ -9,6 +9,7 @@ come through here, so a new family is one module and every door evaluates it.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -35,15 +36,21 @@ def _run(store_path: str | Path, run: Run) -> RunData:
 
 
 def gather(
-    store_path: str | Path, run: Run, spec: Spec, *, progress: bool = False
+    store_path: str | Path,
+    run: Run,
+    spec: Spec,
+    *,
+    progress: bool = False,
+    judge: Collection[str] = (),
 ) -> tuple[RunData, GateInputs]:
     """The run (a stored run id, None for the latest, or an already loaded :class:`RunData`) and the
-    inputs every part of ``spec`` needs."""
+    inputs every part of ``spec`` needs; the verdicts of the judge specs in ``judge`` are computed where
+    the cache lacks them (model calls), any other judge's are read from the cache."""
     data = _run(store_path, run)
     parsed = _spec(spec)
     needs = spec_needs(parsed)
     data.refuse_lacking([*(a.family for a in parsed.atoms), *(n.kind for n in needs)], f"gate {parsed}")
-    ctx = GatherContext(Path(store_path), data, progress)
+    ctx = GatherContext(Path(store_path), data, progress, judge=frozenset(judge))
     return data, gather_needs(ctx, needs)
 
 

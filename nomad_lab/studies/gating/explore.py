@@ -33,8 +33,8 @@ from nomad_lab.gate import masks
 from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.confidence import confidence_gate
 from nomad_lab.gate.pools import PoolSet
+from nomad_lab.services.verdict_cache import judged_set
 from nomad_lab.store import Store, judge_input_sha256
-from nomad_lab.studies.gating.judges import judged_set
 
 ALL_REFUSALS = ""
 """The ``refusals`` value counting every refusal, whatever its kind."""

@@ -29,6 +29,7 @@ from nomad_lab.data.refusal_kinds import OFF_TOPIC, REFUSAL_KINDS
 from nomad_lab.eval.gating import RunData, gather, load_run, subset_run
 from nomad_lab.eval.gating.fit import apply_gate, bank_run, default_bank, fit_gate, with_features
 from nomad_lab.eval.gating.gate_spec_type import GATE_SPEC
+from nomad_lab.eval.gating.inputs.verdicts import stratified_ids
 from nomad_lab.gate import crossval
 from nomad_lab.gate.apply import spec_needs
 from nomad_lab.gate.crossval import Figures
@@ -55,7 +56,6 @@ from nomad_lab.studies.gating.gate_rows import (
     score_curve,
     spec_row,
 )
-from nomad_lab.studies.gating.judges import judge_run, sample_ids
 from nomad_lab.studies.gating.run_param import RUN, study_run
 from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, STORE
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv, resolve_params, stored_params
@@ -185,15 +185,10 @@ def _judge_rows(p: Params, data: RunData, splits: list) -> list[Row]:
     specs = list(dict.fromkeys([*(p.judge or []), *([p.judge_model] if p.judge_model else [])]))
     sample = None  # the questions judged, when only a sample is
     if p.judge_sample:
-        sampled = set(sample_ids(p.store, data.run_id, p.judge_sample))
+        sampled = set(stratified_ids(data.pools.ids, data.pools.expect_refusal, p.judge_sample))
         sample = np.array([i in sampled for i in data.pools.ids], dtype=bool)
         data = subset_run(data, sample)
         splits = _splits(data, p.folds, p.repeats)
-    if p.judge_model:
-        from nomad_lab.store import Store  # heavy
-
-        with Store(p.store) as store:
-            judge_run(store, data.run_id, p.judge_model, floor=0.0, progress=True, sample=p.judge_sample)
     floor = None
     if p.judge_sample:
         floor = spec_row(
@@ -203,7 +198,8 @@ def _judge_rows(p: Params, data: RunData, splits: list) -> list[Row]:
     rows = []
     for spec in specs:
         verdict = parse_gate_spec(f"judge:{spec}")
-        _, inputs = gather(p.store, data, verdict)
+        asks = spec == p.judge_model  # its missing verdicts are computed here (model calls)
+        _, inputs = gather(p.store, data, verdict, progress=asks, judge=[spec] if asks else ())
         cached = next(iter(inputs.values()))
         if cached.missing:
             note = (

@@ -21,15 +21,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from nomad_lab.backends.backend_spec import BACKEND_SPEC
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import DATASETS_DIR, PROJECT_ROOT
 from nomad_lab.data.corpus import DISTRACTOR_PREFIX, DOC_SUFFIX
+from nomad_lab.eval.gating.run_data import stored_pools
 from nomad_lab.eval.gating.runs import retrieve_now
 from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.operating_curves import restrict_refusals
-from nomad_lab.gate.pools import pools_from_records
 from nomad_lab.retrieval.embedding import load_embedder
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.judges import compare_with_floor, judge_run
@@ -169,16 +171,16 @@ def measure_size(
         progress=progress,
     )
     with Store(store_path) as store:
-        dump = store.export_dump(both.run_id)
+        stored = stored_pools(store, both.run_id)
         suite_of = {case.golden_id: case.suite for case in store.get_cases(both.run_id)}
     # leak over the off-topic refusals; recall over the core suite alone (the off-topic suite's
     # distractor controls are answerable only when the distractors are in the library)
-    pools = restrict_refusals(pools_from_records(dump["pools"], fingerprint=dump["fingerprint"]), REFUSAL_TAG)
+    pools = restrict_refusals(stored, REFUSAL_TAG)
     calibrated = spec_curve(pools, "floor").calibrated(alpha).floor
     points = sorted(set(floors) | {judge_floor} | ({calibrated} if calibrated is not None else set()))
     curve = spec_curve(pools, "floor", points=points)
-    core = [record for record in dump["pools"] if suite_of[record["id"]] == "core"]
-    core_curve = spec_curve(pools_from_records(core, fingerprint=dump["fingerprint"]), "floor", points=points)
+    core = stored.subset(np.array([suite_of[i] == "core" for i in stored.ids], dtype=bool))
+    core_curve = spec_curve(core, "floor", points=points)
     leak_judge, calls, failures = None, 0, 0
     if judge_model:
         off_topic = {golden for golden, suite in suite_of.items() if suite == "off_topic"}

@@ -2,31 +2,31 @@
 
 For every question of a stored run, the set the judge would read is rebuilt from the stored pool
 exactly as the pipeline builds it (floor, then source diversity, then top k; chunk texts from the
-store), and its verdict is read from the store's verdict cache or computed once through the backend
-and stored (``services.verdict_cache.CachedJudge``). The verdicts then act as a gate on the same pools, so
-the judge can be compared with floor-only on identical questions: leak and recall@5 with intervals,
-an exact McNemar test on leaks, a paired bootstrap on recall, latency and failures per model.
+store), and its verdict is read from the store's verdict cache or computed once and stored, by the one
+place a judge runs over a run (``eval.gating.inputs.verdicts``). The verdicts then act as a gate on the
+same pools, so the judge can be compared with floor-only on identical questions: leak and recall@5 with
+intervals, an exact McNemar test on leaks, a paired bootstrap on recall, latency and failures per model.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from nomad_lab.backends import Backend
 from nomad_lab.backends.backend_spec import BACKEND_SPEC
 from nomad_lab.core.workspace import DEFAULT_STORE_PATH
 from nomad_lab.data.refusal_kinds import OFF_TOPIC as OFF_TOPIC_KIND
+from nomad_lab.eval.gating.inputs.verdicts import Filler, run_verdicts, select_ids
+from nomad_lab.eval.gating.run_data import stored_pools
 from nomad_lab.gate import masks
-from nomad_lab.gate.agreement import NO_RELEVANT, OFF_TOPIC, ON_TOPIC
-from nomad_lab.gate.pools import pools_from_records
 from nomad_lab.gate.stats import PairedTest, bootstrap_means, mcnemar_exact, paired_bootstrap
-from nomad_lab.services.verdict_cache import CachedJudge, judged_set
 from nomad_lab.store import Store
 from nomad_lab.studies.gating import judge_confidence
 from nomad_lab.studies.gating.judged_run import JudgedRun
@@ -44,84 +44,59 @@ from nomad_lab.studies.params import (
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
 
-def stratified_sample(records: Sequence[dict[str, Any]], size: int, seed: int = 0) -> list[dict[str, Any]]:
-    """Up to ``size`` records, half refusal and half answerable (seeded), in their stored order."""
-    rng = np.random.default_rng(seed)
-    refusal = [i for i, r in enumerate(records) if r.get("expectRefusal")]
-    answerable = [i for i, r in enumerate(records) if not r.get("expectRefusal")]
-    take_refusal = min(len(refusal), max(size // 2, size - len(answerable)))
-    take = list(rng.choice(refusal, take_refusal, replace=False)) if take_refusal else []
-    rest = min(len(answerable), size - take_refusal)
-    take += list(rng.choice(answerable, rest, replace=False)) if rest else []
-    return [records[i] for i in sorted(int(i) for i in take)]
-
-
-def sample_ids(store_path: Path, run_id: str, size: int) -> list[str]:
-    """The golden ids of the stratified sample ``judge_run(..., sample=size)`` judges (no model call)."""
-    with Store(store_path, read_only=True) as store:
-        return [r["id"] for r in stratified_sample(store.export_dump(run_id)["pools"], size)]
-
-
-def judge_run(
+def judge_runs(
     store: Store,
     run_id: str,
-    judge_spec: str,
+    judge_specs: Sequence[str],
     *,
     floor: float,
     limit: int | None = None,
     progress: bool = True,
-    backend: object | None = None,
+    backend: Backend | None = None,
     sample: int | None = None,
     reask_confidence: bool = False,
     only: Collection[str] | None = None,
-) -> JudgedRun:
-    """Verdicts for every question of ``run_id`` (or those whose golden id is in ``only``; the first
-    ``limit``, or a stratified ``sample``), cached in ``store``."""
-    from tqdm import tqdm
-
-    run = store.get_run(run_id)
-    dump = store.export_dump(run_id)
-    records = [r for r in dump["pools"] if r["id"] in only] if only is not None else dump["pools"]
-    records = records[:limit] if limit else records
-    if sample:
-        records = stratified_sample(records, sample)
-    queries = {case.golden_id: case.query or "" for case in store.get_cases(run_id)}
-    stored = store.get_pools(run_id)
-    chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
-    judge = CachedJudge(
-        judge_spec,
+    filler: Filler | None = None,
+) -> list[JudgedRun]:
+    """Each judge's verdicts on the questions of ``run_id`` (those whose golden id is in ``only``; the
+    first ``limit``, or a stratified ``sample``), through the one place a judge runs over a run
+    (:func:`~nomad_lab.eval.gating.inputs.verdicts.run_verdicts`: what the cache lacks is computed, by
+    ``filler`` when given, and stored), as the pools the comparisons read."""
+    ids = select_ids(store, run_id, only=only, limit=limit, sample=sample)
+    found = run_verdicts(
         store,
-        backend=backend,  # type: ignore[arg-type]
+        run_id,
+        judge_specs,
+        floor=floor,
+        ids=ids,
+        filler=filler,
+        backend=backend,
         reask_confidence=reask_confidence,
+        progress=progress,
     )
-    verdicts, ms, p_true, gold = (np.full(len(records), np.nan) for _ in range(4))
-    for i, record in enumerate(tqdm(records, desc=f"judge {judge_spec}", disable=not progress)):
-        passages = judged_set(stored.get(record["id"], []), chunks, floor)
-        if not passages:
-            continue  # the floor left nothing: the pipeline never calls the judge
-        _, verdict = judge(queries[record["id"]], passages)
-        ms[i] = verdict["ms"]
-        if verdict["judged"]:
-            verdicts[i] = 1.0 if verdict["onTopic"] else 0.0
-        if verdict["pTrue"] is not None:
-            p_true[i] = verdict["pTrue"]
-        relevant = set(record.get("relevantDocIds", []))
-        holds = any(p.doc_id in relevant for p in passages)
-        gold[i] = OFF_TOPIC if record.get("expectRefusal") else (ON_TOPIC if holds else NO_RELEVANT)
-    pools = pools_from_records(records, fingerprint=dump["fingerprint"], params=dump["params"], source=run_id)
-    return JudgedRun(
-        pools,
-        verdicts,
-        ms,
-        floor,
-        judge_spec,
-        judge.stats.line(),
-        judge.stats.failures,
-        judge.stats.calls,
-        p_true,
-        gold,
-        bool(sample),
-    )
+    pools = stored_pools(store, run_id)
+    pools = pools.subset(np.isin(np.array(pools.ids, dtype=object), ids))
+    return [
+        JudgedRun(
+            pools,
+            v.verdicts,
+            v.ms,
+            floor,
+            spec,
+            v.stats.line(),
+            v.stats.failures,
+            v.stats.calls,
+            v.p_true,
+            v.gold,
+            bool(sample),
+        )
+        for spec, v in found.items()
+    ]
+
+
+def judge_run(store: Store, run_id: str, judge_spec: str, **options: Any) -> JudgedRun:
+    """:func:`judge_runs` for one judge (``options`` are its keywords)."""
+    return judge_runs(store, run_id, [judge_spec], **options)[0]
 
 
 @dataclass(frozen=True)
@@ -203,39 +178,38 @@ def run_judge_study(
     limit: int | None = None,
     store_path: str | Path | None = None,
     progress: bool = True,
-    fill_missing: Callable[[Store, str], object] | None = None,
+    fill_missing: Filler | None = None,
     sample: int | None = None,
     reask_confidence: bool = False,
     judged_runs: list[JudgedRun] | None = None,
 ) -> list[GateComparison]:
-    """Judge the stored retrieval run ``run_id`` with each model in turn (a study resolves its ``--run``
-    first: :func:`nomad_lab.studies.params.study_run`).
+    """Judge the stored retrieval run ``run_id`` with each model (a study resolves its ``--run`` first:
+    :func:`nomad_lab.studies.gating.run_param.study_run`).
 
-    ``fill_missing(store, run_id)``, when given, computes the grid's missing verdicts first (on a Dask
-    cluster: ``nomad_lab.runners.cluster.verdict_filler``); the comparisons then read every verdict
-    from the store. ``sample`` judges a stratified sample of that many questions; each model's
-    ``JudgedRun`` (verdicts, P(true), gold labels) is appended to ``judged_runs`` when given.
+    ``fill_missing``, when given, computes every model's missing verdicts (on a Dask cluster:
+    ``nomad_lab.runners.cluster.verdict_filler``) instead of this process. ``sample`` judges a
+    stratified sample of that many questions; each model's ``JudgedRun`` (verdicts, P(true), gold
+    labels) is appended to ``judged_runs`` when given.
     """
     path = Path(store_path) if store_path else DEFAULT_STORE_PATH
-    rows = []
     with Store(path) as store:
-        if fill_missing is not None:
-            fill_missing(store, run_id)
-        for spec in judge_specs:
-            judged = judge_run(
-                store,
-                run_id,
-                spec,
-                floor=floor,
-                limit=limit,
-                progress=progress,
-                sample=sample,
-                reask_confidence=reask_confidence,
-            )
-            print(judged.stats_line)
-            if judged_runs is not None:
-                judged_runs.append(judged)
-            rows.append(compare_with_floor(judged))
+        runs = judge_runs(
+            store,
+            run_id,
+            judge_specs,
+            floor=floor,
+            limit=limit,
+            progress=progress,
+            sample=sample,
+            reask_confidence=reask_confidence,
+            filler=fill_missing,
+        )
+    rows = []
+    for judged in runs:
+        print(judged.stats_line)
+        if judged_runs is not None:
+            judged_runs.append(judged)
+        rows.append(compare_with_floor(judged))
     return rows
 
 
@@ -319,9 +293,9 @@ class JudgesResult:
     confidence: list[dict[str, Any]]
 
 
-def compute(params: Params, fill_missing: Callable[[Store, str], object] | None = None) -> JudgesResult:
+def compute(params: Params, fill_missing: Filler | None = None) -> JudgesResult:
     """The study from its declared parameters; ``fill_missing`` (the Dask verdict filler, a hook the
-    runner builds from ``workers``/``scheduler``) computes the grid's missing verdicts first."""
+    runner builds from ``workers``/``scheduler``) computes the missing verdicts on the cluster."""
     judged_runs: list[JudgedRun] = []
     rows = run_judge_study(
         params.judge_model,

@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.backends import Backend
 from nomad_lab.backends.backend_spec import BACKEND_SPEC
+from nomad_lab.eval.gating.inputs.verdicts import judge_input, judge_inputs, run_sets, select_ids
 from nomad_lab.gate.stats import PairedTest, bootstrap_means, mcnemar_exact, paired_bootstrap
-from nomad_lab.services.verdict_cache import CachedJudge, judged_set
-from nomad_lab.store import Store
+from nomad_lab.store import Store, Verdict
 from nomad_lab.studies.gating.judge_confidence import LADDER_MODELS
-from nomad_lab.studies.gating.judges import stratified_sample
 from nomad_lab.studies.gating.run_param import RUN, study_run
 from nomad_lab.studies.params import WORKSPACE, floor_param, not_negative, suite_param
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv
@@ -57,36 +57,36 @@ def compare_per_passage(
     floor: float = 0.0,
     sample: int | None = None,
     progress: bool = True,
-    backend: object | None = None,
+    backend: Backend | None = None,
 ) -> PerPassageComparison:
     """Judge each sampled set once whole and once passage by passage (cached), then compare paired."""
-    from tqdm import tqdm
-
-    run = store.get_run(run_id)
-    records = store.export_dump(run_id)["pools"]
-    records = stratified_sample(records, sample) if sample else records
-    queries = {case.golden_id: case.query or "" for case in store.get_cases(run_id)}
-    stored = store.get_pools(run_id)
-    chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
-    judge = CachedJudge(judge_spec, store, backend=backend)  # type: ignore[arg-type]
+    ids = select_ids(store, run_id, sample=sample)
+    judged = run_sets(store, run_id, floor=floor, ids=ids)
+    questions = [
+        (
+            case,
+            chosen,
+            judge_input(case.query or "", chosen),
+            [judge_input(case.query or "", [p]) for p in chosen],
+        )
+        for case, chosen in zip(judged.cases, judged.sets, strict=True)
+        if chosen
+    ]
+    inputs = [item for _, _, whole, singles in questions for item in (whole, *singles)]
+    found = judge_inputs(store, [judge_spec], inputs, backend=backend, progress=progress)[judge_spec]
     kept: dict[str, list[set[Any]]] = {"floor only": [], "one verdict": [], "per passage": []}
     ms: dict[str, list[float]] = {"one verdict": [], "per passage": []}
     refusal, relevant = [], []
-    for record in tqdm(records, desc=f"per-passage {judge_spec}", disable=not progress):
-        passages = judged_set(stored.get(record["id"], []), chunks, floor)
-        if not passages:
-            continue
-        question = queries[record["id"]]
-        docs = {p.doc_id for p in passages}
-        whole, verdict = judge(question, passages)
-        singles = [judge(question, [p]) for p in passages]
-        kept["floor only"].append(docs)
-        kept["one verdict"].append({p.doc_id for p in whole})
-        kept["per passage"].append({p.doc_id for p, (k, _) in zip(passages, singles, strict=True) if k})
-        ms["one verdict"].append(verdict["ms"])
-        ms["per passage"].append(sum(v["ms"] for _, v in singles))
-        refusal.append(bool(record.get("expectRefusal")))
-        relevant.append(set(record.get("relevantDocIds", [])))
+    for case, chosen, whole, singles in questions:
+        kept["floor only"].append({p.doc_id for p in chosen})
+        kept["one verdict"].append({p.doc_id for p in chosen} if _keeps(found[whole.key]) else set())
+        kept["per passage"].append(
+            {p.doc_id for p, single in zip(chosen, singles, strict=True) if _keeps(found[single.key])}
+        )
+        ms["one verdict"].append(_ms(found[whole.key]))
+        ms["per passage"].append(sum(_ms(found[single.key]) for single in singles))
+        refusal.append(case.expect_refusal)
+        relevant.append(set(case.relevant_doc_ids))
     is_refusal = np.array(refusal, dtype=bool)
     answerable = np.array([bool(r) for r in relevant], dtype=bool)
     leaked = {m: np.array([bool(k) for k in sets], dtype=bool)[is_refusal] for m, sets in kept.items()}
@@ -111,6 +111,15 @@ def compare_per_passage(
         leak_test=mcnemar_exact(leaked["one verdict"], leaked["per passage"]),
         recall_test=paired_bootstrap(recall["one verdict"], recall["per passage"]),
     )
+
+
+def _keeps(verdict: Verdict | None) -> bool:
+    """A judge keeps its set unless it judged it off topic (failed open, or never asked: kept)."""
+    return not (verdict is not None and verdict.ok and verdict.on_topic is False)
+
+
+def _ms(verdict: Verdict | None) -> float:
+    return (verdict.ms or 0.0) if verdict is not None else 0.0
 
 
 def markdown(rows: Sequence[PerPassageComparison], sampled: bool) -> str:

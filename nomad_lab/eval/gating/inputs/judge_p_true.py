@@ -7,7 +7,7 @@ import numpy as np
 
 from nomad_lab.backends.backend_spec import DEFAULT_SPEC
 from nomad_lab.eval.gating.context import GatherContext
-from nomad_lab.eval.gating.inputs import cached_verdicts as verdicts
+from nomad_lab.eval.gating.inputs import verdicts
 from nomad_lab.gate.features import FeatureBlock
 
 KIND = "judge"
