@@ -148,8 +148,8 @@ def test_bank_categories_a_corpus_answers_are_left_out_and_an_unknown_one_is_ref
 def test_judge_rows_on_a_sample_stand_beside_the_floor_on_the_same_questions(
     run: tuple[Path, str], tmp_path: Path, capsys
 ) -> None:
-    from nomad_lab.store import Store
     from nomad_lab.eval.gating.inputs.verdicts import select_ids
+    from nomad_lab.store import Store
     from nomad_lab.studies.gating.judges import judge_run
 
     store, run_id = run
