@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nomad_lab.cli import main
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.refusal_kinds import NEAR_DOMAIN, OFF_TOPIC
 from nomad_lab.eval.gating.label_free_vs_labels import Corpus, compare, row_of
@@ -65,14 +66,19 @@ def test_the_table_has_a_column_per_kind_present_with_its_n(tmp_path: Path) -> N
     assert json.loads(paths["json"].read_text())["corpora"][0]["rows"][0]["byKind"][OFF_TOPIC]["n"] == 3
 
 
-def test_two_corpora_of_one_name_are_refused(tmp_path: Path) -> None:
-    same = Corpus("a", tmp_path, tmp_path)
+def test_two_corpora_of_one_name_are_refused_through_the_command(tmp_path: Path, capsys) -> None:
+    argv = ["study", "label-free", "--corpus-name", "a", "--other-corpus-name", "a"]
+    assert main([*argv, "--store", str(tmp_path / "s.duckdb"), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "two names" in err and "\n" not in err
     with pytest.raises(NomadLabError, match="two names"):
-        compare(tmp_path / "s.duckdb", (same, same), "core")
+        compare(tmp_path / "s.duckdb", (Corpus("b", tmp_path, tmp_path),) * 2, "core")
 
 
 def test_the_study_is_declared_with_its_command_and_out_dir() -> None:
     study = registry.get("label-free")
     assert study.out_dir == "results/label_free" and study.command[:2] == ("study", "label-free")
     defaults = registry.defaults("label-free")
-    assert defaults["name"] != defaults["other_name"] and defaults["other_bank_skip"] == ("coding",)
+    assert defaults["corpus_name"] != defaults["other_corpus_name"] and defaults["other_bank_skip"] == (
+        "coding",
+    )

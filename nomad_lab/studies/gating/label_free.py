@@ -22,11 +22,11 @@ from nomad_lab.studies.shape import Param, Params, Study, argv
 
 PYDOCS = DATASETS_DIR / "corpora" / "pydocs"
 PARAMS = (
-    Param("name", str, "default", "the first corpus's name in the tables"),
+    Param("corpus_name", str, "default", "the first corpus's name in the tables"),
     Param("corpus", Path, DEFAULT_CORPUS_DIR, "the first corpus (*.md)"),
     Param("goldens", Path, DEFAULT_GOLDENS_DIR, "its goldens"),
     Param("bank_skip", str, (), "bank categories it answers", many=True, metavar="CATEGORY"),
-    Param("other_name", str, "pydocs", "the second corpus's name in the tables"),
+    Param("other_corpus_name", str, "pydocs", "the second corpus's name in the tables"),
     Param("other_corpus", Path, PYDOCS / "corpus", "the second corpus (*.md)"),
     Param("other_goldens", Path, PYDOCS / "goldens", "its goldens"),
     Param("other_bank_skip", str, ("coding",), "bank categories it answers", many=True, metavar="CATEGORY"),
@@ -46,8 +46,10 @@ def compute(params: Params) -> dict[str, Any]:
     """Both corpora, each against the other's labelled thresholds."""
     started = time.perf_counter()
     corpora = (
-        Corpus(params.name, params.corpus, params.goldens, tuple(params.bank_skip)),
-        Corpus(params.other_name, params.other_corpus, params.other_goldens, tuple(params.other_bank_skip)),
+        Corpus(params.corpus_name, params.corpus, params.goldens, tuple(params.bank_skip)),
+        Corpus(
+            params.other_corpus_name, params.other_corpus, params.other_goldens, tuple(params.other_bank_skip)
+        ),
     )
     rows = compare(params.store, corpora, params.suite, bank=params.bank, progress=not params.no_progress)
     return {
