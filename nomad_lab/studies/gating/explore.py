@@ -23,18 +23,17 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.core.judge_prompt import build_judge_input
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import corpus_path, store_path
 from nomad_lab.data.refusal_kinds import KIND_DEFINITIONS, OFF_TOPIC, REFUSAL_KINDS
+from nomad_lab.eval.gating.inputs.verdicts import run_verdicts
 from nomad_lab.eval.gating.run_data import stored_pools
 from nomad_lab.eval.stored_runs import MAIN_RUN, MAIN_RUN_COMMAND, NoSuchRun, embedder_spec, resolve_run
 from nomad_lab.gate import masks
 from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.confidence import confidence_gate
 from nomad_lab.gate.pools import PoolSet
-from nomad_lab.services.verdict_cache import judged_set
-from nomad_lab.store import Store, judge_input_sha256
+from nomad_lab.store import Store
 
 ALL_REFUSALS = ""
 """The ``refusals`` value counting every refusal, whatever its kind."""
@@ -112,31 +111,23 @@ def load_explore_data(
         chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
         queries = [cases[i].query or "" for i in pools.ids]
         tops = []
-        verdicts = np.full(len(queries), np.nan) if judge_model else None
-        p_true = np.full(len(queries), np.nan) if judge_model else None
-        missing = 0
-        for i, golden_id in enumerate(pools.ids):
+        for golden_id in pools.ids:
             entries = sorted(stored.get(golden_id, []), key=lambda e: e.rank)
             tops.append(chunks[entries[0].chunk_id].text if entries and entries[0].chunk_id in chunks else "")
-            if verdicts is None:
-                continue
-            passages = judged_set(entries, chunks, judge_floor)
-            if not passages:
-                continue
-            key = judge_input_sha256(build_judge_input(queries[i], [{"text": c.text} for c in passages]))
-            verdict = store.get_verdict(judge_model, key)
-            if verdict is None:
-                missing += 1
-            elif verdict.ok:
-                verdicts[i] = 1.0 if verdict.on_topic else 0.0
-            if verdict is not None and verdict.p_true is not None and p_true is not None:
-                p_true[i] = verdict.p_true
+        read = None  # the judge's verdicts, from the cache only: a slider must stay instant
+        if judge_model:
+            found = run_verdicts(
+                store, run_id, [judge_model], floor=judge_floor, ids=pools.ids, compute=False
+            )
+            read = found[judge_model]
     notes = [
         f"run {run_id} (stored {run.created_at:%Y-%m-%d %H:%M} UTC, corpus {pools.fingerprint}, "
         f"suites {run.params.get('suite')}, embedder {embedder_spec(run.params)}; "
         "`nomad-lab store runs` lists the others)"
     ]
-    notes += [f"{missing} question(s) have no stored verdict from {judge_model}"] if missing else []
+    if read is not None and read.missing:
+        notes.append(f"{read.missing} question(s) have no stored verdict from {judge_model}")
+    verdicts, p_true = (read.verdicts, read.p_true) if read is not None else (None, None)
     return ExploreData(pools, queries, tops, verdicts, judge_model, notes, p_true, run_id)
 
 
