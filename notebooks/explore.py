@@ -19,12 +19,12 @@
 # A stored retrieval run is re-gated live: no retrieval and no model call (judge verdicts come from
 # the store; run `nomad-lab study judges` to fill them, with the judge's P(on_topic = true) for the tau
 # slider). The list shows the refusal questions that still got context, with their top passage.
-# `run = "main"` is the main job's run of the default corpus; `nomad-lab store runs` lists every stored
-# run, and any of their ids can be given instead.
+# `run` is a RUN value, read as every study's `--run` is: `"main"`, the main job's run of `corpus`
+# (the default), `"latest"`, or any id `nomad-lab store runs` lists.
 
 # %% tags=["parameters"]
 store = None  # None: $NOMAD_LAB_STORE or runs/nomad-lab.duckdb; a relative path is under the repository
-run = "main"  # a run id from `nomad-lab store runs`, or "main": the main job's run of `corpus`
+run = "main"  # "main": the main job's run of `corpus`; "latest"; or a run id from `nomad-lab store runs`
 corpus = None  # the corpus "main" is over (None: $NOMAD_LAB_CORPUS or datasets/corpus)
 refusals = "off-topic"  # the refusals a leak counts: off-topic, unanswerable, near-domain ("": all)
 judge_model = "embedded:gemma3-270m"  # verdicts read from the store; None for no judge

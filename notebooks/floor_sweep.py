@@ -30,7 +30,7 @@ out_dir = "runs/floor_sweep"  # the main job passes results/...; a run by hand n
 alpha = 0.05  # target off-topic leak rate for the calibrated floor (the main job's)
 refusal_tag = "off-topic"  # count leaks on this suite's refusals only ("": every refusal)
 gate = []  # more gate specs, one curve each, e.g. ["floor@0.4+contrast", "judge:embedded:gemma3-270m"]
-run = None  # stored run the dump came from, for gates that need more than pools (None: the latest)
+run = "latest"  # stored run the dump came from, for gates needing more than pools: "main", a run id
 store = None  # workspace store holding that run (None: $NOMAD_LAB_STORE or runs/nomad-lab.duckdb)
 
 # %%

@@ -28,6 +28,7 @@
 # %% tags=["parameters"]
 judge_model = ["embedded:gemma3-270m"]
 suite = "off_topic"
+run = None  # None: retrieve suite now; or "main" (the main job's run of corpus), "latest", a run id
 floor = 0.0  # the floor the judge runs after
 limit = None  # judge only the first N questions (None: all)
 store = None  # workspace store (None: runs/nomad-lab.duckdb)
@@ -50,6 +51,7 @@ result, paths = run_study(
     "judges",
     judge_model=judge_model,
     suite=suite,
+    run=run,
     floor=floor,
     limit=limit,
     sample=sample,

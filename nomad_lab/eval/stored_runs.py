@@ -1,16 +1,15 @@
-"""Which retrieval runs a store holds, and the one a notebook means by its ``run`` parameter.
+"""Which retrieval runs a store holds, and which of them is the main job's run over a corpus.
 
 Why: "the latest run" is whatever was stored last (a ``core``-only run over another library, a
 labelling sitting's drafts), so a notebook that guesses shows a run nobody chose. ``nomad-lab store
 runs`` lists every run with what tells them apart (corpus, suites, embedder, questions, date), and a
-notebook names one: a run id, or :data:`MAIN_RUN`, the main job's run of the default corpus (the
-``core,off_topic`` pools ``nomad-lab reproduce`` stores for the gate studies).
+notebook or study names one with its RUN value: a run id, or :data:`MAIN_RUN`, the main job's run of the
+corpus (the ``core,off_topic`` pools ``nomad-lab reproduce`` stores for the gate studies), found here by
+:func:`main_run`. The value itself is read in one place, :func:`nomad_lab.eval.gating.runs.resolve_run`.
 
 A run records its corpus by fingerprint only; the corpus folder is recognised by recomputing each
 run's fingerprint over a folder's documents with the run's own ingest parameters and distractor
 setting (:func:`runs_over`), so a later run over a grown library never passes for the default corpus.
-:func:`resolve_run` is the one place the ``run`` parameter is read, kept small so a typed run value
-can replace it.
 """
 
 from __future__ import annotations
@@ -20,20 +19,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, PROJECT_ROOT
 from nomad_lab.data.corpus import compute_fingerprint, load_corpus
 
 MAIN_RUN = "main"
-"""The ``run`` value meaning the main job's run of the default corpus."""
+"""The RUN value meaning the main job's run of the corpus (:func:`main_run`)."""
 MAIN_SUITE = "core,off_topic"
 """The suites of that run: ``nomad-lab reproduce`` stores them together (with their dump) for the gates."""
 MAIN_RUN_COMMAND = "nomad-lab eval retrieval --suite core,off_topic --floor 0"
 """The command that stores such a run (pools are stored before any floor, so the floor does not matter)."""
-
-
-class NoSuchRun(NomadLabError):
-    """The store holds no run of that id, or no run the ``run`` value means; the message says what to run."""
 
 
 @dataclass(frozen=True)
@@ -82,8 +76,10 @@ def embedder_spec(params: dict[str, Any]) -> str:
     return str(spec or params.get("embeddingModel") or "")
 
 
-def _shown(folder: Path) -> str:
-    resolved = folder.resolve()
+def shown(folder: str | Path | None) -> str:
+    """A corpus folder as messages name it: relative to the repository when inside it (None: the default
+    corpus)."""
+    resolved = Path(folder if folder is not None else DEFAULT_CORPUS_DIR).resolve()
     return str(resolved.relative_to(PROJECT_ROOT)) if resolved.is_relative_to(PROJECT_ROOT) else str(resolved)
 
 
@@ -103,7 +99,7 @@ def list_runs(
                 run_id,
                 run.kind,
                 run.created_at,
-                _shown(folder) if folder is not None else f"fingerprint {run.fingerprint}",
+                shown(folder) if folder is not None else f"fingerprint {run.fingerprint}",
                 run.suite or str(run.params.get("suite") or ""),
                 embedder_spec(run.params),
                 counts.get(run_id, 0),
@@ -119,31 +115,21 @@ def runs_over(store: Any, corpus_dir: str | Path) -> list[str]:
     return [r for r in reversed(store.run_ids("retrieval")) if prints.folder_of(store.get_run(r)) is not None]
 
 
-def main_run(store: Any, corpus_dir: str | Path = DEFAULT_CORPUS_DIR) -> str | None:
-    """The newest run of :data:`MAIN_SUITE` over ``corpus_dir`` with its distractors, or None."""
-    for run_id in runs_over(store, corpus_dir):
+def main_run(store: Any, corpus_dir: str | Path | None = None) -> str | None:
+    """The newest run of :data:`MAIN_SUITE` over ``corpus_dir`` (None: the default corpus) with its
+    distractors, or None."""
+    for run_id in runs_over(store, corpus_dir if corpus_dir is not None else DEFAULT_CORPUS_DIR):
         run = store.get_run(run_id)
         if run.suite == MAIN_SUITE and run.params.get("includeDistractors", True):
             return run_id
     return None
 
 
-def resolve_run(store: Any, run: str | None, corpus_dir: str | Path | None = None) -> str:
-    """The run id a notebook's ``run`` parameter means: an id as given (checked), :data:`MAIN_RUN` (or
-    None) the main job's run of ``corpus_dir`` (default: the default corpus); a one-line error otherwise."""
-    where = str(getattr(store, "path", "the store"))
-    if run not in (None, MAIN_RUN):
-        if run not in store.run_ids():
-            raise NoSuchRun(f"{where}: no run {run!r} (list them: nomad-lab store runs --store {where})")
-        return run
+def main_run_command(corpus_dir: str | Path | None = None) -> str:
+    """The command that stores the main run over ``corpus_dir`` (None: the default corpus)."""
     corpus = Path(corpus_dir) if corpus_dir is not None else DEFAULT_CORPUS_DIR
-    found = main_run(store, corpus)
-    if found is None:
-        command = MAIN_RUN_COMMAND + ("" if corpus == DEFAULT_CORPUS_DIR else f" --corpus {_shown(corpus)}")
-        raise NoSuchRun(
-            f"{where}: no {MAIN_SUITE} run over {_shown(corpus)} stored yet: run `{command}` first"
-        )
-    return found
+    same = corpus.resolve() == DEFAULT_CORPUS_DIR.resolve()
+    return MAIN_RUN_COMMAND + ("" if same else f" --corpus {shown(corpus)}")
 
 
 def runs_table(runs: list[RunSummary], main: str | None = None, corpus: Path = DEFAULT_CORPUS_DIR) -> str:
@@ -157,9 +143,9 @@ def runs_table(runs: list[RunSummary], main: str | None = None, corpus: Path = D
             f"{r.run_id} · {r.created_at:%Y-%m-%d %H:%M} · {r.corpus} · {'yes' if r.distractors else 'no'} · "
             f"{r.suites} · {r.embedder} · {r.questions}" + ("   <- main" if r.run_id == main else "")
         )
-    lines.append(
-        f"{MAIN_RUN} (the notebooks' default run): {main}"
-        if main
-        else f"{MAIN_RUN}: none yet (no {MAIN_SUITE} run over {_shown(corpus)}; run `{MAIN_RUN_COMMAND}`)"
-    )
+    if main:
+        lines.append(f"{MAIN_RUN} (the notebooks' default run): {main}")
+    else:
+        none = f"no {MAIN_SUITE} run over {shown(corpus)}; run `{main_run_command(corpus)}`"
+        lines.append(f"{MAIN_RUN}: none yet ({none})")
     return "\n".join(lines)

@@ -15,7 +15,8 @@ import pytest
 from nomad_lab.cli import main
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.eval.gating.gate_spec_type import GATE_SPEC
-from nomad_lab.eval.gating.runs import RETRIEVE_NOW, RunChoice, parse_run, resolve_run
+from nomad_lab.eval.gating.runs import MAIN, RETRIEVE_NOW, NoSuchRun, RunChoice, parse_run, resolve_run
+from nomad_lab.eval.stored_runs import MAIN_RUN_COMMAND
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.run_param import RUN
 from nomad_lab.studies.shape import resolve_params
@@ -29,6 +30,7 @@ from tests.support.retrieval import fixture_run
         (None, RETRIEVE_NOW),
         ("retrieve", RETRIEVE_NOW),
         ("latest", RunChoice(latest=True)),
+        ("main", MAIN),
         ("retrieve:core,off_topic", RunChoice(suites="core,off_topic")),
         ("20261205T125635Z-22935183", RunChoice(run_id="20261205T125635Z-22935183")),
     ],
@@ -106,3 +108,37 @@ def test_resolve_run_retrieves_once_then_names_it(tmp_path: Path, embedder) -> N
     assert resolve_run(store, "latest") == new
     with pytest.raises(NomadLabError, match="needs corpus"):
         resolve_run(store, "retrieve")
+
+
+def test_main_names_the_main_jobs_run_over_the_corpus_never_the_latest(several_runs: dict) -> None:
+    """``main`` is the newest core,off_topic run with distractors over the corpus, found by fingerprint:
+    neither the run stored last (core over a grown library) nor a core or distractor-less run."""
+    store, runs = several_runs["store"], several_runs["runs"]
+    assert not MAIN.retrieves and str(MAIN) == "main"
+    assert (
+        resolve_run(store, "main", corpus=CORPUS) == resolve_run(store, MAIN, corpus=CORPUS) == runs["main"]
+    )
+    assert resolve_run(store, "latest") == runs["grown"]
+    assert resolve_run(store, runs["core"], corpus=CORPUS) == runs["core"]  # an id is taken as given
+    with pytest.raises(NoSuchRun, match=r"no run 'r-none' stored.*nomad-lab store runs"):
+        resolve_run(store, "r-none", corpus=CORPUS)
+
+
+def test_main_over_a_library_without_one_is_one_line_naming_the_command(
+    several_runs: dict, tmp_path: Path, capsys
+) -> None:
+    """The grown library holds a later core run, not a main one: the study is refused in one line that
+    names the command storing one over that library, before any model loads or anything is written."""
+    grown, store = several_runs["grown"], several_runs["store"]
+    with pytest.raises(NoSuchRun) as caught:
+        resolve_run(store, "main", corpus=grown)
+    message = str(caught.value)
+    assert "\n" not in message and f"no core,off_topic run over {grown} stored yet" in message
+    assert f"run `{MAIN_RUN_COMMAND} --corpus {grown}` first" in message
+    out = tmp_path / "out"
+    argv = ["study", "answerability", "--store", str(store), "--corpus", str(grown), "--out", str(out)]
+    assert main([*argv, "--run", "main"]) == 1
+    error = capsys.readouterr().err.strip()
+    assert error.endswith(message) and "\n" not in error and not out.exists()
+    with pytest.raises(NoSuchRun, match=f"no store yet, so no run main: run `{MAIN_RUN_COMMAND}` first"):
+        resolve_run(tmp_path / "none.duckdb", "main")

@@ -144,7 +144,7 @@ def test_explore_notebook_over_a_stored_run(tmp_path: Path) -> None:
     from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
 
     store = tmp_path / "ws.duckdb"
-    retrieve(
+    run_id = retrieve(
         RetrievalRequest(
             corpus_dir=FIXTURES / "corpus",
             goldens_dir=FIXTURES / "goldens",
@@ -153,9 +153,11 @@ def test_explore_notebook_over_a_stored_run(tmp_path: Path) -> None:
             store_path=store,
             progress=False,
         )
-    )
-    cells = execute("explore", tmp_path, store=str(store), judge_model=None, floor=0.3)
-    assert any(c.get("outputs") for c in cells if c["cell_type"] == "code")  # the widget rendered
+    ).run_id
+    corpus = str(FIXTURES / "corpus")  # run = "main" over this library: the run just stored
+    cells = execute("explore", tmp_path, store=str(store), corpus=corpus, judge_model=None, floor=0.3)
+    outputs = json.dumps([c.get("outputs", []) for c in cells if c["cell_type"] == "code"])
+    assert f"run {run_id} (stored" in outputs and "application/vnd.jupyter.widget-view+json" in outputs
 
 
 def test_explore_runs_where_it_lives_and_says_what_to_run_on_an_empty_store(

@@ -82,6 +82,22 @@ def test_a_missing_or_empty_store_says_what_to_run_first_in_one_line(tmp_path) -
     assert "no run 'r-nope'" in unknown.data and "nomad-lab store runs" in unknown.data
 
 
+def test_explore_reads_a_stored_run_and_never_retrieves(tmp_path) -> None:
+    """``run`` is a RUN value read by the gating service; the forms that retrieve now are refused, as an
+    error (bad input), not as the "run this first" line."""
+    import pytest
+
+    from nomad_lab.core.errors import NomadLabError
+    from nomad_lab.studies.gating.explore import NothingToExplore, load_explore_data
+
+    for run in ("retrieve", "retrieve:core"):
+        with pytest.raises(NomadLabError, match=r"retrieving now needs goldens.*stored run") as caught:
+            load_explore_data(tmp_path / "none.duckdb", run)
+        assert not isinstance(caught.value, NothingToExplore)
+    with pytest.raises(NomadLabError, match="bad run 'two words'"):
+        load_explore_data(tmp_path / "none.duckdb", "two words")
+
+
 def test_a_broken_store_is_still_an_error_not_a_hint(tmp_path) -> None:
     """Only "nothing stored yet" becomes the one-line hint; a store that cannot be read still fails."""
     import pytest

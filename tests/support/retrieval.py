@@ -1,13 +1,15 @@
 """Real retrieval over the fixture corpus, shared by the retrieval, study and runner tests.
 
 ``embedder`` is a session fixture (MiniLM loads once per test run); ``fixture_run`` stores one real
-retrieval run; ``CountingJudgeBackend`` answers the judge's schema and counts the calls it gets.
+retrieval run; ``several_runs`` stores the runs ``main`` must tell apart; ``CountingJudgeBackend`` answers
+the judge's schema and counts the calls it gets.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -51,6 +53,24 @@ def embedder():
     from nomad_lab.retrieval.embedding import load_embedder
 
     return load_embedder()  # process-wide: the CLI below reuses this instance
+
+
+@pytest.fixture
+def several_runs(tmp_path: Path, embedder) -> dict:
+    """A store holding the main run (``core,off_topic`` over the fixture corpus, distractors in), then one
+    without distractors, one of another suite, and last one of ``core`` over a grown library: the latest
+    run is never the one ``main`` means. ``store``, ``grown`` (that library's folder), ``runs`` by name."""
+    store = tmp_path / "ws.duckdb"
+    grown = tmp_path / "grown"
+    shutil.copytree(CORPUS, grown)
+    (grown / "extra-book.md").write_text("# Extra\n\nA chapter about whales and the sea, told at length.\n")
+    runs = {
+        "main": fixture_run(store, embedder),
+        "no_distractors": fixture_run(store, embedder, include_distractors=False),
+        "core": fixture_run(store, embedder, suite="core"),
+        "grown": fixture_run(store, embedder, suite="core", corpus_dir=grown),
+    }
+    return {"store": store, "grown": grown, "runs": runs}
 
 
 class CountingJudgeBackend:

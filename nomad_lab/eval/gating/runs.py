@@ -5,12 +5,15 @@ each with its own defaults, and a stored run id was a bare string checked only w
 Now ``--run`` (and a notebook's ``run``) is parsed at the edge into a :class:`RunChoice`:
 
     RUN_ID            a stored retrieval run
+    main              the main job's run over the corpus (its newest ``core,off_topic`` run with the
+                      distractors, found by fingerprint: :func:`nomad_lab.eval.stored_runs.main_run`)
     latest            the newest stored retrieval run
     retrieve          retrieve the study's suites now (its ``--suite``), at the study's floor
     retrieve:SUITES   retrieve these suites now (``core,off_topic``)
 
 and :func:`resolve_run` turns it into a stored run id once, retrieving through the one request built here
-(:func:`retrieve_run`) when the value says so. A missing run id is refused before any model loads.
+(:func:`retrieve_run`) when the value says so. A missing run id is refused before any model loads. It is
+the one resolver: the studies' ``--run``, the notebooks' ``run`` and the explore view all read it.
 """
 
 from __future__ import annotations
@@ -21,11 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.eval.stored_runs import MAIN_RUN, MAIN_SUITE, main_run, main_run_command, shown
 
 LATEST = "latest"
 RETRIEVE = "retrieve"
 FORMS = (
     "RUN_ID (a stored retrieval run)",
+    f"{MAIN_RUN} (the main job's {MAIN_SUITE} run over the corpus)",
     f"{LATEST} (the newest stored retrieval run)",
     f"{RETRIEVE} (the study's --suite, retrieved now)",
     f"{RETRIEVE}:SUITES (these suites, retrieved now)",
@@ -35,16 +40,19 @@ _RUN_ID = re.compile(r"[A-Za-z0-9][\w.:+-]*")
 
 @dataclass(frozen=True)
 class RunChoice:
-    """A parsed RUN value: ``run_id`` (a stored run), ``latest``, or retrieve now (``suites``: which;
-    None: the study's own). ``str()`` gives the text back, which is what results record."""
+    """A parsed RUN value: ``run_id`` (a stored run), ``main``, ``latest``, or retrieve now (``suites``:
+    which; None: the study's own). ``str()`` gives the text back, which is what results record."""
 
     run_id: str | None = None
     latest: bool = False
     suites: str | None = None
+    main: bool = False
 
     def __str__(self) -> str:
         if self.run_id is not None:
             return self.run_id
+        if self.main:
+            return MAIN_RUN
         if self.latest:
             return LATEST
         return RETRIEVE + (f":{self.suites}" if self.suites else "")
@@ -52,10 +60,15 @@ class RunChoice:
     @property
     def retrieves(self) -> bool:
         """True when resolving it retrieves now (a new stored run)."""
-        return self.run_id is None and not self.latest
+        return self.run_id is None and not self.latest and not self.main
 
 
 RETRIEVE_NOW = RunChoice()
+MAIN = RunChoice(main=True)
+
+
+class NoSuchRun(NomadLabError):
+    """The store (or the run a stored-run value names) is not there yet: the message says what to run."""
 
 
 def parse_run(text: str | RunChoice | None) -> RunChoice:
@@ -68,6 +81,8 @@ def parse_run(text: str | RunChoice | None) -> RunChoice:
         return RETRIEVE_NOW
     if value == LATEST:
         return RunChoice(latest=True)
+    if value == MAIN_RUN:
+        return MAIN
     if value.startswith(RETRIEVE + ":"):
         suites = value[len(RETRIEVE) + 1 :].strip()
         if not suites:
@@ -124,43 +139,61 @@ def retrieve_run(store_path: str | Path, **retrieval: Any) -> str:
     return str(retrieve_now(store_path, **retrieval).run_id)
 
 
-def stored_run_id(store_path: str | Path, choice: RunChoice) -> str | None:
-    """The stored run a choice names without retrieving (None for "retrieve now"); a run id the store
-    lacks, or ``latest`` in a store with no retrieval run, is one error line."""
+def stored_run_id(store_path: str | Path, choice: RunChoice, corpus: str | Path | None = None) -> str | None:
+    """The stored run a choice names without retrieving (None for "retrieve now"); ``main`` is the main
+    job's run over ``corpus`` (None: the default corpus). A store, run id, main or latest run that is not
+    there is one :class:`NoSuchRun` line naming what to run; a run of another kind one error line."""
     if choice.retrieves:
         return None
     from nomad_lab.store import Store, StoreError  # heavy
 
     path = Path(store_path)
     if not path.is_file():
-        raise NomadLabError(f"{path}: no store, so no run {choice}; retrieve first (--run {RETRIEVE})")
+        raise NoSuchRun(f"{path}: no store yet, so no run {choice}: {_store_first(choice, corpus)}")
     with Store(path, read_only=True) as store:
+        if choice.main:
+            found = main_run(store, corpus)
+            if found is None:
+                over = f"no {MAIN_SUITE} run over {shown(corpus)} stored yet"
+                raise NoSuchRun(f"{path}: {over}: {_store_first(choice, corpus)}")
+            return found
         if choice.latest:
             run_id = store.latest_run_id("retrieval")
             if run_id is None:
-                raise NomadLabError(f"{path}: no retrieval run stored; run nomad-lab eval retrieval first")
+                raise NoSuchRun(f"{path}: no retrieval run stored yet: {_store_first(choice, corpus)}")
             return run_id
         try:
             run = store.get_run(str(choice.run_id))
         except StoreError:
-            raise NomadLabError(
-                f"{path}: no run {choice.run_id!r} stored (give a stored run id, latest or retrieve)"
+            raise NoSuchRun(
+                f"{path}: no run {choice.run_id!r} stored (give a stored run id, {MAIN_RUN}, {LATEST} or "
+                f"{RETRIEVE}; list them: nomad-lab store runs --store {path})"
             ) from None
     if run.kind != "retrieval":
         raise NomadLabError(f"{path}: run {choice.run_id!r} is a {run.kind} run, not a retrieval run")
     return str(choice.run_id)
 
 
+def _store_first(choice: RunChoice, corpus: str | Path | None) -> str:
+    """What to run before ``choice`` names a stored run."""
+    if choice.main:
+        return f"run `{main_run_command(corpus)}` first"
+    if choice.latest:
+        return "run `nomad-lab eval retrieval` first"
+    return f"give a stored run id, or retrieve first (--run {RETRIEVE})"
+
+
 def named_run_ids(store_path: str | Path | None, values: Any) -> list[str]:
     """The stored runs a RUN value (or a list of them) names, for a provenance record: ids as given,
-    ``latest`` as the newest retrieval run now; "retrieve now" names none (its run is stored during the
-    command, which the record finds by time), and neither does anything the store cannot answer."""
+    ``latest`` and ``main`` (over the default corpus) as the runs they name now; "retrieve now" names
+    none (its run is stored during the command, which the record finds by time), and neither does
+    anything the store cannot answer."""
     texts = values if isinstance(values, list | tuple) else [values] if values else []
     found = []
     for text in texts:
         try:
             choice = parse_run(text)
-            if choice.latest:
+            if choice.latest or choice.main:
                 run_id = stored_run_id(store_path, choice) if store_path else None
             else:
                 run_id = choice.run_id
@@ -174,14 +207,18 @@ def named_run_ids(store_path: str | Path | None, values: Any) -> list[str]:
 def resolve_run(store_path: str | Path, run: str | RunChoice | None, **retrieval: Any) -> str:
     """The stored retrieval run ``run`` names, retrieving now when it says so: ``retrieval`` holds what
     :func:`retrieve_run` needs then (``corpus``, ``goldens``, ``suite``, ...; ``retrieve:SUITES``
-    replaces ``suite``)."""
+    replaces ``suite``). ``main`` is the main job's run over ``retrieval``'s ``corpus`` (None: the
+    default corpus)."""
     choice = parse_run(run)
-    stored = stored_run_id(store_path, choice)
+    stored = stored_run_id(store_path, choice, retrieval.get("corpus"))
     if stored is not None:
         return stored
     if choice.suites:
         retrieval["suite"] = choice.suites
     missing = sorted({"corpus", "goldens", "suite"} - set(retrieval))
     if missing:
-        raise NomadLabError(f"run {choice}: retrieving now needs {', '.join(missing)}; give --run RUN_ID")
+        raise NomadLabError(
+            f"run {choice}: retrieving now needs {', '.join(missing)}; "
+            f"give a stored run instead (RUN_ID, {MAIN_RUN} or {LATEST})"
+        )
     return retrieve_run(store_path, **retrieval)

@@ -7,10 +7,11 @@ README's headline), recall@5 and the leaked questions with their top passage, so
 what got through. Every leak is shown with the set it is over and its size ("off-topic refusals,
 n=140"): a rate over every refusal answers no single question.
 
-``explorer`` is the whole notebook behind one call: it reads the run the notebook names (a run id, or
-``main``: the main job's run of the default corpus, :func:`nomad_lab.eval.stored_runs.resolve_run`) from
-the store the workspace means, and when that store or run is missing it returns one line saying what to
-run first instead of a traceback.
+``explorer`` is the whole notebook behind one call: it reads the run the notebook names (a RUN value,
+resolved by the gating service's :func:`nomad_lab.eval.gating.runs.resolve_run` as every study's
+``--run`` is: a run id, ``main``, the main job's run of the corpus, or ``latest``) from the store the
+workspace means, and when that store or run is missing it returns one line saying what to run first
+instead of a traceback. Explore never retrieves, so a value asking to retrieve now is refused.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from nomad_lab.core.workspace import corpus_path, store_path
 from nomad_lab.data.refusal_kinds import KIND_DEFINITIONS, OFF_TOPIC, REFUSAL_KINDS
 from nomad_lab.eval.gating.inputs.verdicts import run_verdicts
 from nomad_lab.eval.gating.run_data import stored_pools
-from nomad_lab.eval.stored_runs import MAIN_RUN, MAIN_RUN_COMMAND, NoSuchRun, embedder_spec, resolve_run
+from nomad_lab.eval.gating.runs import MAIN, NoSuchRun, RunChoice, resolve_run
+from nomad_lab.eval.stored_runs import embedder_spec
 from nomad_lab.gate import masks
 from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.confidence import confidence_gate
@@ -40,7 +42,7 @@ ALL_REFUSALS = ""
 
 
 class NothingToExplore(NomadLabError):
-    """The store is missing or holds no retrieval run: the message names the command to run first.
+    """The store is missing or holds no run the RUN value names: the message names the command to run first.
 
     Only this is shown as one line; any other store error (locked, corrupt, newer schema) stays an
     error, so a notebook run by papermill or a grid still fails on it.
@@ -86,29 +88,27 @@ class ExploreData:
 
 def load_explore_data(
     store_path: str | Path,
-    run: str | None = MAIN_RUN,
+    run: str | RunChoice = MAIN,
     judge_model: str | None = None,
     judge_floor: float = 0.0,
     corpus: str | Path | None = None,
 ) -> ExploreData:
-    """Pools of ``run`` (a run id, or ``main``: the main job's run over ``corpus``, by default the
-    default corpus); verdicts only if already in the store.
+    """Pools of ``run``, a stored-run RUN value (a run id, ``latest``, or ``main``: the main job's run over
+    ``corpus``, by default the default corpus); verdicts only if already in the store.
 
     Verdicts missing from the store are not computed here (a slider must stay instant): run
     ``nomad-lab study judges`` first. Questions without a stored verdict count as unjudged (kept).
     """
-    if not Path(store_path).is_file():
-        raise NothingToExplore(f"{store_path}: no store yet: run `{MAIN_RUN_COMMAND}` first")
+    try:  # explore never retrieves: a value asking to is refused for want of goldens and suites
+        run_id = resolve_run(store_path, run, corpus=corpus_path(corpus))
+    except NoSuchRun as exc:
+        raise NothingToExplore(str(exc)) from None
     with Store(store_path, read_only=True) as store:
-        try:
-            run_id = resolve_run(store, run, corpus_path(corpus))
-        except NoSuchRun as exc:
-            raise NothingToExplore(str(exc)) from None
-        run = store.get_run(run_id)
+        record = store.get_run(run_id)
         pools = stored_pools(store, run_id)
         cases = {c.golden_id: c for c in store.get_cases(run_id)}
         stored = store.get_pools(run_id)
-        chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
+        chunks = {c.chunk_id: c for c in store.get_chunks(record.fingerprint)}
         queries = [cases[i].query or "" for i in pools.ids]
         tops = []
         for golden_id in pools.ids:
@@ -121,8 +121,8 @@ def load_explore_data(
             )
             read = found[judge_model]
     notes = [
-        f"run {run_id} (stored {run.created_at:%Y-%m-%d %H:%M} UTC, corpus {pools.fingerprint}, "
-        f"suites {run.params.get('suite')}, embedder {embedder_spec(run.params)}; "
+        f"run {run_id} (stored {record.created_at:%Y-%m-%d %H:%M} UTC, corpus {pools.fingerprint}, "
+        f"suites {record.params.get('suite')}, embedder {embedder_spec(record.params)}; "
         "`nomad-lab store runs` lists the others)"
     ]
     if read is not None and read.missing:
@@ -248,7 +248,7 @@ CONTROLS = (
 
 def explorer(
     store: str | Path | None = None,
-    run: str | None = MAIN_RUN,
+    run: str | RunChoice = MAIN,
     judge_model: str | None = None,
     judge_floor: float = 0.0,
     floor: float = RAG_MIN_FINAL_SCORE,
@@ -260,8 +260,8 @@ def explorer(
     """The floor slider, judge checkbox, tau slider and refusal-set menu over a stored run, redrawing
     the plot and the leaked table; the controls are explained above them.
 
-    ``run``: a run id (``nomad-lab store runs`` lists them) or ``main``, the main job's run over
-    ``corpus`` (None: ``$NOMAD_LAB_CORPUS`` or the default corpus).
+    ``run``: a RUN value naming a stored run: a run id (``nomad-lab store runs`` lists them), ``latest``,
+    or ``main``, the main job's run over ``corpus`` (None: ``$NOMAD_LAB_CORPUS`` or the default corpus).
 
     ``tau`` > 0 drops the sets whose stored P(on_topic = true) is below it (sets without a stored
     confidence are kept, as the judge fails open); its slider is disabled when the store holds none.

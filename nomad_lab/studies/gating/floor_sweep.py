@@ -17,6 +17,7 @@ from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE as DEFAULT_FLOOR
 from nomad_lab.core.workspace import PROJECT_ROOT
 from nomad_lab.eval.gating import curve, load_run, subset_run
 from nomad_lab.eval.gating.gate_spec_type import GATE_SPEC
+from nomad_lab.eval.gating.runs import LATEST, RunChoice, parse_run, resolve_run
 from nomad_lab.gate import masks
 from nomad_lab.gate.apply import spec_curve, spec_needs
 from nomad_lab.gate.operating_curves import (
@@ -49,11 +50,15 @@ class FloorStudy:
 
 
 def _spec_curves(
-    pools: PoolSet, specs: tuple[str, ...], refusal_tag: str | None, store: Path | None, run: str | None
+    pools: PoolSet,
+    specs: tuple[str, ...],
+    refusal_tag: str | None,
+    store: Path | None,
+    run: str | RunChoice,
 ) -> tuple[OperatingCurve, ...]:
     """One curve per spec: on the dump's pools when the spec needs nothing else, else through the gating
-    service on the stored run the dump came from (``run``, or the latest run with the dump's index and
-    questions), restricted to the same refusals."""
+    service on the stored run the dump came from (``run``, a RUN value naming a stored run; its index and
+    questions must be the dump's), restricted to the same refusals."""
     curves = []
     data = None
     for spec in specs:
@@ -66,11 +71,11 @@ def _spec_curves(
     return tuple(curves)
 
 
-def _stored_run(pools: PoolSet, spec: str, store: Path | None, run: str | None, refusal_tag: str | None):
+def _stored_run(pools: PoolSet, spec: str, store: Path | None, run: str | RunChoice, refusal_tag: str | None):
     where = f"gate {spec} needs {', '.join(map(str, spec_needs(spec)))} from a stored run"
     if store is None:
         raise NomadLabError(f"{where}: give --store (and --run RUN)")
-    data = load_run(store, run)
+    data = load_run(store, resolve_run(store, run))  # a stored run: the dump holds no corpus to retrieve
     if data.pools.fingerprint != pools.fingerprint or set(data.pools.ids) < set(pools.ids):
         raise NomadLabError(
             f"{where}: run {data.run_id} holds another index or other questions than the dump; "
@@ -90,7 +95,7 @@ def run_floor_study(
     default_floor: float = DEFAULT_FLOOR,
     gate_specs: tuple[str, ...] = (),
     store: Path | None = None,
-    run: str | None = None,
+    run: str | RunChoice = LATEST,
 ) -> FloorStudy:
     """Sweep the three score gates over ``pools``; leak counts only refusals tagged ``refusal_tag``.
 
@@ -209,10 +214,11 @@ PARAMS = (
     STORE,
     Param(
         "run",
-        str,
-        None,
-        "stored run the dump came from, for --gate specs that need more than pools "
-        "(default: the latest run with the dump's index)",
+        parse_run,
+        LATEST,
+        "stored run the dump came from, for --gate specs that need more than pools: RUN_ID, main or "
+        "latest (its index and questions must be the dump's)",
+        metavar="RUN",
     ),
 )
 

@@ -1,8 +1,8 @@
 """The gating studies' ``--run``: one RUN value, resolved once by the gating service.
 
 Why a module of the gating half: every gating study reads ``Params -> run -> service -> rows``; the run
-is a :class:`~nomad_lab.eval.gating.runs.RunChoice` parsed at the edge (a stored run id, ``latest``,
-``retrieve`` or ``retrieve:SUITES``) and :func:`study_run` turns it into a stored run id through
+is a :class:`~nomad_lab.eval.gating.runs.RunChoice` parsed at the edge (a stored run id, ``main``,
+``latest``, ``retrieve`` or ``retrieve:SUITES``) and :func:`study_run` turns it into a stored run id through
 :func:`~nomad_lab.eval.gating.runs.resolve_run`, which holds the one retrieval request gating builds.
 The budgeting half never reads a retrieval run, so this stays out of the shared parameters.
 """
@@ -18,17 +18,17 @@ RUN = Param(
     "run",
     parse_run,
     None,
-    "the retrieval run read: RUN_ID (stored), latest, retrieve (--suite, now: the default) or "
-    "retrieve:SUITES",
+    "the retrieval run read: RUN_ID (stored), main (the main job's run over --corpus), latest, "
+    "retrieve (--suite, now: the default) or retrieve:SUITES",
     metavar="RUN",
 )
 
 
 def study_run(p: Params, run: Any = None, **retrieval: Any) -> str:
     """The study's ``--run`` (or ``run``, another RUN value it declares) resolved once by the gating
-    service: the stored run it names, or its ``--suite`` of ``--corpus``/``--goldens`` (with its
-    ``--embedder``) retrieved now at floor 0. ``retrieval`` overrides those (``floor``, ``standalone``,
-    another ``corpus`` ...)."""
+    service: the stored run it names (``main``: the main job's run over its ``--corpus``), or its
+    ``--suite`` of ``--corpus``/``--goldens`` (with its ``--embedder``) retrieved now at floor 0.
+    ``retrieval`` overrides those (``floor``, ``standalone``, another ``corpus`` ...)."""
     given = p.as_dict()
     defaults: dict[str, Any] = {
         "corpus": given.get("corpus"),
