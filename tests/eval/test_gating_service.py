@@ -130,9 +130,13 @@ def test_a_spec_needing_a_stored_run_without_one_is_one_line(workspace: dict, tm
         "--gate",
         "judge:counting",
     ]
-    assert main([*argv, "--store", str(tmp_path / "empty.duckdb")]) == 1
-    error = capsys.readouterr().err.strip()
-    assert "no retrieval run stored" in error and "\n" not in error
+    missing, empty = tmp_path / "missing.duckdb", tmp_path / "empty.duckdb"
+    Store(empty).close()
+    for store, said in ((missing, "no store yet, so no run latest"), (empty, "no retrieval run stored yet")):
+        assert main([*argv, "--store", str(store)]) == 1  # --run latest, the default, names none here
+        error = capsys.readouterr().err.strip()
+        assert said in error and "`nomad-lab eval retrieval`" in error and "\n" not in error
+    assert not missing.exists()  # the store is only read
 
 
 @pytest.mark.slow
