@@ -311,13 +311,13 @@ def record_provenance(
     store_path: str | Path | None,
 ) -> Path:
     """``out_dir/provenance.json`` beside the files a study wrote: its commit, dirty, command line, run
-    id, the corpora it read (runs stored since it started, or named by its ``run`` parameter, a RUN
-    value: ``main`` and ``latest`` are the runs they name now), its
+    id, the corpora it read (runs stored since it started, or named by its ``run`` parameter), its
     embedders and model digests (:func:`nomad_lab.eval.provenance.provenance_record`)."""
-    from nomad_lab.eval.gating.runs import named_run_ids  # heavy (the gating package)
-
     kept = stored_params(params)
-    runs = named_run_ids(store_path, kept.get("run"), kept.get("corpus"))  # main and latest resolved
+    given_run = kept.get("run")
+    runs = (
+        [str(r) for r in given_run] if isinstance(given_run, list) else [str(given_run)] if given_run else []
+    )
     fingerprints = stored_fingerprints(store_path, started, runs)
     record = provenance_record(params=kept, run_id=run_id, fingerprints=fingerprints)
     return write_provenance(out_dir, record)

@@ -183,18 +183,18 @@ def _store_first(choice: RunChoice, corpus: str | Path | None) -> str:
     return f"give a stored run id, or retrieve first (--run {RETRIEVE})"
 
 
-def named_run_ids(store_path: str | Path | None, values: Any, corpus: str | Path | None = None) -> list[str]:
+def named_run_ids(store_path: str | Path | None, values: Any) -> list[str]:
     """The stored runs a RUN value (or a list of them) names, for a provenance record: ids as given,
-    ``latest`` and ``main`` (over ``corpus``, None: the default corpus) as the runs they name now;
-    "retrieve now" names none (its run is stored during the command, which the record finds by time),
-    and neither does anything the store cannot answer."""
+    ``latest`` and ``main`` (over the default corpus) as the runs they name now; "retrieve now" names
+    none (its run is stored during the command, which the record finds by time), and neither does
+    anything the store cannot answer."""
     texts = values if isinstance(values, list | tuple) else [values] if values else []
     found = []
     for text in texts:
         try:
             choice = parse_run(text)
             if choice.latest or choice.main:
-                run_id = stored_run_id(store_path, choice, corpus) if store_path else None
+                run_id = stored_run_id(store_path, choice) if store_path else None
             else:
                 run_id = choice.run_id
         except NomadLabError:
