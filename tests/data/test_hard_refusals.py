@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from nomad_lab.core.workspace import DATASETS_DIR
+from nomad_lab.core.workspace import DATASETS_DIR, DEFAULT_BANK_PATH
 from nomad_lab.data.bank import NEAR_DUPLICATE_JACCARD, near_duplicates, normalized_query
 from nomad_lab.data.corpus import load_corpus
 from nomad_lab.data.golden_suites import (
@@ -85,7 +85,8 @@ def all_hard() -> list[Golden]:
 
 def other_questions() -> list[Golden]:
     """Every other golden of both corpora, the bank and the test fixtures."""
-    paths = sorted(DATASETS_DIR.rglob("*.jsonl")) + sorted(FIXTURES.rglob("*.jsonl"))
+    paths = [*sorted(DATASETS_DIR.rglob("goldens/*.jsonl")), DEFAULT_BANK_PATH]  # not a sitting's log
+    paths += sorted(FIXTURES.rglob("*.jsonl"))
     paths = [p for p in paths if p.stem != SUITE and "estimator" not in p.parts]
     paths = [p for p in paths if not p.name.endswith(DECISIONS_SUFFIX) and p.stem != DRAFTS_SUITE]
     return [g for p in paths for g in load_suite_file(p)]

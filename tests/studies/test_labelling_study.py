@@ -74,7 +74,7 @@ def test_the_replay_reports_each_refusal_kind_apart_with_n_summing_to_the_refusa
     goldens, store = _sitting(tmp_path)
     out = tmp_path / "out"
     options = [f"--{name}={path}" for name, path in _logs(tmp_path).items()]
-    argv = ["study", "labelling", "--corpus", str(CORPUS), "--goldens", str(goldens), "--store", str(store)]
+    argv = ["study", "labelling", "--library", str(CORPUS), "--labels", str(goldens), "--store", str(store)]
     assert main([*argv, "--step", "15", "--out", str(out), "--no-progress", *options]) == 0
     narrowing = json.loads((out / "narrowing.json").read_text())
     steps = narrowing["steps"]

@@ -12,19 +12,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.core.workspace import DATASETS_DIR, DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR
+from nomad_lab.core.workspace import DATASETS_DIR
 from nomad_lab.data.refusal_kinds import OFF_TOPIC, REFUSAL_KINDS
 from nomad_lab.eval.gating.label_free_vs_labels import FEATURES, TOLERANCE, Corpus, compare
 from nomad_lab.eval.provenance import command_line
 from nomad_lab.gate import crossval
-from nomad_lab.studies.params import PROGRESS, STORE, suite_param
+from nomad_lab.studies.params import CORPUS, GOLDENS, PROGRESS, STORE, suite_param
 from nomad_lab.studies.shape import Param, Params, Study, argv
 
 PYDOCS = DATASETS_DIR / "corpora" / "pydocs"
 PARAMS = (
     Param("corpus_name", str, "default", "the first corpus's name in the tables"),
-    Param("corpus", Path, DEFAULT_CORPUS_DIR, "the first corpus (*.md)"),
-    Param("goldens", Path, DEFAULT_GOLDENS_DIR, "its goldens"),
+    CORPUS,  # the first corpus
+    GOLDENS,
     Param("bank_skip", str, (), "bank categories it answers", many=True, metavar="CATEGORY"),
     Param("other_corpus_name", str, "pydocs", "the second corpus's name in the tables"),
     Param("other_corpus", Path, PYDOCS / "corpus", "the second corpus (*.md)"),

@@ -27,8 +27,8 @@ from nomad_lab.studies.shape import Param, Params, Study, argv
 BOOKS = DATASETS_DIR / "corpora" / "books"
 GATES = {"floor": "floor (top final score, in sample)", "gate": "gate (pool + coverage, out of fold)"}
 PARAMS = (
-    Param("corpus", Path, DATASETS_DIR / "library_growth", "the library labelled (*.md)"),
-    Param("goldens", Path, BOOKS / "goldens", "the sitting's goldens folder (drafts and decisions log)"),
+    Param("library", Path, DATASETS_DIR / "library_growth", "the library labelled (*.md)"),
+    Param("labels", Path, BOOKS / "goldens", "the sitting's goldens folder (drafts and decisions log)"),
     Param("sitting", Path, BOOKS / "sitting.jsonl", "the labeller's batches ({labels, seconds} per line)"),
     Param("draft_time", Path, BOOKS / "draft.time", "the drafting step's /usr/bin/time output"),
     Param(
@@ -45,7 +45,7 @@ PARAMS = (
 
 def compute(params: Params) -> dict[str, Any]:
     """The replay, the sitting's times and the draft share."""
-    session = LabelSession.open(params.corpus, params.goldens, params.store, progress=not params.no_progress)
+    session = LabelSession.open(params.library, params.labels, params.store, progress=not params.no_progress)
     return {
         "narrowing": {
             "recallTarget": crossval.RECALL_TARGET,
