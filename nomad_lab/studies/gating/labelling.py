@@ -25,7 +25,7 @@ from nomad_lab.studies.plots import save
 from nomad_lab.studies.shape import Param, Params, Study, argv
 
 BOOKS = DATASETS_DIR / "corpora" / "books"
-GATES = {"floor": "floor (top final score, in sample)", "gate": "gate (pool + coverage, out of fold)"}
+LINES = {"floor": "floor (top final score, in sample)", "gate": "gate (pool + coverage, out of fold)"}
 PARAMS = (
     Param("library", Path, DATASETS_DIR / "library_growth", "the library labelled (*.md)"),
     Param("labels", Path, BOOKS / "goldens", "the sitting's goldens folder (drafts and decisions log)"),
@@ -85,7 +85,7 @@ def markdown(result: dict[str, Any]) -> str:
         "(books library; labeller: an AI agent)",
         "",
     ]
-    for name, title in GATES.items():
+    for name, title in LINES.items():
         heads = [f"{_what(k)} [95% CI] | n {k}" for k in REFUSAL_KINDS]
         lines += [
             f"**{title}**",
@@ -120,7 +120,7 @@ def plot(steps: list[dict[str, Any]], path: Path) -> Path:
             if not points:
                 continue
             x = [n for n, _ in points]
-            ax.plot(x, [p[0] for _, p in points], "o-", color=colour, label=GATES[name])
+            ax.plot(x, [p[0] for _, p in points], "o-", color=colour, label=LINES[name])
             ax.fill_between(x, [p[1] for _, p in points], [p[2] for _, p in points], color=colour, alpha=0.2)
         ax.set_title(_what(kind))
         ax.set_xlabel("decisions so far (labelling order)")
