@@ -35,6 +35,7 @@ STUDIES = {
     "rewrite",
     "answerability",
     "sufficiency",
+    "note-effect",
 }
 
 
