@@ -48,8 +48,8 @@ from nomad_lab.eval.note_effect import (
 from nomad_lab.services.pipeline import PipelineConfig
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.run_param import RUN, study_run
-from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, positive
-from nomad_lab.studies.shape import Output, Param, Params, Study, argv
+from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, on_second_corpus, positive
+from nomad_lab.studies.shape import Param, Params, Study
 
 DEFAULT_MODEL = "embedded:qwen2.5-coder-1.5b"
 SEED = 1342
@@ -268,16 +268,5 @@ STUDY = Study(
     published=False,
     stage=62,
     params=PARAMS,
-    also=(
-        Output(
-            "The note's effect on a second corpus (pydocs: Python tutorial and MDN)",
-            argv(
-                "study note-effect --corpus datasets/corpora/pydocs/corpus "
-                "--goldens datasets/corpora/pydocs/goldens --out results/note_effect/pydocs"
-            ),
-            "results/note_effect/pydocs",
-            (),
-            ("note_effect.md",),
-        ),
-    ),
+    also=(on_second_corpus("note-effect", "results/note_effect", ("note_effect.md",), "The note's effect"),),
 )
