@@ -3,6 +3,7 @@ answer cache, paired summaries and the rule that picks the default action."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -26,6 +27,7 @@ from nomad_lab.eval.note_effect import (
 from nomad_lab.services.pipeline import PipelineConfig
 from nomad_lab.services.pipeline_types import MOCK_EMPTY_ANSWER
 from nomad_lab.store import Store
+from tests.support.paths import ROOT
 
 
 def golden(gid: str, *, refusal: bool = False, must: tuple[str, ...] = ()) -> Golden:
@@ -132,3 +134,8 @@ def test_drop_is_chosen_only_when_it_helps_and_costs_nothing_significant() -> No
     a_asked, a_obs = _planted(wrong, ANSWERABLE, must=("410",))
     chosen = choose_action(summarize(u_asked + a_asked, u_obs | a_obs), UNANSWERABLE)
     assert chosen["action"] == "note" and chosen["dropLowersCorrectness"]
+
+
+def test_the_default_action_is_the_one_the_published_study_chose() -> None:
+    published = json.loads((ROOT / "results/note_effect/note_effect.json").read_text())
+    assert PipelineConfig(model="mock").sufficiency_action == published["choice"]["action"]
