@@ -175,7 +175,8 @@ def summarize(
 
 
 def costs(answers: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, dict[str, float]]:
-    """Median milliseconds, prompt tokens and prompt tokens served from the KV cache, per condition."""
+    """Median milliseconds, prompt tokens, prompt tokens served from the KV cache and passages injected,
+    per condition."""
     out = {}
     for c in CONDITIONS:
         obs = [by[c] for by in answers.values() if c in by]
@@ -183,7 +184,7 @@ def costs(answers: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, d
             f"median{name[0].upper()}{name[1:]}": float(np.median([float(o.get(name) or 0) for o in obs]))
             if obs
             else float("nan")
-            for name in ("ms", "promptTokens", "cachedPromptTokens")
+            for name in ("ms", "promptTokens", "cachedPromptTokens", "injected")
         }
         out[c] = {"answers": len(obs), **medians}
     return out

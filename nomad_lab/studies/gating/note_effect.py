@@ -126,6 +126,7 @@ def compute(p: Params) -> dict[str, Any]:
         "sampling": sampling,
         "numPredictCap": p.max_tokens,
         "contextWindow": p.context_window,
+        "enforceContextTokens": False,
     }
     with Store(store) as db:
         base = PipelineConfig(
@@ -137,6 +138,7 @@ def compute(p: Params) -> dict[str, Any]:
             seed=GENERATION_SEED,
             num_predict_cap=p.max_tokens,
             context_window=p.context_window,
+            enforce_context_tokens=False,  # else the note's tokens can push a passage out of the capped block
             call_log=db,
         )
         total = len(asked) * len(CONDITIONS)
@@ -190,9 +192,10 @@ def markdown(result: dict[str, Any]) -> str:
     s = result["summary"]
     lines = [
         f"Does the sufficiency note change the answer? Model {result['model']}, run {result['run']}; "
-        f"each question answered from the same top-5 passages under {', '.join(CONDITIONS)} "
-        "(temperature 0). Abstained: any refusal phrasing of the generation checks; correct: every "
-        "`mustInclude` pattern and no `mustNotInclude` one.",
+        f"each question answered from its top-5 passages under {', '.join(CONDITIONS)} (temperature 0; "
+        "the model's size tier admits the first ones, the same in every condition, the tier's token cap "
+        "not enforced so the note cannot displace one). Abstained: any refusal phrasing of the generation "
+        "checks; correct: every `mustInclude` pattern and no `mustNotInclude` one.",
         "",
         "| stratum | n | measure | " + " | ".join(CONDITIONS) + " |",
         "|---|---:|---|" + "---|" * len(CONDITIONS),
@@ -219,7 +222,8 @@ def markdown(result: dict[str, Any]) -> str:
         "Median per answer: "
         + "; ".join(
             f"{k} {c[k]['medianMs'] / 1000:.1f} s ({c[k]['medianPromptTokens']:.0f} prompt tokens, "
-            f"{c[k]['medianCachedPromptTokens']:.0f} from the KV cache)"
+            f"{c[k]['medianCachedPromptTokens']:.0f} from the KV cache, "
+            f"{c[k]['medianInjected']:.0f} passages)"
             for k in CONDITIONS
         )
         + f". Whole study {result['seconds'] / 60:.1f} min (load average at start "
