@@ -175,8 +175,9 @@ def summarize(
 
 
 def costs(answers: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, dict[str, float]]:
-    """Median milliseconds, prompt tokens, prompt tokens served from the KV cache and passages injected,
-    per condition."""
+    """Per condition: the seconds its answers took when computed (summed, so a resumed study still
+    reports its whole answering time), and the median milliseconds, prompt tokens, prompt tokens served
+    from the KV cache and passages injected."""
     out = {}
     for c in CONDITIONS:
         obs = [by[c] for by in answers.values() if c in by]
@@ -186,7 +187,8 @@ def costs(answers: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, d
             else float("nan")
             for name in ("ms", "promptTokens", "cachedPromptTokens", "injected")
         }
-        out[c] = {"answers": len(obs), **medians}
+        total = sum(float(o.get("ms") or 0) for o in obs) / 1e3
+        out[c] = {"answers": len(obs), "seconds": total, **medians}
     return out
 
 

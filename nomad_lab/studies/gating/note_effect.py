@@ -193,8 +193,8 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [
         f"Does the sufficiency note change the answer? Model {result['model']}, run {result['run']}; "
         f"each question answered from its top-5 passages under {', '.join(CONDITIONS)} (temperature 0; "
-        "the model's size tier admits the first ones, the same in every condition, the tier's token cap "
-        "not enforced so the note cannot displace one). Abstained: any refusal phrasing of the generation "
+        "the planner admits the first ones, the same in every condition: the size tier's token cap is "
+        "not enforced, so the note cannot displace one). Abstained: any refusal phrasing of the generation "
         "checks; correct: every `mustInclude` pattern and no `mustNotInclude` one.",
         "",
         "| stratum | n | measure | " + " | ".join(CONDITIONS) + " |",
@@ -226,8 +226,8 @@ def markdown(result: dict[str, Any]) -> str:
             f"{c[k]['medianInjected']:.0f} passages)"
             for k in CONDITIONS
         )
-        + f". Whole study {result['seconds'] / 60:.1f} min (load average at start "
-        f"{result['loadAtStart'][0]:.2f}).",
+        + f". Answering took {sum(v['seconds'] for v in c.values()) / 60:.1f} min in all (load average "
+        f"when the study began {result['loadAtStart'][0]:.2f}).",
     ]
     if result["choice"]:
         lines += ["", f"Default `sufficiency_action` by the study's rule: **{result['choice']['action']}**."]
