@@ -204,7 +204,7 @@ def _open(spec: str) -> Backend:
     return open_backend(spec)
 
 
-class _WarmUp:
+class WarmUp:
     """One throwaway chat before the first answer that is actually computed, so that answer does not pay
     the model load (at the window the run uses); a fully stored run loads no model at all."""
 
@@ -280,7 +280,7 @@ def run_generation_eval(
             read_million_sizes=config.read_million_sizes,
             call_log=store,
         )
-        warm = _WarmUp(base if backend is not None else None, config.window_for(goldens[0]))
+        warm = WarmUp(base if backend is not None else None, config.window_for(goldens[0]))
         cache = AnswerCache(store)
         result = GenerationEvalResult(config, fingerprint, len(goldens))
         for mode in config.modes:

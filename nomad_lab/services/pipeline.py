@@ -195,16 +195,16 @@ def _retrieve(conversation: list[Message], config: PipelineConfig, chat_model: s
         if verdict.rejected:
             out.chunks = []
     if config.sufficiency_check is not None and out.chunks:
-        _check_sufficiency(out, config)
+        _check_sufficiency(out, config, out.query or "")
     out.timings = Timings(rewrite.ms, retrieval_ms, judge_ms)
     return out
 
 
-def _check_sufficiency(out: _Retrieval, config: PipelineConfig) -> None:
+def _check_sufficiency(out: _Retrieval, config: PipelineConfig, question: str) -> None:
     """The second decision: does a passage state the answer? No: note it in the prompt, or drop."""
     assert config.sufficiency_check is not None
     started = time.perf_counter()
-    stated = config.sufficiency_check(out.query or "", [str(c.get("text", "")) for c in out.chunks])
+    stated = config.sufficiency_check(question, [str(c.get("text", "")) for c in out.chunks])
     out.sufficiency_ms = (time.perf_counter() - started) * 1e3
     if stated:
         out.sufficiency = "stated"
@@ -233,6 +233,8 @@ def run_pipeline(
 
     if context_override is not None:
         found = _Retrieval(chunks=[dict(c) for c in context_override], reason="context-override")
+        if config.sufficiency_check is not None and found.chunks:  # the same second decision as retrieval's
+            _check_sufficiency(found, config, str(query.get("content", "")))
     else:
         found = _retrieve([*history, query], config, chat_model)
 

@@ -155,7 +155,9 @@ class PipelineConfig:
     ``sufficiency_check`` (not the reference; None = off) is a second decision after the relevance
     judge: ``check(query, passages)`` says whether a passage states the answer
     (:func:`nomad_lab.retrieval.sufficiency_model.sufficiency_check`); when it says no,
-    ``sufficiency_action`` keeps the passages with a note in the prompt (``note``) or drops them (``drop``).
+    ``sufficiency_action`` keeps the passages with a note in the prompt (``note``) or drops them (``drop``);
+    the default is the action ``nomad-lab study note-effect`` chose by its rule
+    (``results/note_effect/note_effect.json``; a test keeps the two equal).
     """
 
     backend: Backend | None = None

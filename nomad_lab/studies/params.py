@@ -7,6 +7,7 @@ its own :class:`~nomad_lab.studies.shape.Param` declarations; ``suite`` and ``fl
 default per study, so they are made by :func:`suite` and :func:`floor`. The floor's range check,
 :func:`in_unit_interval`, is the one ``nomad-lab eval retrieval --floor`` uses too.
 ``RUN``, the gating studies' run, is in :mod:`nomad_lab.studies.gating.run_param`.
+:func:`on_second_corpus` declares a study's published run over the repository's second corpus.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import DATASETS_DIR, DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.retrieval.embedder_spec import DEFAULT_EMBEDDER_SPEC, EMBEDDER_SPEC
-from nomad_lab.studies.shape import Param
+from nomad_lab.studies.shape import Output, Param, argv
 
 
 def in_unit_interval(value: float) -> str | None:
@@ -96,3 +97,22 @@ def floor_param(
 
 def alpha_param(default: float, help: str = "leak target of the calibrated floor") -> Param:
     return Param("alpha", float, default, help, check=in_unit_interval)
+
+
+SECOND_CORPUS = "datasets/corpora/pydocs"
+"""The repository's second corpus (the Python tutorial and MDN), its ``corpus`` and ``goldens`` below it."""
+
+
+def on_second_corpus(study: str, out_dir: str, tables: tuple[str, ...], what: str) -> Output:
+    """``study`` run over :data:`SECOND_CORPUS`, published in ``out_dir/pydocs``: the declaration every
+    study that is shown on both corpora shares."""
+    return Output(
+        f"{what} on a second corpus (pydocs: Python tutorial and MDN)",
+        argv(
+            f"study {study} --corpus {SECOND_CORPUS}/corpus --goldens {SECOND_CORPUS}/goldens "
+            f"--out {out_dir}/pydocs"
+        ),
+        f"{out_dir}/pydocs",
+        (),
+        tables,
+    )

@@ -223,6 +223,28 @@ def test_sufficiency_check_notes_or_drops_what_it_finds_unstated(index) -> None:
         PipelineConfig(model="mock", sufficiency_action="hide")
 
 
+def test_given_passages_get_the_same_sufficiency_decision() -> None:
+    """An oracle or a stored run's passages (``context_override``) are checked like retrieved ones."""
+    given = [{"text": "The kit weighs 410 grams.", "score": 1.0}]
+    asked = []
+
+    def unstated(query, passages):
+        asked.append((query, list(passages)))
+        return False
+
+    noted = run_pipeline(
+        CHAT, PipelineConfig(model="mock", sufficiency_check=unstated), context_override=given
+    ).trace
+    system = "\n".join(str(m["content"]) for m in noted.messages if m["role"] == "system")
+    assert noted.sufficiency == "note" and SUFFICIENCY_NOTE in system and "410 grams" in system
+    assert asked == [(CHAT[-1]["content"], ["The kit weighs 410 grams."])]
+    drop = PipelineConfig(model="mock", sufficiency_check=unstated, sufficiency_action="drop")
+    dropped = run_pipeline(CHAT, drop, context_override=given).trace
+    assert dropped.sufficiency == "dropped" and dropped.injected == []
+    nothing = run_pipeline(CHAT, drop, context_override=[]).trace
+    assert nothing.sufficiency is None and len(asked) == 2  # no passages: nothing to check
+
+
 def test_inputs_and_tiers() -> None:
     system, history, query = split_messages(
         [{"role": "system", "content": "S"}, *CHAT, {"role": "assistant", "content": "dropped"}]

@@ -37,6 +37,7 @@ STUDIES = {
     "sufficiency",
     "label-free",
     "labelling",
+    "note-effect",
 }
 
 

@@ -56,8 +56,8 @@ from nomad_lab.studies.gating.sufficiency_pairs import (
     scoring_pairs,
 )
 from nomad_lab.studies.gating.sufficiency_report import markdown, rows, save_gate, write
-from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, positive
-from nomad_lab.studies.shape import Output, Param, Params, Study, argv
+from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, on_second_corpus, positive
+from nomad_lab.studies.shape import Param, Params, Study
 
 SEED = 1341
 TYPE_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0)
@@ -255,16 +255,5 @@ STUDY = Study(
     published=False,
     stage=61,
     params=PARAMS,
-    also=(
-        Output(
-            "Sufficiency check on a second corpus (pydocs: Python tutorial and MDN)",
-            argv(
-                "study sufficiency --corpus datasets/corpora/pydocs/corpus "
-                "--goldens datasets/corpora/pydocs/goldens --out results/sufficiency/pydocs"
-            ),
-            "results/sufficiency/pydocs",
-            (),
-            ("sufficiency.md",),
-        ),
-    ),
+    also=(on_second_corpus("sufficiency", "results/sufficiency", ("sufficiency.md",), "Sufficiency check"),),
 )
