@@ -103,14 +103,16 @@ SECOND_CORPUS = "datasets/corpora/pydocs"
 """The repository's second corpus (the Python tutorial and MDN), its ``corpus`` and ``goldens`` below it."""
 
 
-def on_second_corpus(study: str, out_dir: str, tables: tuple[str, ...], what: str) -> Output:
-    """``study`` run over :data:`SECOND_CORPUS`, published in ``out_dir/pydocs``: the declaration every
-    study that is shown on both corpora shares."""
+def on_second_corpus(
+    study: str, out_dir: str, tables: tuple[str, ...], what: str, options: str = ""
+) -> Output:
+    """``study`` run over :data:`SECOND_CORPUS` (with ``options``), published in ``out_dir/pydocs``: the
+    declaration every study that is shown on both corpora shares."""
     return Output(
         f"{what} on a second corpus (pydocs: Python tutorial and MDN)",
         argv(
             f"study {study} --corpus {SECOND_CORPUS}/corpus --goldens {SECOND_CORPUS}/goldens "
-            f"--out {out_dir}/pydocs"
+            f"{options} --out {out_dir}/pydocs"
         ),
         f"{out_dir}/pydocs",
         (),

@@ -48,7 +48,7 @@ from nomad_lab.eval.note_effect import (
 from nomad_lab.services.pipeline import PipelineConfig
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.run_param import RUN, study_run
-from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, positive
+from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, on_second_corpus, positive
 from nomad_lab.studies.shape import Param, Params, Study
 
 DEFAULT_MODEL = "embedded:qwen2.5-coder-1.5b"
@@ -272,4 +272,9 @@ STUDY = Study(
     published=False,
     stage=62,
     params=PARAMS,
+    also=(
+        on_second_corpus(
+            "note-effect", "results/note_effect", ("note_effect.md",), "The note's effect", "--per-stratum 20"
+        ),
+    ),
 )
