@@ -67,6 +67,8 @@ def test_no_stored_result_or_page_names_a_machine_path_or_holds_a_nan() -> None:
         if path.suffix not in TEXT or not path.is_file():
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
+        if path.name == "answers.jsonl":  # a chat model's answers, quoted verbatim: its paths are its words
+            text = re.sub(r'"answer": "(?:[^"\\]|\\.)*"', '"answer": ""', text)
         pattern = MACHINE_PATH if path.is_relative_to(RESULTS) else PERSONAL_PATH
         found += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in pattern.finditer(text)][:2]
         if path.suffix == ".json" and re.search(r"(?<![\w\"])(NaN|-?Infinity)(?![\w\"])", text):
