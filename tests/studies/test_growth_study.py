@@ -55,6 +55,48 @@ def test_materialize_copies_exactly_the_size_and_removes_what_left(tmp_path: Pat
     assert {p.name for p in materialize(big, CORPUS, growth, tmp_path / "work").glob("*.md")} == names
 
 
+def test_each_refusal_kind_is_counted_apart_and_the_leak_table_names_only_the_others() -> None:
+    from types import SimpleNamespace
+
+    from nomad_lab.gate.pools import pools_from_records
+    from nomad_lab.studies.gating.growth_kinds import kind_passes, kinds_markdown
+
+    def record(i: str, tags: list[str], top: float | None, refusal: bool = True) -> dict:
+        candidates = [] if top is None else [{"docId": "d", "score": top}]
+        return {
+            "id": i,
+            "tags": tags,
+            "expectRefusal": refusal,
+            "relevantDocIds": [] if refusal else ["d"],
+            "candidates": candidates,
+        }
+
+    pools = pools_from_records(
+        [
+            record("a", ["core"], 0.9, refusal=False),
+            record("o1", ["off-topic"], 0.2),
+            record("o2", ["off-topic"], None),  # nothing retrieved: never leaks
+            record("n1", ["off-topic", "near-domain"], 0.7),  # tagged off-topic too, counted as near-domain
+            record("u1", ["unanswerable"], 0.4),
+            record("u2", ["unanswerable"], 0.6),
+        ]
+    )
+    passes = kind_passes(pools, [0.0, 0.5])
+    assert list(passes) == ["off-topic", "unanswerable", "near-domain"]
+    assert {k: v.n for k, v in passes.items()} == {"off-topic": 2, "unanswerable": 2, "near-domain": 1}
+    assert {k: (v.pass_by_floor["0"][0], v.pass_by_floor["0.5"][0]) for k, v in passes.items()} == {
+        "off-topic": (0.5, 0.0),
+        "unanswerable": (1.0, 0.5),
+        "near-domain": (1.0, 1.0),
+    }
+    table = kinds_markdown([SimpleNamespace(label="small", by_kind=passes)])
+    assert "| library | kind | n | context passed, floor 0 | context passed, floor 0.5 |" in table
+    assert "| small | unanswerable | 2 | 1.000 " in table and "| small | near-domain | 1 | 1.000 " in table
+    assert "| small | off-topic |" not in table  # the leak table's kind is not repeated here
+    only_off_topic = {"off-topic": passes["off-topic"]}
+    assert kinds_markdown([SimpleNamespace(label="small", by_kind=only_off_topic)]) == ""
+
+
 @pytest.mark.slow
 def test_growth_study_end_to_end_with_a_judge_that_rejects_everything(tmp_path: Path, embedder) -> None:
     from nomad_lab.studies.gating.growth import measure_size, write
@@ -89,6 +131,8 @@ def test_growth_study_end_to_end_with_a_judge_that_rejects_everything(tmp_path: 
     assert leaks == sorted(leaks) and leaks[-1] > leaks[0]  # more prose, more off-topic context
     for r in rows:
         assert r.refusals == 3  # off-topic by kind: two of off_topic, one out-of-corpus in core
+        assert list(r.by_kind) == ["off-topic"] and r.by_kind["off-topic"].n == 3  # the suites hold no other
+        assert r.by_kind["off-topic"].pass_by_floor == r.leak_by_floor
         leak, lo, hi = r.leak_by_floor["0"]
         assert lo <= leak <= hi and r.leak_by_floor["0.9"][0] <= leak
         assert r.leak_judge is not None and r.leak_judge[0] == 0.0  # the judge rejected every set
@@ -111,3 +155,6 @@ def test_growth_study_end_to_end_with_a_judge_that_rejects_everything(tmp_path: 
     assert "floor 0 + ollama://" in paths["md"].read_text()
     assert "| calibrated floor |" in paths["md"].read_text()
     assert saved["rows"][0]["chunks_per_s"] > 0
+    assert saved["rows"][0]["by_kind"]["off-topic"]["n"] == 3
+    assert "refusals of kind off-topic" in paths["md"].read_text()
+    assert "other kinds" not in paths["md"].read_text()  # none to report apart

@@ -4,8 +4,10 @@ The seed's remark is that off-topic leaks "get worse as the library grows": ever
 prose for a coherent off-topic question to land on. This study grows the library step by step (the
 domain corpus alone, then its distractors, then the library-growth books a few at a time), and at each
 size retrieves the core and off-topic suites once (pools stored), then reads from those pools the
-off-topic leak rate and core recall@5 at each floor, with 95% bootstrap intervals, and runs the
-relevance judge after the default floor (verdicts cached in the store, so a rerun asks nothing twice).
+off-topic leak rate (refusals of kind off-topic; the other refusal kinds' pass rates apart,
+:mod:`~nomad_lab.studies.gating.growth_kinds`) and core recall@5 at each floor, with 95% bootstrap
+intervals, and runs the relevance judge after the default floor (verdicts cached in the store, so a
+rerun asks nothing twice).
 
 Each size is a corpus folder under ``runs/library_growth/`` holding copies of its documents; the index
 is cached by corpus fingerprint and every chunk embedding by text hash, so a size re-embeds only the
@@ -17,7 +19,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,15 @@ from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.operating_curves import restrict_refusals
 from nomad_lab.retrieval.embedding import load_embedder
 from nomad_lab.store import Store
+from nomad_lab.studies.gating.growth_kinds import (
+    LEAK_KIND,
+    Interval,
+    KindPass,
+    ci,
+    interval,
+    kind_passes,
+    kinds_markdown,
+)
 from nomad_lab.studies.gating.judges import compare_with_floor, judge_run
 from nomad_lab.studies.params import (
     EMBEDDER,
@@ -47,7 +58,6 @@ from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
 GROWTH_DIR = DATASETS_DIR / "library_growth"
 WORK_DIR = PROJECT_ROOT / "runs" / "library_growth"
-REFUSAL_TAG = "off-topic"
 DEFAULT_ALPHA = 0.05  # leak target of the calibrated floor reported at each size
 FLOORS = (0.0, 0.55, RAG_MIN_FINAL_SCORE)  # the floors reported at each size
 BOOKS = (3, 6, 9, 15)  # library-growth books added, per size
@@ -104,9 +114,6 @@ def materialize(size: LibrarySize, corpus_dir: Path, growth_dir: Path, work_dir:
     return folder
 
 
-Interval = tuple[float, float, float]  # value, low, high
-
-
 @dataclass(frozen=True)
 class GrowthRow:
     """Leak and recall at one library size."""
@@ -128,6 +135,7 @@ class GrowthRow:
     calibrated_floor: float | None = None  # lowest floor whose 95% leak upper bound is <= alpha
     leak_calibrated: Interval | None = None
     recall_calibrated: Interval | None = None
+    by_kind: dict[str, KindPass] = field(default_factory=dict)  # every refusal kind, off-topic included
 
     @property
     def chunks_per_s(self) -> float:
@@ -135,13 +143,6 @@ class GrowthRow:
         return (
             self.embedded / self.build_seconds if self.embedded and self.build_seconds > 0 else float("nan")
         )
-
-
-def _interval(curve: Any, floor: float, metric: str) -> Interval:
-    row = curve.at(floor)
-    key = "leak" if metric == "leak" else f"recall@{curve.k}"
-    lo, hi = ("leak_lo", "leak_hi") if metric == "leak" else ("recall_lo", "recall_hi")
-    return (row[key], row[lo], row[hi])
 
 
 def measure_size(
@@ -175,7 +176,7 @@ def measure_size(
         suite_of = {case.golden_id: case.suite for case in store.get_cases(both.run_id)}
     # leak over the off-topic refusals; recall over the core suite alone (the off-topic suite's
     # distractor controls are answerable only when the distractors are in the library)
-    pools = restrict_refusals(stored, REFUSAL_TAG)
+    pools = restrict_refusals(stored, LEAK_KIND)
     calibrated = spec_curve(pools, "floor").calibrated(alpha).floor
     points = sorted(set(floors) | {judge_floor} | ({calibrated} if calibrated is not None else set()))
     curve = spec_curve(pools, "floor", points=points)
@@ -198,8 +199,8 @@ def measure_size(
         docs=len(docs),
         megabytes=round(sum(p.stat().st_size for p in docs) / 1e6, 3),
         chunks=both.build.chunks,
-        leak_by_floor={f"{f:g}": _interval(curve, f, "leak") for f in floors},
-        recall_by_floor={f"{f:g}": _interval(core_curve, f, "recall") for f in floors},
+        leak_by_floor={f"{f:g}": interval(curve, f, "leak") for f in floors},
+        recall_by_floor={f"{f:g}": interval(core_curve, f, "recall") for f in floors},
         judge_floor=judge_floor,
         leak_judge=leak_judge,
         judge_calls=calls,
@@ -209,13 +210,10 @@ def measure_size(
         build_seconds=round(both.build.seconds, 2),
         index_mb=round(both.build.chunks * embedder.dimension * 4 / 1e6, 2),
         calibrated_floor=calibrated,
-        leak_calibrated=None if calibrated is None else _interval(curve, calibrated, "leak"),
-        recall_calibrated=None if calibrated is None else _interval(core_curve, calibrated, "recall"),
+        leak_calibrated=None if calibrated is None else interval(curve, calibrated, "leak"),
+        recall_calibrated=None if calibrated is None else interval(core_curve, calibrated, "recall"),
+        by_kind=kind_passes(stored, floors),
     )
-
-
-def _ci(value: Interval | None) -> str:
-    return "n/a" if value is None else f"{value[0]:.3f} [{value[1]:.3f}, {value[2]:.3f}]"
 
 
 def markdown(rows: Sequence[GrowthRow], judge_model: str | None, embedder: str | None = None) -> str:
@@ -233,17 +231,20 @@ def markdown(rows: Sequence[GrowthRow], judge_model: str | None, embedder: str |
     lines = [head, "|" + "---|" * (4 + 2 * len(floors) + (1 if judge else 0))]
     for r in rows:
         cells = [r.label, str(r.docs), f"{r.megabytes:.2f}", str(r.chunks)]
-        cells += [_ci(r.leak_by_floor[f]) for f in floors]
+        cells += [ci(r.leak_by_floor[f]) for f in floors]
         if judge:
-            cells.append(f"{_ci(r.leak_judge)} ({r.judge_calls} calls, {r.judge_failures} failed open)")
-        cells += [_ci(r.recall_by_floor[f]) for f in floors]
+            cells.append(f"{ci(r.leak_judge)} ({r.judge_calls} calls, {r.judge_failures} failed open)")
+        cells += [ci(r.recall_by_floor[f]) for f in floors]
         lines.append("| " + " | ".join(cells) + " |")
     refusals = {r.refusals for r in rows}
+    kinds = kinds_markdown(rows)
     lines.append(
-        f"\nLeak: share of the {'/'.join(map(str, sorted(refusals)))} off-topic questions that get any "
-        "context. 95% bootstrap intervals (2,000 seeded resamples)."
+        f"\nLeak: share of the {'/'.join(map(str, sorted(refusals)))} refusals of kind {LEAK_KIND} (core and "
+        "off-topic suites) that get any context"
+        + ("; the other kinds are reported apart below" if kinds else "")
+        + ". 95% bootstrap intervals (2,000 seeded resamples)."
     )
-    return "\n".join(lines) + "\n\n" + scale_markdown(rows, embedder)
+    return "\n".join(lines) + "\n\n" + scale_markdown(rows, embedder) + (f"\n{kinds}" if kinds else "")
 
 
 def scale_markdown(rows: Sequence[GrowthRow], embedder: str | None = None) -> str:
@@ -261,7 +262,7 @@ def scale_markdown(rows: Sequence[GrowthRow], embedder: str | None = None) -> st
         floor = "none reaches it" if r.calibrated_floor is None else f"{r.calibrated_floor:.2f}"
         lines.append(
             f"| {r.label} | {r.megabytes:.2f} | {r.chunks} | {r.embedded} | {rate} | {r.index_mb:.2f} | "
-            f"{floor} | {_ci(r.leak_calibrated)} | {_ci(r.recall_calibrated)} |"
+            f"{floor} | {ci(r.leak_calibrated)} | {ci(r.recall_calibrated)} |"
         )
     return "\n".join(lines) + "\n"
 
