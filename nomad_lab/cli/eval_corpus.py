@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from nomad_lab.cli import eval_check
-from nomad_lab.cli.workspace_args import add_corpus_arguments, add_store_argument
+from nomad_lab.cli.workspace_args import add_corpus_arguments, add_store_argument, add_stored_run_argument
 
 LISTED = 20
 
@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--suite", default="*", help="suites to check: NAME, a,b or * (default: all)")
     parser.add_argument("--check", action="store_true", required=True, help="run the checks (required)")
     add_store_argument(parser)
-    parser.add_argument("--run", default=None, help="retrieval run to check (default: the latest)")
+    add_stored_run_argument(parser, "the run checked (main: over --corpus)")
     parser.set_defaults(func=run)
 
 

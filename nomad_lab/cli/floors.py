@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.cli.workspace_args import add_store_argument
+from nomad_lab.cli.workspace_args import add_store_argument, add_stored_run_argument
 
 
 def register(subparsers: Any) -> None:
@@ -21,7 +21,9 @@ def register(subparsers: Any) -> None:
     sub = parser.add_subparsers(dest="floors_command", metavar="FLOORS_COMMAND", required=True)
     presets = sub.add_parser("presets", help="Off/Lenient/Balanced/Strict floors with 95%% intervals (JSON)")
     add_store_argument(presets)
-    presets.add_argument("--run", default=None, help="retrieval run id (default: the latest)")
+    add_stored_run_argument(
+        presets, "the run whose embedder the presets are for (main: over the default corpus)"
+    )
     presets.add_argument(
         "--out",
         type=Path,

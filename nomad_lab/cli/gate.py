@@ -5,6 +5,8 @@ training folds choose between pool statistics alone and pool statistics with the
 prints its out-of-fold figures (grouped, repeated folds; the feature set and thresholds picked inside
 training folds) and saves a small JSON gate file. ``gate apply gates/x.json --run RUN`` scores another
 run with it (refused when that run was embedded by another embedder). Python: ``eval.gating.fit``.
+``RUN`` is a stored run's value: a run id, ``main`` or ``latest`` (the default), refused at the edge when
+malformed and resolved by :func:`nomad_lab.eval.gating.runs.resolve_run` before any model loads.
 
 ``gate export GATE_FILE --to ts`` writes one self-contained TypeScript module for the reference server
 (``--to json``: the portable gate :mod:`nomad_lab.gate.runtime` loads); a gate reading a cross-encoder or
@@ -24,14 +26,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.cli.workspace_args import add_corpus_arguments, add_store_argument
+from nomad_lab.cli.workspace_args import add_corpus_arguments, add_store_argument, add_stored_run_argument
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("gate", help="fit a learned gate on a stored run, or apply one")
     sub = parser.add_subparsers(dest="gate_command", metavar="GATE_COMMAND")
     fit = sub.add_parser("fit", help="fit a learned gate (out-of-fold figures) and save it as JSON")
-    fit.add_argument("--run", help="stored retrieval run id (default: the latest)")
+    add_stored_run_argument(fit, "the labelled run it is fitted on (main: over --corpus)")
     fit.add_argument("--out", type=Path, required=True, help="gate file to write, e.g. gates/minilm.json")
     fit.add_argument(
         "--features",
@@ -70,7 +72,7 @@ def register(subparsers: Any) -> None:
     fit.set_defaults(func=run_fit)
     apply = sub.add_parser("apply", help="apply a saved gate file to a stored run")
     apply.add_argument("gate_file", type=Path, help="a gate file written by gate fit")
-    apply.add_argument("--run", help="stored retrieval run id (default: the latest)")
+    add_stored_run_argument(apply, "the run it scores")
     apply.add_argument("--threshold", type=float, help="P(on topic) threshold (default: the file's)")
     apply.add_argument("--scores", type=Path, help="also write every question's score as JSON here")
     add_store_argument(apply)
@@ -81,7 +83,7 @@ def register(subparsers: Any) -> None:
     export.add_argument("gate", help="a gate file written by gate fit, or floor@F / floor (the run's preset)")
     export.add_argument("--to", choices=("ts", "json"), default="ts", help="target (default: %(default)s)")
     export.add_argument("--out", type=Path, help="file to write (default: standard output)")
-    export.add_argument("--run", help="for floor: the stored run whose embedder (and preset) it is for")
+    add_stored_run_argument(export, "for floor: the run whose embedder (and preset) it is for")
     add_store_argument(export)
     export.set_defaults(func=run_export)
     parser.set_defaults(func=lambda _args: parser.print_help() or 2)
@@ -127,6 +129,7 @@ def run_fit(args: argparse.Namespace) -> int:
         return run_fit_without_labels(args)
     from nomad_lab.eval.gating import load_run
     from nomad_lab.eval.gating.fit import CANDIDATE_KINDS, bank_run, default_bank, fit_gate, with_features
+    from nomad_lab.eval.gating.runs import parse_stored_run, resolve_run
 
     sets = (
         CANDIDATE_KINDS
@@ -134,7 +137,8 @@ def run_fit(args: argparse.Namespace) -> int:
         else [tuple(k.strip() for k in part.split(",") if k.strip()) for part in args.features.split("|")]
     )
     needed = sorted({k for s in sets for k in s})
-    data = with_features(args.store, load_run(args.store, args.run), needed, progress=True)
+    run_id = resolve_run(args.store, parse_stored_run(args.run), corpus=args.corpus)  # before any model
+    data = with_features(args.store, load_run(args.store, run_id), needed, progress=True)
     bank_path = None if args.no_bank else (args.bank or default_bank())
     bank = bank_run(args.store, data, bank_path, args.bank_skip) if bank_path else None
     if bank is not None:
@@ -175,7 +179,7 @@ def run_export(args: argparse.Namespace) -> int:
 
     from nomad_lab.eval.gating.export import export_text
 
-    run = ["--run", args.run] if args.run else []
+    run = ["--run", str(args.run)] if args.run else []
     command = "written by: nomad-lab " + shlex.join(["gate", "export", str(args.gate), "--to", args.to, *run])
     text = export_text(args.store, args.gate, args.to, command, args.run)
     if args.out is None:
@@ -192,10 +196,12 @@ def run_apply(args: argparse.Namespace) -> int:
 
     from nomad_lab.eval.gating import load_run, scores
     from nomad_lab.eval.gating.fit import applied_figures
+    from nomad_lab.eval.gating.runs import parse_stored_run, resolve_run
     from nomad_lab.gate.logistic_gate import LearnedGate
 
     gate = LearnedGate.load(args.gate_file)
-    data = load_run(args.store, args.run, embed="query" in gate.kinds)
+    run_id = resolve_run(args.store, parse_stored_run(args.run))  # before the embedder loads
+    data = load_run(args.store, run_id, embed="query" in gate.kinds)
     started = time.perf_counter()
     values = scores(args.store, data, f"learned:{args.gate_file}")  # the learned: family, as every door
     out = applied_figures(gate, data, values, time.perf_counter() - started, args.threshold)

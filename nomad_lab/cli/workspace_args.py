@@ -34,6 +34,18 @@ def add_store_argument(parser: argparse.ArgumentParser) -> None:
     add_param(parser, STORE)
 
 
+def add_stored_run_argument(parser: argparse.ArgumentParser, what: str | None = None) -> None:
+    """``--run RUN``: the stored retrieval run a command reads (a run id, ``main`` or ``latest``, the
+    default), refused at the edge when malformed and resolved by
+    :func:`nomad_lab.eval.gating.runs.resolve_run`; ``what`` says what the command reads it for."""
+    from dataclasses import replace
+
+    from nomad_lab.cli.study import add_param
+    from nomad_lab.studies.gating.run_param import STORED_RUN, stored_run_help
+
+    add_param(parser, STORED_RUN if what is None else replace(STORED_RUN, help=stored_run_help(what)))
+
+
 def add_progress_argument(parser: argparse.ArgumentParser) -> None:
     """``--no-progress``: every command that shows progress bars."""
     from nomad_lab.cli.study import add_param

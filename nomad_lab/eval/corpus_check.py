@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.corpus import Corpus
+from nomad_lab.eval.gating.runs import RunChoice, parse_stored_run, resolve_run
 from nomad_lab.store import Store
 
 __all__ = ["OutsideChunk", "RunCorpusCheck", "check_run_corpus"]
@@ -40,15 +40,15 @@ class RunCorpusCheck:
         return not self.outside
 
 
-def check_run_corpus(store_path: str | Path, corpus: Corpus, run_id: str | None = None) -> RunCorpusCheck:
-    """Check the pools of ``run_id`` (default: the latest retrieval run) against ``corpus``."""
-
+def check_run_corpus(
+    store_path: str | Path, corpus: Corpus, run: str | RunChoice | None = None
+) -> RunCorpusCheck:
+    """Check the pools of the stored run ``run`` names (a run id, ``main``: the main job's run over
+    ``corpus``, or ``latest``; None: ``latest``) against ``corpus``."""
+    run_id = resolve_run(store_path, parse_stored_run(run), corpus=corpus.directory)
     with Store(store_path, read_only=True) as store:
-        run_id = run_id or store.latest_run_id("retrieval")
-        if run_id is None:
-            raise NomadLabError(f"{store_path}: no retrieval run to check: run `nomad-lab eval retrieval`")
-        run = store.get_run(run_id)
-        indexed = {c.chunk_id for c in store.get_chunks(run.fingerprint)}
+        stored = store.get_run(run_id)
+        indexed = {c.chunk_id for c in store.get_chunks(stored.fingerprint)}
         pools = store.get_pools(run_id)
     docs = corpus.all_doc_ids
     outside, checked = [], 0
@@ -61,7 +61,7 @@ def check_run_corpus(store_path: str | Path, corpus: Corpus, run_id: str | None 
             elif entry.doc_id not in docs:
                 reason = f"doc {entry.doc_id!r} is not in {corpus.directory}"
             elif entry.chunk_id is not None and entry.chunk_id not in indexed:
-                reason = f"chunk {entry.chunk_id!r} is not in the run's index {run.fingerprint}"
+                reason = f"chunk {entry.chunk_id!r} is not in the run's index {stored.fingerprint}"
             if reason:
                 outside.append(OutsideChunk(golden_id, entry.rank, entry.chunk_id, entry.doc_id, reason))
     return RunCorpusCheck(run_id, checked, outside)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.eval.gating.runs import RunChoice, parse_stored_run, resolve_run
 from nomad_lab.gate.portable import portable_gate, refuse_unportable
 from nomad_lab.gate.ts_module import render_floor_snippet, render_gate_module
 
@@ -47,16 +48,19 @@ def portable_from_file(store_path: str | Path, gate_file: str | Path) -> dict[st
     return portable_gate(raw, where, vocabulary)
 
 
-def floor_value(store_path: str | Path, spec: str, run: str | None) -> tuple[float, dict[str, Any], str]:
-    """The floor of ``floor@F``, or of ``floor`` the balanced preset measured on the run; with the run's
-    embedder identity and corpus fingerprint."""
+def floor_value(
+    store_path: str | Path, spec: str, run: str | RunChoice | None
+) -> tuple[float, dict[str, Any], str]:
+    """The floor of ``floor@F``, or of ``floor`` the balanced preset measured on the run (a stored RUN
+    value: a run id, ``main`` or ``latest``; None: ``latest``); with the run's embedder identity and corpus
+    fingerprint."""
     from nomad_lab.eval.gating import load_run  # heavy
     from nomad_lab.gate.apply import spec_curve  # heavy
     from nomad_lab.gate.floor_presets import preset_floors  # heavy
     from nomad_lab.gate.spec import parse_gate_spec  # heavy
 
     atom = parse_gate_spec(spec).atoms[0]
-    data = load_run(store_path, run, embed=False)
+    data = load_run(store_path, resolve_run(store_path, parse_stored_run(run)), embed=False)
     if atom.value is not None:
         return float(atom.value), data.embedder, data.pools.fingerprint or ""
     balanced = next(p for p in preset_floors(spec_curve(data.pools, "floor")) if p.rule.name == "balanced")
@@ -67,7 +71,9 @@ def floor_value(store_path: str | Path, spec: str, run: str | None) -> tuple[flo
     return float(balanced.floor), data.embedder, data.pools.fingerprint or ""
 
 
-def export_text(store_path: str | Path, gate: str, to: str, command: str, run: str | None = None) -> str:
+def export_text(
+    store_path: str | Path, gate: str, to: str, command: str, run: str | RunChoice | None = None
+) -> str:
     """What ``gate export GATE --to TO`` writes: a TypeScript module or a portable JSON for a gate file,
     a ``RAG_MIN_FINAL_SCORE`` snippet for ``floor[@F]``."""
     if to not in TARGETS:

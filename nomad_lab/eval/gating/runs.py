@@ -13,7 +13,9 @@ Now ``--run`` (and a notebook's ``run``) is parsed at the edge into a :class:`Ru
 
 and :func:`resolve_run` turns it into a stored run id once, retrieving through the one request built here
 (:func:`retrieve_run`) when the value says so. A missing run id is refused before any model loads. It is
-the one resolver: the studies' ``--run``, the notebooks' ``run`` and the explore view all read it.
+the one resolver: the studies' ``--run``, the notebooks' ``run``, the explore view and the commands that
+read a stored run (``gate fit``/``apply``/``export``, ``floors presets``, ``eval corpus --check``: their
+``--run`` is :func:`parse_stored_run`, the first three forms) all read it.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ FORMS = (
     f"{RETRIEVE} (the study's --suite, retrieved now)",
     f"{RETRIEVE}:SUITES (these suites, retrieved now)",
 )
+STORED_FORMS = FORMS[:3]
+"""The forms naming a run already stored: what a command that never retrieves accepts."""
 _RUN_ID = re.compile(r"[A-Za-z0-9][\w.:+-]*")
 
 
@@ -93,8 +97,23 @@ def parse_run(text: str | RunChoice | None) -> RunChoice:
     return RunChoice(run_id=value)
 
 
-def forms_line() -> str:
-    return ", ".join(FORMS)
+def parse_stored_run(text: str | RunChoice | None) -> RunChoice:
+    """``text`` as a :class:`RunChoice` naming a stored run (a run id, ``main`` or ``latest``; None:
+    ``latest``), for a command that reads a run and never retrieves one; any other value is one
+    :class:`NomadLabError` line listing the forms it takes."""
+    try:
+        choice: RunChoice | None = parse_run(LATEST if text is None else text)
+    except NomadLabError:
+        choice = None
+    if choice is None or choice.retrieves:
+        why = "not a run id" if choice is None else "this command reads a stored run, it does not retrieve"
+        raise NomadLabError(f"bad run {text!r}: {why} (accepted: {forms_line(STORED_FORMS)})") from None
+    return choice
+
+
+def forms_line(forms: tuple[str, ...] = FORMS) -> str:
+    """The RUN forms (by default all of them) as one line, for a help text or an error."""
+    return ", ".join(forms)
 
 
 def run_forms() -> list[str]:

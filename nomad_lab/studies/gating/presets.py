@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.core.errors import NomadLabError
 from nomad_lab.eval.gating.run_data import stored_pools
+from nomad_lab.eval.gating.runs import RunChoice, parse_stored_run, resolve_run
 from nomad_lab.gate import masks
 from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.floor_presets import PresetFloor, preset_floors
@@ -32,15 +32,14 @@ class RunPools:
         self.run_id, self.pools, self.embedder = run_id, pools, embedder
 
 
-def load_run_pools(store_path: str | Path, run_id: str | None = None) -> RunPools:
-    """The pools of ``run_id`` (default: the latest retrieval run) from the store, read-only."""
+def load_run_pools(store_path: str | Path, run: str | RunChoice | None = None) -> RunPools:
+    """The pools of the stored run ``run`` names (a run id, ``main`` or ``latest``; None: ``latest``)
+    from the store, read-only."""
+    run_id = resolve_run(store_path, parse_stored_run(run))
     with Store(store_path, read_only=True) as store:
-        run_id = run_id or store.latest_run_id("retrieval")
-        if run_id is None:
-            raise NomadLabError(f"{store_path}: no retrieval run stored yet: run `nomad-lab eval retrieval`")
-        run = store.get_run(run_id)
+        stored = store.get_run(run_id)
         pools = stored_pools(store, run_id)
-    params = run.params
+    params = stored.params
     embedder = params.get("embedder") or {
         "model": params.get("embeddingModel"),
         "method": params.get("embeddingMethod"),
@@ -102,11 +101,13 @@ def presets_markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_presets(store_path: str | Path, out: str | Path, run_id: str | None = None) -> dict[str, Any]:
-    """Compute the presets of a stored run and write ``out`` (JSON) and its markdown table beside it."""
-    run = load_run_pools(store_path, run_id)
-    curve = spec_curve(run.pools, "floor")
-    data = presets_json(run, preset_floors(curve))
+def write_presets(
+    store_path: str | Path, out: str | Path, run: str | RunChoice | None = None
+) -> dict[str, Any]:
+    """Compute the presets of the stored run ``run`` names (as :func:`load_run_pools`) and write ``out``
+    (JSON) and its markdown table beside it."""
+    stored = load_run_pools(store_path, run)
+    data = presets_json(stored, preset_floors(spec_curve(stored.pools, "floor")))
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n")

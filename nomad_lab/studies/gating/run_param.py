@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from nomad_lab.eval.gating.runs import parse_run, resolve_run
+from nomad_lab.eval.gating.runs import (
+    LATEST,
+    STORED_FORMS,
+    forms_line,
+    parse_run,
+    parse_stored_run,
+    resolve_run,
+)
 from nomad_lab.studies.shape import Param, Params
 
 RUN = Param(
@@ -22,6 +29,16 @@ RUN = Param(
     "retrieve (--suite, now: the default) or retrieve:SUITES",
     metavar="RUN",
 )
+
+
+def stored_run_help(what: str = "the stored retrieval run read") -> str:
+    """A stored-run ``--run``'s help: what the command reads it for, then the forms it takes."""
+    return f"{what}: {forms_line(STORED_FORMS)} (default: {LATEST})"
+
+
+STORED_RUN = Param("run", parse_stored_run, None, stored_run_help(), metavar="RUN")
+"""The ``--run`` of a command that reads a stored run and never retrieves (``gate fit``, ``floors
+presets``, ``eval corpus --check``); None is ``latest``."""
 
 
 def study_run(p: Params, run: Any = None, **retrieval: Any) -> str:
