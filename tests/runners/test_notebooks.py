@@ -95,12 +95,26 @@ def test_estimator_notebook(tmp_path: Path) -> None:
     assert rows and {r["tokenizer"] for r in rows} == {"all-minilm-l6-v2 (WordPiece)"}
 
 
+TINY_CORPUS = {
+    "boil.md": "# Boiling water\n\nBoil clear water for one minute, then let it cool covered.\n",
+    "bleach.md": "# Bleach\n\nAdd two drops of plain bleach per litre and wait thirty minutes.\n",
+    "store.md": "# Storing water\n\nKeep sealed jugs somewhere cool and dark; rotate them yearly.\n",
+}
+"""Three one-line documents: every prefill the placement study times stays short (the notebook's
+default corpus makes turns of hundreds of tokens, which changes nothing this test checks)."""
+
+
 @pytest.mark.slow
 def test_placement_notebook(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, text in TINY_CORPUS.items():
+        (corpus / name).write_text(text)
     execute(
         "placement",
         tmp_path,
         out_dir=str(tmp_path / "pl"),
+        corpus=str(corpus),
         turns=3,
         context_window=2048,
         recompute=True,
