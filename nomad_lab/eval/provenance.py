@@ -242,11 +242,13 @@ def provenance_record(
     run_id: str | None = None,
     fingerprints: Iterable[str] | None = (),
     argv: list[str] | None = None,
+    named_runs: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Where a folder of results came from: commit, dirty (:func:`source_changes`), its own command
     line (:func:`command_line` unless given), the stored run id, the corpus fingerprints it read (None:
     unknown), and every embedder (with its version or digest) and model (with its GGUF's SHA-256) it
-    opened or its parameters name."""
+    opened or its parameters name. ``named_runs`` (a study's record): the stored runs its parameters
+    named, ``{run id: corpus fingerprint}``, kept as ``namedRuns`` (``--run main`` as the run it meant)."""
     params = params or {}
     git = git_state()
     uses = used(os.environ.get(WORK_LOG_ENV))
@@ -262,6 +264,7 @@ def provenance_record(
         "argv": command_line() if argv is None else list(argv),
         "run_id": run_id,
         "fingerprints": None if fingerprints is None else list(dict.fromkeys(fingerprints)),
+        **({} if named_runs is None else {"namedRuns": dict(named_runs)}),
         "embedders": embedders,
         "models": models,
         "nomadVersion": package_versions().get("nomad-lab"),

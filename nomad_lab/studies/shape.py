@@ -66,6 +66,11 @@ class Param:
     ``float``, ``Path`` or any one-argument parser); ``check`` returns an error message for a value it
     refuses, or None. ``many`` takes one or more values (a list); ``flag`` is a boolean switch
     (``--name``, default False); ``required`` has no default.
+
+    ``names_runs`` is for a parameter that names stored runs (a gating study's RUN): from its value and
+    the study's values it gives the runs the value names now, ``{run id: corpus fingerprint}``, which the
+    provenance record keeps (so ``--run main`` records the run it meant). The half that reads runs
+    declares it; this shape, shared by both halves, imports none of that.
     """
 
     name: str
@@ -77,6 +82,7 @@ class Param:
     flag: bool = False
     required: bool = False
     metavar: str | None = None
+    names_runs: Callable[[Any, Mapping[str, Any]], Mapping[str, str]] | None = None
 
     @property
     def option(self) -> str:
@@ -299,7 +305,9 @@ def execute(study: Study, params: Params | Mapping[str, Any], **hooks: Any) -> t
     for path in paths.values():  # every stored JSON portable: no machine path, no NaN
         if isinstance(path, str | Path) and Path(path).suffix == ".json":
             write_json(path, json.loads(Path(path).read_text(encoding="utf-8")))
-    paths["provenance"] = record_provenance(values, run_id, started, params.out, values.get("store"))
+    paths["provenance"] = record_provenance(
+        values, run_id, started, params.out, values.get("store"), declared(study)
+    )
     return result, paths
 
 
@@ -309,15 +317,24 @@ def record_provenance(
     started: datetime,
     out_dir: str | Path,
     store_path: str | Path | None,
+    params_declared: Iterable[Param] = (),
 ) -> Path:
     """``out_dir/provenance.json`` beside the files a study wrote: its commit, dirty, command line, run
-    id, the corpora it read (runs stored since it started, or named by its ``run`` parameter), its
+    id, the corpora it read (runs stored since it started, the runs a parameter declaring ``names_runs``
+    names, with their fingerprints under ``namedRuns``, or the ids its plain ``run`` parameter gives), its
     embedders and model digests (:func:`nomad_lab.eval.provenance.provenance_record`)."""
     kept = stored_params(params)
-    given_run = kept.get("run")
+    named: dict[str, str] = {}
+    for param in params_declared:
+        if param.names_runs is not None and params.get(param.name) is not None:
+            named |= param.names_runs(params[param.name], params)
+    plain = not any(p.name == "run" and p.names_runs for p in params_declared)
+    given_run = kept.get("run") if plain else None
     runs = (
         [str(r) for r in given_run] if isinstance(given_run, list) else [str(given_run)] if given_run else []
     )
     fingerprints = stored_fingerprints(store_path, started, runs)
-    record = provenance_record(params=kept, run_id=run_id, fingerprints=fingerprints)
+    if fingerprints is not None:
+        fingerprints = [*named.values(), *fingerprints]
+    record = provenance_record(params=kept, run_id=run_id, fingerprints=fingerprints, named_runs=named)
     return write_provenance(out_dir, record)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.core import workspace
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.eval.stored_runs import MAIN_RUN, MAIN_SUITE, main_run, main_run_command, shown
 
@@ -158,10 +159,11 @@ def retrieve_run(store_path: str | Path, **retrieval: Any) -> str:
     return str(retrieve_now(store_path, **retrieval).run_id)
 
 
-def stored_run_id(store_path: str | Path, choice: RunChoice, corpus: str | Path | None = None) -> str | None:
-    """The stored run a choice names without retrieving (None for "retrieve now"); ``main`` is the main
-    job's run over ``corpus`` (None: the default corpus). A store, run id, main or latest run that is not
-    there is one :class:`NoSuchRun` line naming what to run; a run of another kind one error line."""
+def stored_run(store_path: str | Path, choice: RunChoice, corpus: str | Path | None = None) -> Any | None:
+    """The stored run a choice names without retrieving (its :class:`~nomad_lab.store.RunRecord`: id,
+    corpus fingerprint, parameters; None for "retrieve now"); ``main`` is the main job's run over
+    ``corpus`` (None: the default corpus). A store, run id, main or latest run that is not there is one
+    :class:`NoSuchRun` line naming what to run; a run of another kind one error line."""
     if choice.retrieves:
         return None
     from nomad_lab.store import Store, StoreError  # heavy
@@ -171,26 +173,32 @@ def stored_run_id(store_path: str | Path, choice: RunChoice, corpus: str | Path 
         raise NoSuchRun(f"{path}: no store yet, so no run {choice}: {_store_first(choice, corpus)}")
     with Store(path, read_only=True) as store:
         if choice.main:
-            found = main_run(store, corpus)
-            if found is None:
+            run_id = main_run(store, corpus)
+            if run_id is None:
                 over = f"no {MAIN_SUITE} run over {shown(corpus)} stored yet"
                 raise NoSuchRun(f"{path}: {over}: {_store_first(choice, corpus)}")
-            return found
-        if choice.latest:
+        elif choice.latest:
             run_id = store.latest_run_id("retrieval")
             if run_id is None:
                 raise NoSuchRun(f"{path}: no retrieval run stored yet: {_store_first(choice, corpus)}")
-            return run_id
+        else:
+            run_id = str(choice.run_id)
         try:
-            run = store.get_run(str(choice.run_id))
+            run = store.get_run(run_id)
         except StoreError:
             raise NoSuchRun(
-                f"{path}: no run {choice.run_id!r} stored (give a stored run id, {MAIN_RUN}, {LATEST} or "
+                f"{path}: no run {run_id!r} stored (give a stored run id, {MAIN_RUN}, {LATEST} or "
                 f"{RETRIEVE}; list them: nomad-lab store runs --store {path})"
             ) from None
     if run.kind != "retrieval":
-        raise NomadLabError(f"{path}: run {choice.run_id!r} is a {run.kind} run, not a retrieval run")
-    return str(choice.run_id)
+        raise NomadLabError(f"{path}: run {run_id!r} is a {run.kind} run, not a retrieval run")
+    return run
+
+
+def stored_run_id(store_path: str | Path, choice: RunChoice, corpus: str | Path | None = None) -> str | None:
+    """:func:`stored_run`'s run id."""
+    run = stored_run(store_path, choice, corpus)
+    return None if run is None else str(run.run_id)
 
 
 def _store_first(choice: RunChoice, corpus: str | Path | None) -> str:
@@ -202,24 +210,23 @@ def _store_first(choice: RunChoice, corpus: str | Path | None) -> str:
     return f"give a stored run id, or retrieve first (--run {RETRIEVE})"
 
 
-def named_run_ids(store_path: str | Path | None, values: Any) -> list[str]:
-    """The stored runs a RUN value (or a list of them) names, for a provenance record: ids as given,
-    ``latest`` and ``main`` (over the default corpus) as the runs they name now; "retrieve now" names
-    none (its run is stored during the command, which the record finds by time), and neither does
-    anything the store cannot answer."""
+def named_runs(
+    store_path: str | Path | None, values: Any, corpus: str | Path | None = None
+) -> dict[str, str]:
+    """The stored runs a RUN value (or a list of them) names, for a provenance record: each run's id and
+    its corpus fingerprint (read as the run is found), ``latest`` and ``main`` (over ``corpus``, None: the
+    default corpus) as the runs they name now, in the store at ``store_path`` (None: the workspace's).
+    "Retrieve now" names none (its run is stored during the command, which the record finds by time),
+    and neither does anything the store cannot answer (a run it lacks, a lock another process holds)."""
     texts = values if isinstance(values, list | tuple) else [values] if values else []
-    found = []
+    found: dict[str, str] = {}
     for text in texts:
         try:
-            choice = parse_run(text)
-            if choice.latest or choice.main:
-                run_id = stored_run_id(store_path, choice) if store_path else None
-            else:
-                run_id = choice.run_id
+            run = stored_run(store_path or workspace.DEFAULT_STORE_PATH, parse_run(text), corpus)
         except NomadLabError:
             continue
-        if run_id:
-            found.append(run_id)
+        if run is not None:
+            found[str(run.run_id)] = str(run.fingerprint)
     return found
 
 

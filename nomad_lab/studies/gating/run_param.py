@@ -9,17 +9,26 @@ The budgeting half never reads a retrieval run, so this stays out of the shared 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from nomad_lab.eval.gating.runs import (
     LATEST,
     STORED_FORMS,
     forms_line,
+    named_runs,
     parse_run,
     parse_stored_run,
     resolve_run,
 )
 from nomad_lab.studies.shape import Param, Params
+
+
+def named_by(value: Any, values: Mapping[str, Any]) -> dict[str, str]:
+    """A RUN parameter's ``names_runs``: the stored runs ``value`` names now (``main``: over the study's
+    ``--corpus``) with their corpus fingerprints, for its provenance record."""
+    return named_runs(values.get("store"), value, values.get("corpus"))
+
 
 RUN = Param(
     "run",
@@ -28,6 +37,7 @@ RUN = Param(
     "the retrieval run read: RUN_ID (stored), main (the main job's run over --corpus), latest, "
     "retrieve (--suite, now: the default) or retrieve:SUITES",
     metavar="RUN",
+    names_runs=named_by,
 )
 
 

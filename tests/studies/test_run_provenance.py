@@ -1,0 +1,60 @@
+"""A gating study given ``--run main`` or ``--run latest`` records the run that value meant: its id and
+corpus fingerprint, read where the gating service finds the run (the RUN parameter's ``names_runs``), so
+the shared study shape stays free of the gating half."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from nomad_lab.store import RunRecord, Store
+from nomad_lab.studies.gating.run_param import RUN, study_run
+from nomad_lab.studies.params import CORPUS, STORE
+from nomad_lab.studies.shape import Param, Study, execute
+from tests.support.paths import CORPUS as FIXTURE_CORPUS
+from tests.support.retrieval import fixture_run
+
+
+def probe(run_param: Param) -> Study:
+    """A gating study that resolves its ``--run`` and writes one table."""
+
+    def write(result: dict, out: Path) -> dict[str, Path]:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "t.md").write_text(result["rows"][0]["run"])
+        return {"md": out / "t.md"}
+
+    return Study(
+        name="probe",
+        title="probe",
+        run=lambda p: {"rows": [{"run": study_run(p)}]},
+        rows=lambda result: result["rows"],
+        markdown=str,
+        write=write,
+        out_dir="results/probe",
+        command=("study", "probe"),
+        params=(run_param, CORPUS, STORE),
+    )
+
+
+def test_main_and_latest_record_the_run_they_meant(tmp_path: Path, embedder) -> None:
+    store = tmp_path / "s.duckdb"
+    main = fixture_run(store, embedder)  # the main run over the fixture corpus
+    with Store(store) as opened:
+        main_print = opened.get_run(main).fingerprint
+        opened.put_run(RunRecord(kind="retrieval", fingerprint="ef" * 8, params={}, run_id="later"), [], {})
+
+    def record(value: str, study: Study | None = None) -> dict:
+        out = tmp_path / f"{value}-{len(list(tmp_path.iterdir()))}"
+        _, paths = execute(
+            study or probe(RUN), {"run": value, "corpus": FIXTURE_CORPUS, "store": store, "out": out}
+        )
+        assert (out / "t.md").read_text() in (main, "later")  # the study read a stored run
+        return json.loads(paths["provenance"].read_text())
+
+    by_main = record("main")
+    assert by_main["fingerprints"] == [main_print] and by_main["namedRuns"] == {main: main_print}
+    by_latest = record("latest")
+    assert by_latest["fingerprints"] == ["ef" * 8] and by_latest["namedRuns"] == {"later": "ef" * 8}
+    assert record(main)["namedRuns"] == {main: main_print}  # an id as given, with its fingerprint
+    plain = Param("run", RUN.type, None, RUN.help)  # the same value, no names_runs: nothing to record by
+    assert record("main", probe(plain))["fingerprints"] == []
