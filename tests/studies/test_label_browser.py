@@ -20,7 +20,7 @@ from nomad_lab.data.drafts import DraftOptions, draft_goldens, read_corpus, writ
 from nomad_lab.data.golden_suites import load_suite_file
 from nomad_lab.eval.gating.labelling import LabelSession
 from nomad_lab.studies.gating.passage_view import strip_markup, whole_words
-from tests.support.browser import WAIT_MS, artifacts_dir, notebook_browser, run_all
+from tests.support.browser import WAIT_MS, artifacts_dir, close_notebook, lab_page, notebook_browser, run_all
 from tests.support.paths import CORPUS, ROOT
 
 pytestmark = pytest.mark.slow
@@ -95,7 +95,8 @@ def test_label_whole_passages_search_gold_undo_back_resume_with_figure_history(
         "NOMAD_LAB_LABELLER": "browser-test",
     }
     with notebook_browser(NOTEBOOK, env, tmp_path) as (lab, browser):
-        page = run_all(browser, lab, NOTEBOOK)
+        page = lab_page(browser, lab)
+        run_all(page, NOTEBOOK)
         shown = wait_for_count(page, 0, total)
         page.screenshot(path=artifacts / "1-first-draft.png", full_page=True)
         assert shown["id"] == first and shown["keysInView"] and shown["frameHeight"] > 100
@@ -133,8 +134,8 @@ def test_label_whole_passages_search_gold_undo_back_resume_with_figure_history(
         page.screenshot(path=artifacts / "2-after-fourteen.png", full_page=True)
         assert "needs at least" not in state["figures"] and state["figure"]
         figure = page.evaluate(FIGURE)
-        page.close()  # the sitting closed, the notebook opened again and run: it resumes from disk
-        page = run_all(browser, lab, NOTEBOOK)
+        close_notebook(page)  # the sitting closed, its kernel shut down; opened again and run: it resumes
+        run_all(page, NOTEBOOK)  # from disk
         resumed = wait_for_count(page, decided, total)
         replayed = page.evaluate(FIGURE)
         page.screenshot(path=artifacts / "3-resumed.png", full_page=True)

@@ -18,7 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import KERNEL_READY, artifacts_dir, notebook_browser, run_all
+from tests.support.browser import (
+    KERNEL_READY,
+    artifacts_dir,
+    close_notebook,
+    lab_page,
+    notebook_browser,
+    run_all,
+)
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.slow
@@ -28,7 +35,8 @@ NOTEBOOKS = [
     for name in ("explore", "floor_sweep", "label", "placement", "estimator")
 ]
 SETTLED = """() => {
-    const prompts = [...document.querySelectorAll('.jp-InputPrompt')].map(p => p.textContent);
+    const panel = window.jupyterapp.shell.currentWidget;
+    const prompts = [...panel.node.querySelectorAll('.jp-InputPrompt')].map(p => p.textContent);
     return prompts.length > 0 && !prompts.some(p => p.includes('*'));
 }"""
 
@@ -48,8 +56,9 @@ def test_run_all_and_save_of_every_notebook_leaves_git_status_as_it_was(tmp_path
     env = {"NOMAD_LAB_STORE": os.environ.get("NOMAD_LAB_STORE", str(ROOT / "runs" / "nomad-lab.duckdb"))}
     saved = []
     with notebook_browser(NOTEBOOKS, env, tmp_path, autosave=True) as (lab, browser):
+        page = lab_page(browser, lab)  # one tab opens each notebook in turn
         for notebook in NOTEBOOKS:
-            page = run_all(browser, lab, notebook)
+            run_all(page, notebook)
             page.wait_for_function(SETTLED)
             page.wait_for_function(KERNEL_READY)
             page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
@@ -57,5 +66,5 @@ def test_run_all_and_save_of_every_notebook_leaves_git_status_as_it_was(tmp_path
             saved.append(notebook.with_suffix(".ipynb").is_file())
             assert notebook.read_bytes() == scripts[notebook], f"{notebook.name} was rewritten by its save"
             assert git_status() == before, f"{notebook.name}: {sorted(set(git_status()) - set(before))}"
-            page.close()
+            close_notebook(page)
     assert all(saved)  # each save really wrote: the outputs went to the ignored twin

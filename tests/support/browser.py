@@ -55,10 +55,6 @@ class Lab:
     url: str
     token: str
 
-    def open_url(self, path: str) -> str:
-        """The address of ``path`` (relative to the server's root) in the Lab UI, token included."""
-        return f"{self.url}/lab/tree/{path}?token={self.token}"
-
 
 @contextmanager
 def jupyterlab(root: Path, env: dict[str, str], settings_dir: Path, autosave: bool = False) -> Iterator[Lab]:
@@ -166,32 +162,38 @@ def notebook_browser(
             browser.close()
 
 
-def open_notebook(browser: Browser, lab: Lab, notebook: Path) -> Page:
-    """A new page with ``notebook`` open in Lab and its kernel ready. A project notebook is its script
-    (``notebooks/NAME.py``), opened as a notebook the way a person does (Open With > Jupytext Notebook)."""
+def lab_page(browser: Browser, lab: Lab) -> Page:
+    """A new page showing Lab with its layout restored (a document opened before the restore can be
+    closed again by it). One page opens notebook after notebook, as a person's browser tab does: each
+    new page loads the whole of Lab's frontend again."""
     page = browser.new_page(viewport={"width": 1280, "height": 1600})
     page.set_default_timeout(WAIT_MS)
+    page.goto(f"{lab.url}/lab?token={lab.token}")
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('docmanager:open')"
+    )
+    page.evaluate("() => window.jupyterapp.restored.then(() => true)")
+    return page
+
+
+def run_all(page: Page, notebook: Path) -> None:
+    """``notebook`` opened in the Lab of ``page``, its kernel ready and Run All started (not finished). A
+    project notebook is its script (``notebooks/NAME.py``), opened as a notebook the way a person does
+    (Open With > Jupytext Notebook)."""
+    factory = "Jupytext Notebook" if notebook.suffix == ".py" else "Notebook"
     path = notebook.relative_to(ROOT).as_posix()
-    if notebook.suffix == ".ipynb":
-        page.goto(lab.open_url(path))
-    else:
-        page.goto(f"{lab.url}/lab?token={lab.token}")
-        page.wait_for_function(
-            "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('docmanager:open')"
-        )
-        # a document opened before Lab has restored its layout can be closed again by the restore
-        page.evaluate("() => window.jupyterapp.restored.then(() => true)")
-        page.evaluate(
-            "(path) => window.jupyterapp.commands.execute("
-            "'docmanager:open', {path, factory: 'Jupytext Notebook'})",
-            path,
-        )
+    page.evaluate(
+        "([path, factory]) => window.jupyterapp.commands.execute('docmanager:open', {path, factory})"
+        ".then(() => true)",
+        [path, factory],
+    )
     page.wait_for_function(KERNEL_READY)
-    return page
-
-
-def run_all(browser: Browser, lab: Lab, notebook: Path) -> Page:
-    """A new page with ``notebook`` open in Lab, its kernel ready and Run All started (not finished)."""
-    page = open_notebook(browser, lab, notebook)
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    return page
+
+
+def close_notebook(page: Page) -> None:
+    """Close the notebook in front and shut its kernel down (File > Close and Shut Down Notebook)."""
+    page.evaluate(
+        "async () => { const panel = window.jupyterapp.shell.currentWidget;"
+        " await panel.sessionContext.shutdown(); panel.dispose(); }"
+    )
