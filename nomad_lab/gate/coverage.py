@@ -11,6 +11,7 @@ the matrix of many questions).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -46,6 +47,7 @@ _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _SUFFIXES = ("ies", "es", "s", "ing", "ed")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A crude, general English suffix strip so "tourniquets" matches "tourniquet" (both sides alike)."""
     word = word.split("'")[0]
@@ -55,10 +57,16 @@ def stem(word: str) -> str:
     return word
 
 
-def terms(text: str) -> list[str]:
-    """Content words of ``text``: lower-cased, stop words and one-letter tokens out, suffixes stripped."""
+@functools.lru_cache(maxsize=1 << 13)
+def terms(text: str) -> tuple[str, ...]:
+    """Content words of ``text``: lower-cased, stop words and one-letter tokens out, suffixes stripped.
+
+    Remembered per text: a chunk is read once for every question that retrieves it (a run of 600
+    questions reads each of a few hundred chunks dozens of times), and splitting it was most of the
+    coverage features' time."""
     stop = english_stopwords()
-    return [stem(w) for w in _WORD.findall(text.lower().replace("’", "'")) if len(w) > 1 and w not in stop]
+    words = _WORD.findall(text.lower().replace("’", "'"))
+    return tuple(stem(w) for w in words if len(w) > 1 and w not in stop)
 
 
 @dataclass(frozen=True)
