@@ -1,7 +1,11 @@
 """Both corpora retrieved once per test run (the real MiniLM embedder, floor 0, the gating suites; built
 once for all xdist workers, see ``tests.support.built_once``), a gate fitted on each for every exportable
 feature set, and every question's whole pool as a pipeline sees it: what the export, runtime and adapter
-tests hold to ``gate apply``."""
+tests hold to ``gate apply``.
+
+The default corpus is retrieved with its distractor books cut short (:func:`short_distractors`): whole,
+they are four fifths of its text and most of this fixture's cost, and nothing here depends on their
+length; with none at all every pool looks alike and a gate keeps every question."""
 
 from __future__ import annotations
 
@@ -73,6 +77,23 @@ def pipeline_questions(store: Path, run_id: str) -> list[dict[str, Any]]:
     ]
 
 
+DISTRACTOR_CHARS = 12_000
+
+
+def short_distractors(corpus: Path, out: Path) -> Path:
+    """A copy of ``corpus`` whose distractor documents keep their first paragraphs, up to about
+    :data:`DISTRACTOR_CHARS` characters each; the other documents are copied whole."""
+    from nomad_lab.data.corpus import DISTRACTOR_PREFIX
+
+    out.mkdir()
+    for path in sorted(corpus.glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        if path.name.startswith(DISTRACTOR_PREFIX) and len(text) > DISTRACTOR_CHARS:
+            text = text[: text.rfind("\n\n", 0, DISTRACTOR_CHARS) + 1]
+        (out / path.name).write_text(text, encoding="utf-8")
+    return out
+
+
 def build_corpora(root: Path, embedder) -> None:
     """Each corpus retrieved into its own store under ``root`` and a gate fitted on it for every exportable
     feature set; the run ids in ``runs.json``."""
@@ -84,6 +105,8 @@ def build_corpora(root: Path, embedder) -> None:
         folder = root / name
         folder.mkdir()
         store = folder / STORE
+        if name == "default":
+            corpus = short_distractors(corpus, folder / "corpus")
         request = RetrievalRequest(corpus_dir=corpus, goldens_dir=goldens, suite=GATING_SUITES, floor=0.0,
                                    store_path=store, progress=False)  # fmt: skip
         runs[name] = retrieve(request, embedder).run_id
