@@ -13,6 +13,7 @@ import pytest
 
 from nomad_lab.runners.notebooks import NOTEBOOKS_DIR, as_ipynb, notebook_path, project_notebooks
 from tests.support.paths import ROOT
+from tests.support.retrieval import fixture_run
 
 NOTEBOOKS = project_notebooks()
 IPYKERNEL = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -130,12 +131,16 @@ FIXTURES = ROOT / "tests" / "fixtures" / "retrieval"
 
 
 @pytest.mark.slow
-def test_judge_models_notebook_on_a_local_cluster(tmp_path: Path) -> None:
+def test_judge_models_notebook_on_a_local_cluster(tmp_path: Path, embedder) -> None:
+    # the run the judges read, retrieved here by the test's embedder: the kernel loads no embedder of its
+    # own (the notebook's retrieve-now default runs in the embedders notebook's test)
+    run_id = fixture_run(tmp_path / "ws.duckdb", embedder, suite="off_topic")
     cells = execute(
         "judge_models",
         tmp_path,
         judge_model=["embedded:gemma3-270m?n_ctx=2048"],
         suite="off_topic",
+        run=run_id,
         limit=3,
         workers=2,  # the verdicts are computed on a real two-process Dask LocalCluster
         out_dir=str(tmp_path / "judges"),  # never the repository's results/
