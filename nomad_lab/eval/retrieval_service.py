@@ -48,7 +48,7 @@ from nomad_lab.eval.retrieval_metrics import (
 )
 from nomad_lab.gate.reference_ranking import Candidate
 from nomad_lab.retrieval.embedding import Embedder, load_embedder
-from nomad_lab.retrieval.index import BuildStats, build_index
+from nomad_lab.retrieval.index import BuildStats, build_index, stored_query_vectors
 from nomad_lab.services.judge_service import JudgeStats
 from nomad_lab.services.verdict_cache import CachedJudge
 from nomad_lab.store import CaseRecord, PoolEntry, RunRecord, Store
@@ -159,7 +159,7 @@ def retrieve(
         if request.judge_model:
             judge = CachedJudge(request.judge_model, store, request.judge_retry_failed, judge_backend)
         texts = [g.retrieval_text(request.standalone) for g in goldens]
-        vectors = index.embed_queries(texts, progress=request.progress)
+        vectors = stored_query_vectors(store, embedder, texts, progress=request.progress)
         cases: list[CaseResult] = []
         records: list[CaseRecord] = []
         pools: dict[str, list[PoolEntry]] = {}

@@ -226,6 +226,31 @@ def query_texts(embedder: Embedder, queries: Sequence[str]) -> list[str]:
     return [truncate_to_tokens(preprocess_query(q), budget) for q in queries]
 
 
+def _query_key(text: str) -> str:
+    return hashlib.sha256(("query\x00" + text).encode()).hexdigest()  # never a document's text hash
+
+
+def stored_query_vectors(
+    store: Store, embedder: Embedder, queries: Sequence[str], progress: bool = False
+) -> np.ndarray:
+    """Each query's vector (of its :func:`query_texts` form), from the store's embedding cache where it
+    holds one; the rest embedded in their order and cached (unless the store is read-only).
+
+    Why cached: retrieval embeds a suite's questions, and every gate that reads query vectors, every
+    later run of the same suite and every study over the run asks for the very same vectors again."""
+    texts = query_texts(embedder, queries)
+    keys = [_query_key(t) for t in texts]
+    cached = store.get_embeddings(embedder.model_key, keys)
+    todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in cached}
+    if todo:
+        texts = list(todo.values())
+        vectors = embedder.embed(texts, progress=progress, desc="embedding queries", kind="query")
+        if not store.read_only:
+            store.put_embeddings(embedder.model_key, list(todo), vectors)
+        cached.update(zip(todo, vectors, strict=True))
+    return np.stack([cached[k] for k in keys]) if keys else np.zeros((0, embedder.dimension), np.float32)
+
+
 def load_index_rows(
     store: Store, fingerprint: str, embedder: Embedder, corpus: Corpus
 ) -> tuple[list[ChunkRecord], np.ndarray]:

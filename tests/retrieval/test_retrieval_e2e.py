@@ -42,6 +42,41 @@ def test_chunking_is_3000_characters_with_300_overlap() -> None:
     assert chunk_text("  \n ") == []
 
 
+class QueryCounter:
+    """The session's embedder, counting the texts it is asked to embed as queries."""
+
+    def __init__(self, embedder) -> None:
+        self.embedder, self.queries = embedder, 0
+
+    def embed(self, texts, progress: bool = False, desc: str = "embedding", kind: str = "document"):
+        self.queries += len(texts) if kind == "query" else 0
+        return self.embedder.embed(texts, progress, desc, kind)
+
+    def __getattr__(self, name: str):
+        return getattr(self.embedder, name)
+
+
+def test_a_runs_query_vectors_are_stored_for_the_gates_and_the_next_run(tmp_path: Path, embedder) -> None:
+    from nomad_lab.eval.gating.run_data import query_vectors
+    from nomad_lab.retrieval.index import query_texts, stored_query_vectors
+    from tests.support.retrieval import fixture_run
+
+    store, counter = tmp_path / "s.duckdb", QueryCounter(embedder)
+    run_id = fixture_run(store, counter)
+    asked = counter.queries
+    fixture_run(store, counter)  # the same suite again: every question's vector is in the store
+    assert asked > 5 and counter.queries == asked
+    with Store(store) as opened:
+        run = opened.get_run(run_id)
+        queries = [c.query for c in opened.get_cases(run_id)]
+        held = stored_query_vectors(opened, counter, queries)
+        assert counter.queries == asked  # read back, not embedded
+        fresh = embedder.embed(query_texts(embedder, queries), kind="query")
+        assert np.allclose(held, fresh, atol=1e-5)  # the vectors the run's questions have
+        gated = query_vectors(opened, run.params["embedder"], queries, "run")  # what a gate reads
+        assert np.array_equal(gated, held.astype(float))
+
+
 def test_index_is_built_once_then_reused(tmp_path: Path, embedder) -> None:
     from nomad_lab.retrieval.index import build_index
 

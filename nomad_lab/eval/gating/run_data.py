@@ -9,7 +9,6 @@ under a query key, so a second gather makes no embedding call.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,7 +23,7 @@ from nomad_lab.gate.keywords import keyword_overlap
 from nomad_lab.gate.logistic_gate import describe, same_embedder
 from nomad_lab.gate.pools import PoolSet, pools_from_records
 from nomad_lab.retrieval.embedding import load_embedder
-from nomad_lab.retrieval.index import query_texts
+from nomad_lab.retrieval.index import stored_query_vectors
 from nomad_lab.services.verdict_cache import judged_set
 from nomad_lab.store import Store
 
@@ -69,10 +68,6 @@ def subset_run(data: RunData, mask: np.ndarray) -> RunData:
     )
 
 
-def _query_key(text: str) -> str:
-    return hashlib.sha256(("query\x00" + text).encode()).hexdigest()  # never a document's text hash
-
-
 def query_vectors(
     store: Store, identity: dict[str, Any] | None, queries: Sequence[str], where: str
 ) -> np.ndarray:
@@ -85,16 +80,7 @@ def query_vectors(
             f"{where}: the run was embedded with {describe(identity)}, its spec now loads "
             f"{describe(embedder.identity())}; refusing to mix query vectors"
         )
-    texts = query_texts(embedder, queries)
-    keys = [_query_key(t) for t in texts]
-    cached = store.get_embeddings(embedder.model_key, keys)
-    todo = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in cached}.items())
-    if todo:
-        vectors = embedder.embed([t for _, t in todo], kind="query")
-        if not store.read_only:
-            store.put_embeddings(embedder.model_key, [k for k, _ in todo], vectors)
-        cached.update({k: v for (k, _), v in zip(todo, vectors, strict=True)})
-    return np.stack([cached[k] for k in keys]).astype(float) if keys else np.zeros((0, embedder.dimension))
+    return stored_query_vectors(store, embedder, queries).astype(float)
 
 
 PASSAGE_READERS = (
