@@ -11,13 +11,12 @@ questions is ±20 points):
   approximation collapses to a zero-width interval;
 - means of per-case values in [0, 1] (recall@k, precision@k, ndcg@k, mrr) get a **percentile bootstrap**
   over cases (2,000 resamples, seeded, so a report is reproducible).
-Pure: standard library only.
+Pure: the standard library, and numpy inside the bootstrap only (the same numbers, faster).
 """
 
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -327,9 +326,31 @@ def bootstrap_mean_interval(
         return None
     if min(values) == max(values):
         return Interval(values[0], values[0], "bootstrap", n)
-    rng = random.Random(seed)
-    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
+    means = resampled_means(values, resamples, seed)
     return Interval(means[int(0.025 * resamples)], means[math.ceil(0.975 * resamples) - 1], "bootstrap", n)
+
+
+def resampled_means(values: Sequence[float], resamples: int, seed: int) -> list[float]:
+    """The sorted means of ``resamples`` resamples of ``values``: exactly the numbers of
+    ``sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))`` with ``rng =
+    random.Random(seed)``, computed by numpy.
+
+    Why numpy, and why exactly: that loop was most of a large retrieval run's scoring time (2,000
+    resamples of every metric), and published intervals must not move. ``random`` and numpy's
+    ``RandomState`` share the Mersenne Twister, its seeding from an integer's 32-bit words and its 53-bit
+    doubles; ``choices`` picks ``floor(random() * n)``; a cumulative sum adds left to right as ``sum``
+    does on this Python (3.11's float sum is not compensated)."""
+    import numpy as np  # heavy: the rest of this module is the standard library
+
+    n, words, rest = len(values), [], abs(seed)
+    while True:
+        words.append(rest & 0xFFFFFFFF)
+        rest >>= 32
+        if not rest:
+            break
+    uniforms = np.random.RandomState(words).random_sample((resamples, n))
+    drawn = np.asarray(values, dtype=float)[np.floor(uniforms * n).astype(np.intp)]
+    return np.sort(np.cumsum(drawn, axis=1)[:, -1] / n).tolist()
 
 
 def metric_intervals(

@@ -109,6 +109,21 @@ def test_bootstrap_interval_is_seeded_and_brackets_the_mean() -> None:
     assert bootstrap_mean_interval([1.0, 1.0]).low == 1.0 and bootstrap_mean_interval([]) is None
 
 
+@pytest.mark.parametrize("seed", [0, 7, 20261202, 2**40 + 3])
+def test_the_bootstrap_draws_exactly_what_the_standard_library_loop_drew(seed: int) -> None:
+    """Published intervals were made by ``random.choices`` and ``sum``; numpy must give the same numbers."""
+    import random
+
+    from nomad_lab.eval.retrieval_metrics import resampled_means
+
+    draw = random.Random(seed)
+    for n in (2, 3, 97, 611):
+        values = [draw.choice([0.0, 1.0, 0.5, 1 / 3, draw.random()]) for _ in range(n)]
+        rng = random.Random(seed)
+        loop = sorted(sum(rng.choices(values, k=n)) / n for _ in range(300))
+        assert resampled_means(values, 300, seed) == loop
+
+
 def test_every_metric_gets_an_interval() -> None:
     cases = [
         score_case("a", chunks("a"), ["a"]),

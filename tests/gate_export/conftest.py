@@ -133,29 +133,41 @@ def fitted(tmp_path_factory: pytest.TempPathFactory, embedder) -> dict[str, Fitt
 
 
 class StoredVectors:
-    """The session's embedder, except that a batch of document texts the run's index holds gets the
-    vectors the store keeps for them: the ones this same embedder computed for those very texts when the
-    corpus was retrieved (same model key). The framework tests put the default corpus's chunks into their
-    own vector stores; embedding the 341 chunks again for each would repeat a minute of identical work.
-    Any other text (a query, a batch with one unseen text) goes to the embedder itself."""
+    """The session's embedder, except that a batch of texts the run already embedded gets the vectors the
+    store keeps for them: the ones this same embedder computed for those very texts when the corpus was
+    retrieved (same model key), documents as documents and questions as queries (only a question that
+    retrieval embedded as it is, not expanded or cut). The framework tests put the default corpus's
+    chunks into their own vector stores and ask its questions again; embedding them again for each would
+    repeat identical work. Any other text (a batch with one unseen text) goes to the embedder itself."""
 
     def __init__(self, embedder, run: Fitted) -> None:
+        import numpy as np  # heavy
+
+        from nomad_lab.retrieval.index import query_texts
         from nomad_lab.store import Store
 
         self.embedder = embedder
         with Store(run.store, read_only=True) as opened:
             fingerprint = opened.get_run(run.run).fingerprint
             chunks, matrix = opened.index_matrix(fingerprint, embedder.model_key)
-        self.vectors = {c.text: row for c, row in zip(chunks, matrix, strict=True)}
-        self.reused = 0
+        self.vectors = {
+            "document": {c.text: row for c, row in zip(chunks, matrix, strict=True)},
+            "query": {
+                q["question"]: np.asarray(q["queryVector"], matrix.dtype)
+                for q, embedded in zip(
+                    run.questions, query_texts(embedder, [q["question"] for q in run.questions]), strict=True
+                )
+                if embedded == q["question"]
+            },
+        }
 
     def embed(self, texts, progress: bool = False, desc: str = "embedding", kind: str = "document"):
         import numpy as np  # heavy
 
-        if kind != "document" or not texts or any(t not in self.vectors for t in texts):
+        known = self.vectors.get(kind, {})
+        if not texts or any(t not in known for t in texts):
             return self.embedder.embed(texts, progress, desc, kind)
-        self.reused += len(texts)
-        return np.stack([self.vectors[t] for t in texts])
+        return np.stack([known[t] for t in texts])
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.embedder, name)
