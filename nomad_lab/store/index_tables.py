@@ -19,6 +19,9 @@ from nomad_lab.store.tables import StoreError, TableGroup
 __all__ = ["IndexTables"]
 
 
+_CHUNK_TYPES = ("VARCHAR",) * 4 + ("INTEGER",) * 2 + ("VARCHAR",) * 2 + ("INTEGER", "VARCHAR")
+
+
 class IndexTables(TableGroup):
     """Methods of :class:`nomad_lab.store.Store` over ``indexes``, ``chunks`` and the embeddings cache."""
 
@@ -58,25 +61,12 @@ class IndexTables(TableGroup):
                     index.build_seconds,
                 ],
             )
-            if chunks:
-                self.con.executemany(
-                    "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        [
-                            index.fingerprint,
-                            c.chunk_id,
-                            c.doc_id,
-                            c.source,
-                            c.chunk_index,
-                            c.total_chunks,
-                            c.text,
-                            c.keywords,
-                            c.char_count,
-                            c.text_sha256,
-                        ]
-                        for c in chunks
-                    ],
-                )
+            rows = [
+                [index.fingerprint, c.chunk_id, c.doc_id, c.source, c.chunk_index, c.total_chunks, c.text,
+                 c.keywords, c.char_count, c.text_sha256]
+                for c in chunks
+            ]  # fmt: skip
+            self.insert_rows("INSERT INTO chunks", _CHUNK_TYPES, rows)
 
     def cached_embedding_keys(self, model_key: str, text_sha256s: Iterable[str]) -> set[str]:
         """Which of these text hashes already have a vector for this embedder."""
@@ -120,13 +110,9 @@ class IndexTables(TableGroup):
                     "INSERT INTO embedding_models VALUES (?, ?, ?)",
                     [model_key, int(vectors.shape[1]), datetime.now(UTC)],
                 )
-            self.con.executemany(
-                "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
-                [
-                    [model_key, sha, vector.astype(np.float32).tolist()]
-                    for sha, vector in zip(text_sha256s, vectors, strict=True)
-                ],
-            )
+            lists = vectors.astype(np.float32).tolist()
+            rows = [[model_key, sha, v] for sha, v in zip(text_sha256s, lists, strict=True)]
+            self.insert_rows("INSERT OR REPLACE INTO embeddings", ("VARCHAR", "VARCHAR", "FLOAT[]"), rows)
 
     def get_embeddings(self, model_key: str, text_sha256s: Sequence[str]) -> dict[str, np.ndarray]:
         """The cached vectors of these text hashes for this embedder (absent hashes are left out)."""

@@ -14,6 +14,14 @@ from nomad_lab.store.tables import StoreError, TableGroup
 __all__ = ["RunTables"]
 
 
+_CASE_TYPES = (
+    "VARCHAR", "VARCHAR", "INTEGER", "VARCHAR", "VARCHAR", "VARCHAR[]", "BOOLEAN", "VARCHAR[]",
+    "VARCHAR", "VARCHAR", "VARCHAR",
+)  # fmt: skip
+_POOL_TYPES = ("VARCHAR", "VARCHAR", "INTEGER", "VARCHAR", "VARCHAR", "DOUBLE", "DOUBLE")
+_METRIC_TYPES = ("VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE", "DOUBLE", "DOUBLE", "VARCHAR")
+
+
 class RunTables(TableGroup):
     """Methods of :class:`nomad_lab.store.Store` over ``runs``, ``cases``, ``pools`` and ``run_metrics``."""
 
@@ -42,39 +50,35 @@ class RunTables(TableGroup):
                     run.source,
                 ],
             )
-            if cases:
-                self.con.executemany(
-                    "INSERT INTO cases (run_id, golden_id, position, suite, query, tags, expect_refusal, "
-                    "relevant_doc_ids, result, judge, refusal_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        [
-                            run.run_id,
-                            c.golden_id,
-                            c.position,
-                            c.suite,
-                            c.query,
-                            list(c.tags),
-                            c.expect_refusal,
-                            list(c.relevant_doc_ids),
-                            None if c.result is None else json.dumps(c.result),
-                            None if c.judge is None else json.dumps(c.judge),
-                            c.refusal_kind,
-                        ]
-                        for c in cases
-                    ],
-                )
+            case_rows = [
+                [
+                    run.run_id,
+                    c.golden_id,
+                    c.position,
+                    c.suite,
+                    c.query,
+                    list(c.tags),
+                    c.expect_refusal,
+                    list(c.relevant_doc_ids),
+                    None if c.result is None else json.dumps(c.result),
+                    None if c.judge is None else json.dumps(c.judge),
+                    c.refusal_kind,
+                ]
+                for c in cases
+            ]
+            self.insert_rows(
+                "INSERT INTO cases (run_id, golden_id, position, suite, query, tags, expect_refusal, "
+                "relevant_doc_ids, result, judge, refusal_kind)",
+                _CASE_TYPES,
+                case_rows,
+            )
             rows = [
                 [run.run_id, golden_id, p.rank, p.doc_id, p.chunk_id, p.score, p.semantic_score]
                 for golden_id, entries in pools.items()
                 for p in entries
             ]
-            if rows:
-                self.con.executemany("INSERT INTO pools VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-            if metrics:
-                self.con.executemany(
-                    "INSERT INTO run_metrics VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [[run.run_id, *m] for m in metrics],
-                )
+            self.insert_rows("INSERT INTO pools", _POOL_TYPES, rows)
+            self.insert_rows("INSERT INTO run_metrics", _METRIC_TYPES, [[run.run_id, *m] for m in metrics])
         return run.run_id
 
     def get_run(self, run_id: str) -> RunRecord:
