@@ -55,12 +55,8 @@ def test_the_server_counts_what_the_accounting_says(served: str, wire: str) -> N
 
 
 def test_the_whole_study_runs_against_the_server(served: str) -> None:
-    result = run_study(  # three turns, the fewest the study takes: every call it makes is a prefill
-        _spec("ollama", served, "gemma3-270m:latest"),
-        TURNS[:3],
-        CHUNKS[:3],
-        context_window=2048,
-        max_rounds=1,
+    result = run_study(
+        _spec("ollama", served, "gemma3-270m:latest"), TURNS, CHUNKS, context_window=2048, max_rounds=1
     )
     assert result["check_summary"]["equal"] == result["check_summary"]["calls"] == 8
     assert result["reload"] is None and result["cost_model"]["points"] >= 6
