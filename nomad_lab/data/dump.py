@@ -106,6 +106,11 @@ def load_dump(path: str | os.PathLike[str]) -> dict[str, Any]:
     source = str(path)
     try:
         dump = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DumpError(
+            f"{source}: no such dump yet; write it with `nomad-lab eval retrieval --dump {source}` "
+            "(`nomad-lab reproduce` writes the main job's)"
+        ) from None
     except OSError as exc:
         raise DumpError(f"{source}: cannot read: {exc}") from exc
     except UnicodeDecodeError as exc:
