@@ -67,6 +67,7 @@ def test_a_run_the_store_lacks_is_one_line_before_any_run_loads(
     assert main([*argv, "--run", "no-such-run", "--store", str(store)]) == 1
     error = capsys.readouterr().err.strip()
     assert "no run 'no-such-run' stored" in error and "\n" not in error
+    assert "retrieve" not in error  # these commands never retrieve: the hint names only what they take
     assert main([*argv, "--store", str(store)]) == 1  # the default, latest: none stored yet
     error = capsys.readouterr().err.strip()
     assert "no retrieval run stored yet" in error and "\n" not in error

@@ -187,8 +187,8 @@ def stored_run(store_path: str | Path, choice: RunChoice, corpus: str | Path | N
             run = store.get_run(run_id)
         except StoreError:
             raise NoSuchRun(
-                f"{path}: no run {run_id!r} stored (give a stored run id, {MAIN_RUN}, {LATEST} or "
-                f"{RETRIEVE}; list them: nomad-lab store runs --store {path})"
+                f"{path}: no run {run_id!r} stored (give one it holds, {MAIN_RUN} or {LATEST}; "
+                f"list them: nomad-lab store runs --store {path})"
             ) from None
     if run.kind != "retrieval":
         raise NomadLabError(f"{path}: run {run_id!r} is a {run.kind} run, not a retrieval run")
