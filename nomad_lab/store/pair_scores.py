@@ -41,11 +41,10 @@ class PairScoreCache(TableGroup):
 
     def put_pair_scores(self, scorer: str, rows: Sequence[tuple[str, float, float | None]]) -> None:
         """Store ``(pair hash, score, ms)`` rows for a scorer, all or none."""
-        if not rows:
-            return
         now = datetime.now(UTC)
         with self.transaction():
-            self.con.executemany(
-                "INSERT OR REPLACE INTO pair_scores VALUES (?, ?, ?, ?, ?)",
+            self.insert_rows(
+                "INSERT OR REPLACE INTO pair_scores",
+                ("VARCHAR", "VARCHAR", "DOUBLE", "DOUBLE", "TIMESTAMPTZ"),
                 [[scorer, sha, float(score), ms, now] for sha, score, ms in rows],
             )

@@ -20,11 +20,10 @@ class StudyRows(TableGroup):
         """One study run's rows, all or none; returns its run id (a run with no rows stores nothing)."""
         run_id = new_run_id()
         now = datetime.now(UTC)
-        if not rows:  # DuckDB's executemany refuses an empty list
-            return run_id
         with self.transaction():
-            self.con.executemany(
-                "INSERT INTO study_rows VALUES (?, ?, ?, ?, ?, ?)",
+            self.insert_rows(
+                "INSERT INTO study_rows",
+                ("VARCHAR", "VARCHAR", "TIMESTAMPTZ", "VARCHAR", "INTEGER", "VARCHAR"),
                 [(run_id, study, now, json.dumps(params), i, json.dumps(row)) for i, row in enumerate(rows)],
             )
         return run_id
