@@ -69,16 +69,39 @@ def question_groups(
 def repeated_splits(
     labels: np.ndarray, groups: np.ndarray, folds: int, repeats: int, seed: int
 ) -> list[Split]:
-    """``repeats`` grouped, stratified k-fold splits (folds capped by the smaller class's group count)."""
-    from sklearn.model_selection import StratifiedGroupKFold  # heavy
+    """``repeats`` grouped, stratified k-fold splits (folds capped by the smaller class's group count).
 
-    smallest = min(len(np.unique(groups[labels == value])) for value in np.unique(labels))
-    k = max(2, min(folds, smallest))
-    out = []
-    for r in range(repeats):
-        splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=seed + r)
-        out.append([(tr, te) for tr, te in splitter.split(np.zeros(len(labels)), labels, groups)])
-    return out
+    Remembered by content: a leaderboard fits a dozen gates over the same outer folds, and each outer
+    fold asks for the same inner splits once per gate, so StratifiedGroupKFold's search (seconds over a
+    leaderboard) ran again for answers it had already given. The index arrays come back read-only,
+    since every caller holding them shares them.
+    """
+    labels, groups = np.asarray(labels), np.asarray(groups)
+    key = (labels.dtype.str, labels.tobytes(), groups.dtype.str, groups.tobytes(), folds, repeats, seed)
+    if key not in _SPLITS:
+        from sklearn.model_selection import StratifiedGroupKFold  # heavy
+
+        smallest = min(len(np.unique(groups[labels == value])) for value in np.unique(labels))
+        k = max(2, min(folds, smallest))
+        out = []
+        for r in range(repeats):
+            splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=seed + r)
+            split = splitter.split(np.zeros(len(labels)), labels, groups)
+            out.append([_read_only(train, test) for train, test in split])
+        if len(_SPLITS) >= _SPLITS_KEPT:
+            _SPLITS.pop(next(iter(_SPLITS)))  # the oldest: a study moves on to other questions
+        _SPLITS[key] = out
+    return [list(split) for split in _SPLITS[key]]
+
+
+_SPLITS: dict[tuple, list[Split]] = {}
+_SPLITS_KEPT = 4096
+
+
+def _read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    for array in arrays:
+        array.setflags(write=False)
+    return arrays
 
 
 def choose_points(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +131,6 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 1.0) -> LogisticFit:
     A training set holding one class (a tiny fold) gives a constant gate at that class.
     """
     from sklearn.linear_model import LogisticRegression  # heavy
-    from threadpoolctl import threadpool_limits  # heavy (ships with scikit-learn)
 
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
@@ -138,9 +138,18 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 1.0) -> LogisticFit:
     if len(np.unique(y)) < 2:
         return mean, scale, np.zeros(x.shape[1]), 10.0 if (y.size and y[0] == 1) else -10.0
     model = LogisticRegression(C=c, class_weight="balanced", max_iter=2000)
-    with threadpool_limits(1):  # small problems: BLAS threads only contend on a shared 2-core machine
+    with _thread_pools().limit(limits=1):  # small problems: BLAS threads only contend on 2 shared cores
         model.fit((x - mean) / scale, y)
     return mean, scale, model.coef_[0], float(model.intercept_[0])
+
+
+@cache
+def _thread_pools() -> Any:
+    """The process's BLAS and OpenMP pools, found once: ``threadpool_limits`` looks for them again on
+    every call (2 ms with torch and onnxruntime loaded), and a leaderboard fits thousands of models."""
+    from threadpoolctl import ThreadpoolController  # heavy (ships with scikit-learn)
+
+    return ThreadpoolController()
 
 
 def mean_of_fits(fits: Sequence[LogisticFit]) -> LogisticFit:

@@ -162,3 +162,32 @@ def test_unlabelled_rows_are_scored_in_each_outer_fold_as_its_held_out_fold_is()
     )[0]
     expected = np.mean([fit_score(train[itr], also, None) for itr, _ in inner], axis=0)
     np.testing.assert_allclose(figures.extra["also"][4 + 2], expected)
+
+
+def test_remembered_splits_equal_a_fresh_search_and_cannot_be_changed_by_a_caller() -> None:
+    """The splits come back the same for equal labels and groups held in new arrays, equal to what
+    StratifiedGroupKFold gives afresh; a caller that writes into an index array is refused, so the
+    next caller's folds cannot drift; other groups or another seed give other splits."""
+    from sklearn.model_selection import StratifiedGroupKFold
+
+    rng = np.random.default_rng(4)
+    refusal, tags = _labels(120, rng)
+    y = (~refusal).astype(int)
+    groups = crossval.question_groups(tags, refusal)
+    first = crossval.repeated_splits(y, groups, 5, 2, 9)
+    again = crossval.repeated_splits(y.copy(), groups.copy(), 5, 2, 9)
+    for r, split in enumerate(again):
+        fresh = StratifiedGroupKFold(n_splits=5, shuffle=True, random_state=9 + r).split(y, y, groups)
+        for (train, test), (fresh_train, fresh_test) in zip(split, fresh, strict=True):
+            assert np.array_equal(train, fresh_train) and np.array_equal(test, fresh_test)
+    try:
+        first[0][0][0][0] = -1
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a remembered split's index array accepted a write")
+    first.append([])  # a caller's own list: the next caller still gets two repeats
+    assert len(crossval.repeated_splits(y, groups, 5, 2, 9)) == 2
+    for other in (crossval.repeated_splits(y, rng.permutation(groups), 5, 2, 9),
+                  crossval.repeated_splits(y, groups, 5, 2, 10)):  # fmt: skip
+        assert any(not np.array_equal(a[1], b[1]) for a, b in zip(other[0], first[0], strict=True))
