@@ -7,9 +7,9 @@ Why ``calls``: every chat call (judge, rewrite, answer, warm-up) is logged in th
 latest calls and the totals per model and purpose, read-only (an older store is listed, not upgraded).
 Why ``runs``: a notebook takes a run (``run = "main"``: the main job's run of the default corpus); this lists
 what a store holds (id, date, corpus folder, suites, embedder, questions) and which run ``main`` means.
-Why ``export-cache``/``import-cache``: cross-encoder scores and judge verdicts are model outputs keyed by
-model identity and exact input, valid in any store (``nomad_lab.store.cache_files``); a committed file
-spares the main job an hour of model passes, and whatever it lacks is still computed.
+Why ``export-cache``/``import-cache``: pair scores (cross-encoder, reranker) and judge verdicts are model
+outputs keyed by model identity and exact input, valid in any store (``nomad_lab.store.cache_files``); a
+committed file spares the main job an hour of model passes, and whatever it lacks is still computed.
 """
 
 from __future__ import annotations

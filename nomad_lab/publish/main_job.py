@@ -37,8 +37,9 @@ from typing import Any
 DUMP = "runs/dumps/core-off_topic.json"
 CACHES = ("results/caches/pair_scores.jsonl.gz", "results/caches/judge_verdicts.jsonl.gz")
 """Committed model-output caches (``nomad-lab store export-cache``), imported before any study reads them:
-the cross-encoder's scores and the judge's verdicts cost a model pass or call per question, seconds each
-on two cores; a cache hit costs nothing."""
+the cross-encoder's and the reranker's pair scores and the judge's verdicts cost a model pass or call per
+question, up to seconds each on two cores; a cache hit costs nothing. A judge's decode may differ across
+machines, so its committed verdicts also keep a fresh clone's judge figures equal to the published ones."""
 
 
 def _retrieval(suite: str, floor: str, distractors: bool = True) -> list[str]:
@@ -62,7 +63,7 @@ Step = tuple[str, list[str]]
 
 BEFORE_STUDIES: list[Step] = [
     ("validate the corpus and every golden suite", ["eval", "check"]),
-    ("import the committed cross-encoder scores and judge verdicts", ["store", "import-cache", *CACHES]),
+    ("import the committed pair scores and judge verdicts", ["store", "import-cache", *CACHES]),
     ("core retrieval, no floor", _retrieval("core", "0")),
     ("core retrieval at the seed's 0.62 floor", _retrieval("core", "0.62")),
     ("off-topic leak at 0.62 with the distractors", _retrieval("off_topic", "0.62")),
