@@ -43,10 +43,35 @@ def test_decisions_become_valid_goldens_and_a_sitting_resumes(sitting: LabelSess
     assert line["labelled"]["draftSource"] == sitting.draft(second).draft.source
     again = LabelSession.open(sitting.corpus_dir, sitting.goldens_dir, sitting.store)
     assert again.progress() == (3, len(sitting.drafts))
+    assert again.data.run_id == sitting.data.run_id and again.passages(first) == sitting.passages(first)
     assert {first, second, third}.isdisjoint(again.queue())
     again.record(first, REFUSAL, refusal_type="off-topic")  # relabelled: one line per id, the latest
     ids = [g.id for g in load_suite_file(sitting.labels.path)]
     assert ids.count(f"label-{first}") == 1 and load_suite_file(sitting.labels.path)[-1].expect_refusal
+
+
+def drafts_runs(store: Path) -> list[str]:
+    with Store(store, read_only=True) as opened:
+        return [r for r in opened.run_ids("retrieval") if opened.get_run(r).suite == "drafts"]
+
+
+def test_a_reopened_sitting_reads_its_stored_run_until_a_draft_changes(sitting: LabelSession) -> None:
+    """Reopened over the same drafts and documents, a sitting retrieves nothing (one drafts run stored);
+    a reworded draft is retrieved again, by its new wording."""
+    again = LabelSession.open(sitting.corpus_dir, sitting.goldens_dir, sitting.store)
+    assert drafts_runs(sitting.store) == [sitting.data.run_id] == [again.data.run_id]
+    path = sitting.goldens_dir / "drafts.jsonl"
+    lines = path.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("{"))
+    draft = json.loads(lines[at]) | {"query": "How many drops of bleach per litre disinfect drinking water?"}
+    lines[at] = json.dumps(draft)
+    path.write_text("\n".join(lines) + "\n")
+    reworded = LabelSession.open(sitting.corpus_dir, sitting.goldens_dir, sitting.store)
+    assert drafts_runs(sitting.store) == [sitting.data.run_id, reworded.data.run_id]
+    assert reworded.data.queries[reworded.by_id[draft["id"]]] == draft["query"]
+    assert LabelSession.open(sitting.corpus_dir, sitting.goldens_dir, sitting.store).data.run_id == (
+        reworded.data.run_id
+    )  # the newest run of these drafts
 
 
 def test_bad_decisions_and_a_hand_broken_line_are_one_line_each(sitting: LabelSession) -> None:

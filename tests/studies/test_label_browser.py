@@ -1,7 +1,8 @@
 """notebooks/label.py as a person meets it: JupyterLab in headless Chromium, the whole passage in its
 frame, labels given by clicks and keys, a gold searched among every document (a retrieval miss), undo
 and back, the sitting closed and reopened (resumed, its figure history replayed from the log), and the
-labels file valid goldens.
+labels file valid goldens. Each kernel's sitting reads the drafts run the test's own sitting stored: the
+store ends with that one retrieval run.
 
 Drafts come from ``goldens draft`` over the fixture corpus (real MiniLM retrieval, real DuckDB);
 screenshots are kept in the test's tmp folder (or ``$NOMAD_LAB_ARTIFACTS/label``).
@@ -19,6 +20,7 @@ from playwright.sync_api import Page
 from nomad_lab.data.drafts import DraftOptions, draft_goldens, read_corpus, write_drafts
 from nomad_lab.data.golden_suites import load_suite_file
 from nomad_lab.eval.gating.labelling import LabelSession
+from nomad_lab.store import Store
 from nomad_lab.studies.gating.passage_view import strip_markup, whole_words
 from tests.support.browser import WAIT_MS, artifacts_dir, close_notebook, lab_page, notebook_browser, run_all
 from tests.support.paths import CORPUS, ROOT
@@ -147,3 +149,5 @@ def test_label_whole_passages_search_gold_undo_back_resume_with_figure_history(
         json.loads(x) for x in (goldens / "labelled.jsonl").read_text().splitlines() if x.startswith("{")
     ]
     assert {line["labelled"]["by"] for line in lines} == {"browser-test"} and len(lines) <= decided
+    with Store(store, read_only=True) as opened:  # each kernel read the sitting's run, retrieving nothing
+        assert [opened.get_run(r).suite for r in opened.run_ids("retrieval")] == ["drafts"]

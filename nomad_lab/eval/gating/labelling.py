@@ -2,11 +2,13 @@
 to label next.
 
 Why here (the eval ring): a sitting retrieves the drafts once (a stored run, so the passages a person
-reads are exactly what a gate will see), writes labels through :class:`nomad_lab.data.labels.LabelFile`,
-and, once a few dozen labels exist, orders the rest by how much they would move the gate: a logistic
-gate over pool and coverage features is fitted on the labelled questions, its recall-target threshold
-is chosen on their out-of-fold scores, and the drafts come next whose score sits closest to that
-threshold, those where the gate and the draft's own guess disagree first. The live figures (leak at
+reads are exactly what a gate will see; a reopened sitting reads that run again, loading no embedder,
+unless the drafts or the documents changed since: :mod:`~nomad_lab.eval.gating.sitting_runs`), writes
+labels through :class:`nomad_lab.data.labels.LabelFile`, and, once a few dozen labels exist, orders the
+rest by how much they would move the gate: a logistic gate over pool and coverage features is fitted on
+the labelled questions, its recall-target threshold is chosen on their out-of-fold scores, and the
+drafts come next whose score sits closest to that threshold, those where the gate and the draft's own
+guess disagree first. The live figures (leak at
 recall@5 >= 0.90 with its interval, for the floor and for that gate, on the labelled questions) are
 what tells a person whether more labels are worth it.
 
@@ -36,6 +38,7 @@ from nomad_lab.eval.gating.context import GatherContext
 from nomad_lab.eval.gating.fit import with_features
 from nomad_lab.eval.gating.run_data import RunData, load_run
 from nomad_lab.eval.gating.runs import retrieve_run
+from nomad_lab.eval.gating.sitting_runs import stored_drafts_run
 from nomad_lab.gate import crossval
 from nomad_lab.gate.logistic_gate import fit_logistic, logistic_scores
 from nomad_lab.gate.stats import bootstrap_means
@@ -98,7 +101,8 @@ class LabelSession:
         who: str | None = None,
         progress: bool = False,
     ) -> LabelSession:
-        """Load the drafts, retrieve them at floor 0 into ``store`` and read the decisions so far."""
+        """Load the drafts, retrieve them at floor 0 into ``store`` (or read the run that already did:
+        :func:`~nomad_lab.eval.gating.sitting_runs.stored_drafts_run`) and read the decisions so far."""
         goldens_dir = Path(goldens_dir)
         path = suite_path(goldens_dir, DRAFTS_SUITE)
         if not path.is_file():
@@ -106,7 +110,12 @@ class LabelSession:
                 f"{path}: no drafts to label; run nomad-lab goldens draft --out {goldens_dir}"
             )
         drafts = load_suite_file(path, drafts=True)
-        ctx = _retrieved(corpus_dir, goldens_dir, DRAFTS_SUITE, store, progress)
+        stored = stored_drafts_run(store, corpus_dir, drafts)
+        ctx = (
+            _loaded(store, stored)
+            if stored
+            else _retrieved(corpus_dir, goldens_dir, DRAFTS_SUITE, store, progress)
+        )
         labels = LabelFile(goldens_dir)
         return cls(Path(corpus_dir), goldens_dir, Path(store), who, drafts, ctx.data, labels, ctx)
 
