@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 
 from nomad_lab.gate import masks
 from nomad_lab.gate.pools import PoolSet
@@ -94,6 +93,8 @@ def surface(
 
 def binomial_p_value(events: int, trials: int, alpha: float) -> float:
     """Exact p-value of H0 "leak rate > alpha" after ``events`` leaks in ``trials`` (small = certified)."""
+    from scipy import stats as sps  # heavy
+
     if trials <= 0:
         return 1.0
     return float(sps.binom.cdf(events, trials, alpha))

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.stats import rankdata
 
 from nomad_lab.gate.stats import BOOTSTRAP_SEED, bootstrap_means, clopper_pearson_upper
 
@@ -163,6 +162,8 @@ def _rate(per_repeat: np.ndarray) -> tuple[float, float, float]:
 
 def roc_auc(scores: np.ndarray, on_topic: np.ndarray) -> float:
     """Mann–Whitney ROC AUC of ``scores`` for on-topic (NaN scores rank lowest)."""
+    from scipy.stats import rankdata  # heavy
+
     s = np.nan_to_num(np.asarray(scores, dtype=float), nan=-np.inf)
     pos, neg = int(on_topic.sum()), int((~on_topic).sum())
     if not pos or not neg:

@@ -11,6 +11,8 @@ name cannot hold a ``-``. A module whose ``STUDY`` has another name is refused h
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
@@ -38,11 +40,29 @@ def studies() -> dict[str, Study]:
 
 
 def get(name: str) -> Study:
-    """The study called ``name``; an unknown name is one error line listing the known ones."""
+    """The study called ``name``; an unknown name is one error line listing the known ones.
+
+    Only the study's own module is imported when it is the one module of that name and registers
+    ``name``: running one study (a notebook's kernel, a Dask worker) need not import all the others.
+    Anything else goes through the full walk, which names the problem.
+    """
+    own = _own_module_study(name)
+    if own is not None:
+        return own
     known = studies()
     if name not in known:
         raise NomadLabError(f"study {name!r}: no such study (known: {', '.join(sorted(known))})")
     return known[name]
+
+
+def _own_module_study(name: str) -> Study | None:
+    """The ``STUDY`` of the one module named after ``name`` across the halves, if it is called ``name``."""
+    module = name.replace("-", "_")
+    if not module.isidentifier():
+        return None
+    found = [f"{half}.{module}" for half in HALVES if importlib.util.find_spec(f"{half}.{module}")]
+    study = getattr(importlib.import_module(found[0]), "STUDY", None) if len(found) == 1 else None
+    return study if isinstance(study, Study) and study.name == name else None
 
 
 def published() -> list[Study]:

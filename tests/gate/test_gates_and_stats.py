@@ -121,6 +121,10 @@ def test_bootstrap_is_seeded_and_covers_the_mean() -> None:
 def test_clopper_pearson_is_not_zero_at_zero_events() -> None:
     assert clopper_pearson_upper(0, 110) == pytest.approx(1 - 0.05 ** (1 / 110))
     assert clopper_pearson_upper(5, 5) == 1.0
+    from scipy import stats
+
+    for events, trials in [(0, 1), (1, 7), (3, 110), (40, 353), (1, 2000)]:  # the beta quantile, to the bit
+        assert clopper_pearson_upper(events, trials) == stats.beta.ppf(0.95, events + 1, trials - events)
 
 
 def test_calibrated_floor_and_its_failure_message() -> None:

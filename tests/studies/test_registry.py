@@ -87,6 +87,23 @@ def test_an_unknown_study_is_one_error_naming_the_known_ones() -> None:
         registry.get("nope")
 
 
+def test_getting_one_study_imports_its_module_only_and_finds_what_the_walk_finds() -> None:
+    """A notebook's kernel runs one study: ``get`` imports its module, no other study's (nor scipy's
+    statistics, which no gate module imports before it needs them)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from nomad_lab.studies.registry import get; get('floor-sweep'); "
+        "print(sorted(n for n, m in list(sys.modules.items()) if hasattr(m, 'STUDY'))); "
+        "print('scipy.stats' in sys.modules)"
+    )
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert shown.stdout.splitlines() == ["['nomad_lab.studies.gating.floor_sweep']", "False"]
+    found = registry.studies()
+    assert all(registry.get(name) is study for name, study in found.items())
+
+
 def test_params_are_typed_and_an_unknown_or_bad_one_is_one_error_line() -> None:
     declared = (Param("books", int, (3, 6), "books", many=True), Param("floor", float, 0.5, "f", check=None))
     params = resolve_params(declared, {"floor": 0.1}, "study growth")
