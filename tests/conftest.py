@@ -3,8 +3,9 @@
 import os
 import tempfile
 
-# Session fixtures shared across folders: `embedder` (real MiniLM), `shim` (Ollama API over a real model).
-pytest_plugins = ["tests.support.retrieval", "tests.support.ollama_checks"]
+# Session fixtures shared across folders: `embedder` (real MiniLM), `shim` (Ollama API over a real model),
+# `worker_lab` (the worker's JupyterLab, for the browser tests).
+pytest_plugins = ["tests.support.retrieval", "tests.support.ollama_checks", "tests.support.browser"]
 
 # Two workers on two cores (the README's command runs the suite in parallel): each model runner gets
 # the cores divided among the workers, so no runner's threads wait on a core the other worker holds

@@ -22,7 +22,15 @@ from nomad_lab.data.golden_suites import load_suite_file
 from nomad_lab.eval.gating.labelling import LabelSession
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.passage_view import strip_markup, whole_words
-from tests.support.browser import WAIT_MS, artifacts_dir, close_notebook, lab_page, notebook_browser, run_all
+from tests.support.browser import (
+    WAIT_MS,
+    Lab,
+    artifacts_dir,
+    close_notebook,
+    lab_page,
+    notebook_browser,
+    run_all,
+)
 from tests.support.paths import CORPUS, ROOT
 
 pytestmark = pytest.mark.slow
@@ -77,7 +85,7 @@ def tail_words(text: str, n: int = 6) -> list[str]:
 
 
 def test_label_whole_passages_search_gold_undo_back_resume_with_figure_history(
-    tmp_path: Path, embedder
+    tmp_path: Path, embedder, worker_lab: Lab
 ) -> None:
     artifacts = artifacts_dir(tmp_path, "label")
     corpus = read_corpus(CORPUS)
@@ -96,8 +104,8 @@ def test_label_whole_passages_search_gold_undo_back_resume_with_figure_history(
         "NOMAD_LAB_LABEL_DIR": str(goldens),
         "NOMAD_LAB_LABELLER": "browser-test",
     }
-    with notebook_browser(NOTEBOOK, env, tmp_path) as (lab, browser):
-        page = lab_page(browser, lab)
+    with notebook_browser(worker_lab, NOTEBOOK, env) as browser:
+        page = lab_page(browser, worker_lab)
         run_all(page, NOTEBOOK)
         shown = wait_for_count(page, 0, total)
         page.screenshot(path=artifacts / "1-first-draft.png", full_page=True)

@@ -20,6 +20,7 @@ import pytest
 
 from tests.support.browser import (
     KERNEL_READY,
+    Lab,
     artifacts_dir,
     close_notebook,
     lab_page,
@@ -49,14 +50,16 @@ def git_status() -> list[str]:
     return sorted(out.stdout.splitlines())
 
 
-def test_run_all_and_save_of_every_notebook_leaves_git_status_as_it_was(tmp_path: Path) -> None:
+def test_run_all_and_save_of_every_notebook_leaves_git_status_as_it_was(
+    tmp_path: Path, worker_lab: Lab
+) -> None:
     artifacts = artifacts_dir(tmp_path, "clean")
     before = git_status()
     scripts = {path: path.read_bytes() for path in NOTEBOOKS}
     env = {"NOMAD_LAB_STORE": os.environ.get("NOMAD_LAB_STORE", str(ROOT / "runs" / "nomad-lab.duckdb"))}
     saved = []
-    with notebook_browser(NOTEBOOKS, env, tmp_path, autosave=True) as (lab, browser):
-        page = lab_page(browser, lab)  # one tab opens each notebook in turn
+    with notebook_browser(worker_lab, NOTEBOOKS, env, autosave=True) as browser:
+        page = lab_page(browser, worker_lab)  # one tab opens each notebook in turn
         for notebook in NOTEBOOKS:
             run_all(page, notebook)
             page.wait_for_function(SETTLED)

@@ -6,6 +6,11 @@ the browser already on the machine, found by ``nomad_lab.runners.programs`` (the
 ``scripts/setup.sh`` uses), through its executable path: ``playwright install`` downloads a browser build
 and is never run. A missing browser is a failure carrying setup's own warning line, never a skip, as is a
 missing ``playwright`` package (it is in the ``test`` extra).
+
+One JupyterLab serves every browser test of a worker (:func:`worker_lab`: starting one takes seconds);
+each test gives its kernels its own variables and leaves none running (:func:`lab_for`). The browser is
+each test's own: Playwright's sync API holds an event loop while it runs, which other tests' asyncio
+would trip over.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -54,21 +59,30 @@ def chromium_or_fail() -> Path:
 class Lab:
     url: str
     token: str
+    settings_dir: Path
+    """Lab's user settings (read by a page when it loads)."""
+    kernel_env: Path
+    """The variables each kernel started next gets besides the server's (``tests.support.lab_kernel_env``)."""
+
+    def api(self, method: str, path: str) -> Any:
+        """One call of the server's REST API; its JSON answer (None when empty)."""
+        request = urllib.request.Request(f"{self.url}{path}?token={self.token}", method=method)
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            body = reply.read()
+        return json.loads(body) if body else None
 
 
 @contextmanager
-def jupyterlab(root: Path, env: dict[str, str], settings_dir: Path, autosave: bool = False) -> Iterator[Lab]:
+def jupyterlab(root: Path, settings_dir: Path) -> Iterator[Lab]:
     """JupyterLab serving ``root`` on a free loopback port with a random token; stopped on exit.
 
-    Autosave is off unless asked (user settings in ``settings_dir``), so a test saves when it means to;
-    the app is exposed as ``window.jupyterapp`` so a test can run Lab commands (Run All, save) by their
-    ids rather than by menu positions.
+    The app is exposed as ``window.jupyterapp`` so a test can run Lab commands (Run All, save) by their
+    ids rather than by menu positions; each kernel gets the variables of ``Lab.kernel_env`` (see
+    :func:`lab_for`, which also sets autosave for the next page).
     """
     token, port = secrets.token_hex(16), free_port()
-    plugin = settings_dir / "@jupyterlab" / "docmanager-extension"
-    plugin.mkdir(parents=True, exist_ok=True)
-    settings = {"autosave": autosave, "autosaveInterval": 5}
-    (plugin / "plugin.jupyterlab-settings").write_text(json.dumps(settings))
+    kernel_env = settings_dir / "kernel-env.json"
+    kernel_env.write_text("{}")
     command = [
         sys.executable,
         "-m",
@@ -79,14 +93,16 @@ def jupyterlab(root: Path, env: dict[str, str], settings_dir: Path, autosave: bo
         f"--port={port}",
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}",
+        "--ServerApp.session_manager_class=tests.support.lab_kernel_env.KernelEnvSessionManager",
+        f"--KernelEnvSessionManager.env_file={kernel_env}",
         f"--LabApp.user_settings_dir={settings_dir}",
         f"--LabApp.workspaces_dir={settings_dir / 'workspaces'}",
         "--LabApp.expose_app_in_browser=True",
     ]
     log = settings_dir / "jupyterlab.log"
-    with log.open("w") as sink:
-        proc = subprocess.Popen(command, env={**os.environ, **env}, stdout=sink, stderr=subprocess.STDOUT)
-    lab = Lab(f"http://127.0.0.1:{port}", token)
+    with log.open("w") as sink:  # run from the repository, where tests.support is imported from
+        proc = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT)
+    lab = Lab(f"http://127.0.0.1:{port}", token, settings_dir, kernel_env)
     try:
         _wait_until_answering(lab, proc, log)
         yield lab
@@ -99,6 +115,35 @@ def jupyterlab(root: Path, env: dict[str, str], settings_dir: Path, autosave: bo
             proc.wait()
 
 
+@pytest.fixture(scope="session")
+def worker_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """One JupyterLab per worker, serving the repository, for every browser test the worker runs:
+    starting one takes seconds. Each test sets its kernels' variables and autosave (:func:`lab_for`)
+    and leaves no kernel running."""
+    with jupyterlab(ROOT, tmp_path_factory.mktemp("lab")) as lab:
+        yield lab
+
+
+@contextmanager
+def lab_for(lab: Lab, env: dict[str, str], autosave: bool) -> Iterator[Lab]:
+    """``lab`` with ``env`` added to each kernel it starts, autosave on or off in the user settings a page
+    loads (off unless asked, so a test saves when it means to) and no layout to restore (the last test's
+    notebooks are not reopened); on exit every kernel is shut down, so the next test starts its own."""
+    shutil.rmtree(lab.settings_dir / "workspaces", ignore_errors=True)
+    plugin = lab.settings_dir / "@jupyterlab" / "docmanager-extension"
+    plugin.mkdir(parents=True, exist_ok=True)
+    (plugin / "plugin.jupyterlab-settings").write_text(
+        json.dumps({"autosave": autosave, "autosaveInterval": 5})
+    )
+    lab.kernel_env.write_text(json.dumps(env))
+    try:
+        yield lab
+    finally:
+        for session in lab.api("GET", "/api/sessions"):
+            lab.api("DELETE", f"/api/sessions/{session['id']}")
+        lab.kernel_env.write_text("{}")
+
+
 def _wait_until_answering(lab: Lab, proc: subprocess.Popen, log: Path) -> None:
     """Poll the server's status API until it answers; a server that exits fails with its log."""
     while True:
@@ -109,7 +154,7 @@ def _wait_until_answering(lab: Lab, proc: subprocess.Popen, log: Path) -> None:
                 if reply.status == 200:
                     return
         except OSError:
-            time.sleep(0.2)
+            time.sleep(0.1)
 
 
 @contextmanager
@@ -143,21 +188,22 @@ def artifacts_dir(tmp_path: Path, name: str) -> Path:
 
 @contextmanager
 def notebook_browser(
-    notebook: Path | list[Path], env: dict[str, str], tmp_path: Path, autosave: bool = False
-) -> Iterator[tuple[Lab, Browser]]:
-    """JupyterLab serving the repository with ``env`` and a headless browser to open it in; on exit the
-    browser and the server are stopped and ``notebook`` (or each of a list) is put back as it was."""
+    lab: Lab, notebook: Path | list[Path], env: dict[str, str], autosave: bool = False
+) -> Iterator[Browser]:
+    """A headless browser to open the worker's JupyterLab in, its kernels given ``env`` (see
+    :func:`lab_for`); on exit the browser is closed, every kernel shut down and ``notebook`` (or each of
+    a list) put back as it was."""
     from playwright.sync_api import sync_playwright  # here: finding the browser alone needs no playwright
 
     chromium = chromium_or_fail()
     with (
         restored(notebook if isinstance(notebook, list) else [notebook]),
-        jupyterlab(ROOT, env, tmp_path / "lab", autosave) as lab,
+        lab_for(lab, env, autosave),
         sync_playwright() as playwright,
     ):
         browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
         try:
-            yield lab, browser
+            yield browser
         finally:
             browser.close()
 
