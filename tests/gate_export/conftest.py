@@ -3,9 +3,11 @@ once for all xdist workers, see ``tests.support.built_once``), a gate fitted on 
 feature set, and every question's whole pool as a pipeline sees it: what the export, runtime and adapter
 tests hold to ``gate apply``.
 
-The default corpus is retrieved with its distractor books cut short (:func:`short_distractors`): whole,
-they are four fifths of its text and most of this fixture's cost, and nothing here depends on their
-length; with none at all every pool looks alike and a gate keeps every question."""
+Embedding is most of this fixture's cost, so each corpus is cut where nothing here depends on its size.
+The default corpus keeps its distractor books short (:func:`short_distractors`): whole, they are four
+fifths of its text; with none at all every pool looks alike and a gate keeps every question. The pydocs
+corpus keeps every other document and the questions that need only those (:func:`document_subset`):
+still over a hundred questions, its every refusal, and gates that keep some and drop others."""
 
 from __future__ import annotations
 
@@ -94,6 +96,30 @@ def short_distractors(corpus: Path, out: Path) -> Path:
     return out
 
 
+PYDOCS_EVERY = 2
+
+
+def document_subset(corpus: Path, goldens: Path, out: Path, every: int) -> tuple[Path, Path]:
+    """Copies of ``corpus`` keeping every ``every``-th document (in name order) and of ``goldens`` keeping
+    the questions that need none of the others: every refusal, and each answerable question whose relevant
+    documents were all kept (comment lines stay)."""
+    kept = sorted(corpus.glob("*.md"))[::every]
+    (out / "corpus").mkdir(parents=True)
+    for path in kept:
+        shutil.copy(path, out / "corpus" / path.name)
+    names = {path.stem for path in kept}
+    (out / "goldens").mkdir()
+    for path in sorted(goldens.glob("*.jsonl")):
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        keep = [
+            line
+            for line in lines
+            if not line.startswith("{") or set(json.loads(line)["relevantDocIds"]) <= names
+        ]
+        (out / "goldens" / path.name).write_text("".join(keep), encoding="utf-8")
+    return out / "corpus", out / "goldens"
+
+
 def build_corpora(root: Path, embedder) -> None:
     """Each corpus retrieved into its own store under ``root`` and a gate fitted on it for every exportable
     feature set; the run ids in ``runs.json``."""
@@ -107,6 +133,8 @@ def build_corpora(root: Path, embedder) -> None:
         store = folder / STORE
         if name == "default":
             corpus = short_distractors(corpus, folder / "corpus")
+        else:
+            corpus, goldens = document_subset(corpus, goldens, folder, PYDOCS_EVERY)
         request = RetrievalRequest(corpus_dir=corpus, goldens_dir=goldens, suite=GATING_SUITES, floor=0.0,
                                    store_path=store, progress=False)  # fmt: skip
         runs[name] = retrieve(request, embedder).run_id
@@ -119,7 +147,7 @@ def build_corpora(root: Path, embedder) -> None:
 
 @pytest.fixture(scope="session")
 def fitted(tmp_path_factory: pytest.TempPathFactory, embedder) -> dict[str, Fitted]:
-    """The corpora built once per test run (embedding both takes over a minute), copied for this worker:
+    """The corpora built once per test run (embedding them takes half a minute), copied for this worker:
     the tests apply gates to the stores, which writes features to them."""
     shared = built_once(tmp_path_factory, "gate-export-corpora", lambda root: build_corpora(root, embedder))
     local = tmp_path_factory.mktemp("gate-export")
