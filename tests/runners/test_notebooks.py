@@ -142,7 +142,7 @@ def test_judge_models_notebook_on_a_local_cluster(tmp_path: Path, embedder) -> N
         suite="off_topic",
         run=run_id,
         limit=3,
-        workers=2,  # the verdicts are computed on a real two-process Dask LocalCluster
+        workers=1,  # the verdicts are computed on a real Dask LocalCluster (one batch: one worker process)
         out_dir=str(tmp_path / "judges"),  # never the repository's results/
         store=str(tmp_path / "ws.duckdb"),
         corpus=str(FIXTURES / "corpus"),
