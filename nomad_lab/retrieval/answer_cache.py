@@ -28,6 +28,7 @@ from nomad_lab.retrieval.answer_model import (
     make_head,
     passage_windows,
     quantized_state,
+    shared_body,
 )
 
 
@@ -107,7 +108,7 @@ def gate_scores(
 ) -> np.ndarray:
     """Each (question, passages) best window logit under the gate's head (NaN: no passage); the body's
     reading of each window is cached under ``root``."""
-    body = AnswerBody()
+    body = shared_body()
     head = load_gate_head(gate, body, where)
     cache = BodyCache(root, body)
     per = [[(q, w) for p in passages for w in passage_windows(p)] for q, passages in questions]

@@ -132,6 +132,19 @@ class AnswerBody:
         return out, (np.concatenate(logits) if logits else np.zeros(0))
 
 
+_SHARED: dict[tuple[Path, int], AnswerBody] = {}
+
+
+def shared_body(threads: int = 2) -> AnswerBody:
+    """The default body, loaded once per process (loading reads, dequantizes and recompiles the ONNX file:
+    a third of a second or more each time). Scoring only reads a body, so every gather, check and door
+    of a process shares this one; training loads its own."""
+    key = (default_model_dir(), threads)
+    if key not in _SHARED:
+        _SHARED[key] = AnswerBody(key[0], threads)
+    return _SHARED[key]
+
+
 def _dequantize(
     nodes: dict[str, Any], inits: dict[str, np.ndarray], top: str, where: str
 ) -> dict[str, np.ndarray]:

@@ -24,7 +24,7 @@ from nomad_lab.data.answer_types import evidence
 from nomad_lab.data.sentence_units import CHOSEN, UNIT_WORDS, choose_units, unit_parts
 from nomad_lab.gate.answer_file import SufficiencyGate
 from nomad_lab.retrieval.answer_cache import BodyCache, load_gate_head
-from nomad_lab.retrieval.answer_model import AnswerBody, head_logits
+from nomad_lab.retrieval.answer_model import AnswerBody, head_logits, shared_body
 
 ZERO_SHOT = "zero-shot"
 """The ``sufficiency:`` target that scores units with the ONNX model's own logit (no gate file)."""
@@ -74,7 +74,7 @@ def sufficiency_scores(
 ) -> np.ndarray:
     """Each (question, passages) sufficiency score under ``target``: :data:`ZERO_SHOT` or a gate file;
     the body's reading of each unit is cached under ``cache_folder`` (None: read, not cached)."""
-    body = body or AnswerBody()
+    body = body or shared_body()
     gate = None if target == ZERO_SHOT else SufficiencyGate.load(target)
     scoring = (gate.scoring if gate else None) or {}
     k, words = int(scoring.get("units", CHOSEN)), int(scoring.get("unitWords", UNIT_WORDS))
@@ -93,18 +93,15 @@ def sufficiency_scores(
 def sufficiency_check(target: str, threshold: float | None = None) -> Callable[[str, Sequence[str]], bool]:
     """The assistant's check (``PipelineConfig.sufficiency_check``): ``check(query, passages)`` is True
     when the best unit scores >= ``threshold`` (None: the gate file's; ``zero-shot`` needs one). The
-    body is loaded once, on the first call; nothing is cached on disk."""
+    body is loaded on the first call, once per process (:func:`shared_body`); nothing is cached on disk."""
     if threshold is None:
         if target == ZERO_SHOT:
             raise NomadLabError("sufficiency check zero-shot: give a threshold (a logit)")
         threshold = SufficiencyGate.load(target).threshold
-    loaded: list[AnswerBody] = []
 
     def check(query: str, passages: Sequence[str]) -> bool:
-        if not loaded:
-            loaded.append(AnswerBody())
         where = f"sufficiency check {target}"
-        score = sufficiency_scores(target, [(query, passages)], None, where, body=loaded[0])[0]
+        score = sufficiency_scores(target, [(query, passages)], None, where)[0]
         return bool(score >= threshold)
 
     return check

@@ -49,15 +49,16 @@ def workspace(tmp_path_factory, embedder) -> dict:
 
 
 def answer_gate(store: Path, run_id: str, path: Path, sufficiency: bool = False) -> Path:
-    """An answerability (or sufficiency) gate file locked to the run: the real ONNX body with its
-    zero-shot head (a sufficiency gate with the answer-type shift at weight 1)."""
+    """An answerability (or sufficiency) gate file locked to the run: the real ONNX body (the one the
+    doors' gathers share) with its zero-shot head (a sufficiency gate with the answer-type shift at
+    weight 1)."""
     from nomad_lab.eval.gating.run_data import load_run
     from nomad_lab.gate.answer_file import SufficiencyGate
     from nomad_lab.retrieval.answer_cache import save_gate_files
-    from nomad_lab.retrieval.answer_model import AnswerBody, make_head
+    from nomad_lab.retrieval.answer_model import make_head, shared_body
 
     data = load_run(store, run_id, embed=False)
-    body = AnswerBody(threads=1)
+    body = shared_body()
     training = {"run": run_id, "fingerprint": data.pools.fingerprint}
     head = make_head(body.weights, body.heads)
     if sufficiency:
