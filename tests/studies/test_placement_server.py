@@ -40,13 +40,29 @@ def _spec(wire: str, host: str, model: str) -> str:
     return f"ollama://{host}/{model}" if wire == "ollama" else f"openai://{host}/v1/{model}"
 
 
+@pytest.fixture(scope="module")
+def study(served: str) -> dict:
+    """The whole study over Ollama's wire; its tail-placement calls are the Ollama wire's count check."""
+    spec = _spec("ollama", served, "gemma3-270m:latest")
+    return run_study(spec, TURNS, CHUNKS, context_window=2048, max_rounds=1)
+
+
 @pytest.mark.parametrize("wire", ["ollama", "openai"])
-def test_the_server_counts_what_the_accounting_says(served: str, wire: str) -> None:
+def test_the_server_counts_what_the_accounting_says(
+    served: str, wire: str, request: pytest.FixtureRequest
+) -> None:
     """Turns 2 and 3, a rewrite, turn 4: the served model's counts (whole prompt, cached tokens) and
-    prompt time come back over the wire and equal the accounting's, call by call."""
-    prober = probe(_spec(wire, served, "gemma3-270m:latest"), 2048)
+    prompt time come back over the wire and equal the accounting's, call by call. Over Ollama's wire
+    these are the study's own tail-placement calls (the same chain, made once); over /v1 they are made
+    here."""
     plans = series_plans(TURNS, CHUNKS, 2048)
-    rows = run_chain(prober, chain_calls(plans["tail"], plans["tail+rewrite"], 2), Tokens(prober))
+    calls = chain_calls(plans["tail"], plans["tail+rewrite"], 2)
+    if wire == "ollama":
+        rows = [c for c in request.getfixturevalue("study")["checks"] if c["placement"] == "tail"]
+        assert [r["call"] for r in rows[1:]] == [label for label, _ in calls]  # the same chain
+    else:
+        prober = probe(_spec(wire, served, "gemma3-270m:latest"), 2048)
+        rows = run_chain(prober, calls, Tokens(prober))
     checked = rows[1:]  # the warm-up call's reuse depends on what the server held before it
     assert [r["verdict"] for r in checked] == ["equal"] * 4, checked
     assert checked[1]["reused_tokens"] > checked[0]["reused_tokens"]  # tail kept the prefix
@@ -54,13 +70,10 @@ def test_the_server_counts_what_the_accounting_says(served: str, wire: str) -> N
     assert all(r["ms"] for r in checked if r["evaluated_tokens"] > 1)
 
 
-def test_the_whole_study_runs_against_the_server(served: str) -> None:
-    result = run_study(
-        _spec("ollama", served, "gemma3-270m:latest"), TURNS, CHUNKS, context_window=2048, max_rounds=1
-    )
-    assert result["check_summary"]["equal"] == result["check_summary"]["calls"] == 8
-    assert result["reload"] is None and result["cost_model"]["points"] >= 6
-    assert result["tokens"]["front"] > result["tokens"]["tail"]
+def test_the_whole_study_runs_against_the_server(study: dict) -> None:
+    assert study["check_summary"]["equal"] == study["check_summary"]["calls"] == 8
+    assert study["reload"] is None and study["cost_model"]["points"] >= 6
+    assert study["tokens"]["front"] > study["tokens"]["tail"]
 
 
 def test_a_server_spec_without_a_known_tokenizer_stops_with_the_option_to_pass(served: str) -> None:
