@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page
 
-from tests.support.browser import WAIT_MS, Lab, artifacts_dir, lab_page, notebook_browser, run_all
+from tests.support.browser import WAIT_MS, Lab, artifacts_dir, notebook_browser, run_all
 from tests.support.paths import ROOT
 from tests.support.retrieval import CORPUS, CountingJudgeBackend, fixture_run
 
@@ -93,8 +93,7 @@ def test_floor_slider_and_judge_box_redraw_the_figure_and_the_leaked_table(
 
     assert "off-topic refusals, n=" in start["caption"]  # every leak names its refusal set and size
     env = {"NOMAD_LAB_STORE": str(store_with_verdicts), "NOMAD_LAB_CORPUS": str(CORPUS)}
-    with notebook_browser(worker_lab, NOTEBOOK, env) as browser:
-        page = lab_page(browser, worker_lab)
+    with notebook_browser(worker_lab, NOTEBOOK, env) as page:
         run_all(page, NOTEBOOK)
         first = wait_for_state(page, start, None)
         assert f"run {start['run']} " in page.locator(".jp-OutputArea-output").first.text_content()

@@ -27,7 +27,6 @@ from tests.support.browser import (
     Lab,
     artifacts_dir,
     close_notebook,
-    lab_page,
     notebook_browser,
     run_all,
 )
@@ -104,8 +103,7 @@ def test_label_whole_passages_search_gold_undo_back_resume_with_figure_history(
         "NOMAD_LAB_LABEL_DIR": str(goldens),
         "NOMAD_LAB_LABELLER": "browser-test",
     }
-    with notebook_browser(worker_lab, NOTEBOOK, env) as browser:
-        page = lab_page(browser, worker_lab)
+    with notebook_browser(worker_lab, NOTEBOOK, env) as page:
         run_all(page, NOTEBOOK)
         shown = wait_for_count(page, 0, total)
         page.screenshot(path=artifacts / "1-first-draft.png", full_page=True)

@@ -23,7 +23,6 @@ from tests.support.browser import (
     Lab,
     artifacts_dir,
     close_notebook,
-    lab_page,
     notebook_browser,
     run_all,
 )
@@ -58,8 +57,9 @@ def test_run_all_and_save_of_every_notebook_leaves_git_status_as_it_was(
     scripts = {path: path.read_bytes() for path in NOTEBOOKS}
     env = {"NOMAD_LAB_STORE": os.environ.get("NOMAD_LAB_STORE", str(ROOT / "runs" / "nomad-lab.duckdb"))}
     saved = []
-    with notebook_browser(worker_lab, NOTEBOOKS, env, autosave=True) as browser:
-        page = lab_page(browser, worker_lab)  # one tab opens each notebook in turn
+    with notebook_browser(
+        worker_lab, NOTEBOOKS, env, autosave=True
+    ) as page:  # one tab opens each notebook in turn
         for notebook in NOTEBOOKS:
             run_all(page, notebook)
             page.wait_for_function(SETTLED)

@@ -7,10 +7,11 @@ the browser already on the machine, found by ``nomad_lab.runners.programs`` (the
 and is never run. A missing browser is a failure carrying setup's own warning line, never a skip, as is a
 missing ``playwright`` package (it is in the ``test`` extra).
 
-One JupyterLab serves every browser test of a worker (:func:`worker_lab`: starting one takes seconds);
-each test gives its kernels its own variables and leaves none running (:func:`lab_for`). The browser is
-each test's own: Playwright's sync API holds an event loop while it runs, which other tests' asyncio
-would trip over.
+One JupyterLab and one browser serve every browser test of a worker (:func:`worker_lab`: starting them
+and loading Lab's frontend takes seconds), and tests share its Lab tab; each test gives its kernels its
+own variables and leaves no notebook open and no kernel running (:func:`notebook_browser`). A test
+connects to the browser (DevTools) and disconnects at its end: Playwright's sync API holds an event loop
+while connected, which other tests' asyncio would trip over.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +40,19 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]  # root in CI needs no-sandbox
+QUIET_ARGS = [  # as Playwright launches it: no first-run pages, a tab's timers never slowed
+    "--no-first-run",
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-renderer-backgrounding",
+    "--hide-scrollbars",
+]
 WAIT_MS = 600_000  # a hang guard for a loaded machine, not a speed claim
+CLOSE_ALL = """() => {
+    for (const widget of [...window.jupyterapp.shell.widgets('main')]) widget.dispose();
+    return document.querySelector('.jp-Dialog') !== null;
+}"""
+"""Close every document in the tab without a question; true when a dialog is left open."""
 KERNEL_READY = """() => {
     const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
     const kernel = panel && panel.sessionContext && panel.sessionContext.session?.kernel;
@@ -63,6 +76,8 @@ class Lab:
     """Lab's user settings (read by a page when it loads)."""
     kernel_env: Path
     """The variables each kernel started next gets besides the server's (``tests.support.lab_kernel_env``)."""
+    browser: str = ""
+    """The DevTools endpoint of the worker's browser (:func:`worker_lab`), whose Lab tab tests share."""
 
     def api(self, method: str, path: str) -> Any:
         """One call of the server's REST API; its JSON answer (None when empty)."""
@@ -78,9 +93,13 @@ def jupyterlab(root: Path, settings_dir: Path) -> Iterator[Lab]:
 
     The app is exposed as ``window.jupyterapp`` so a test can run Lab commands (Run All, save) by their
     ids rather than by menu positions; each kernel gets the variables of ``Lab.kernel_env`` (see
-    :func:`lab_for`, which also sets autosave for the next page).
+    :func:`lab_for`). Autosave is off (every 5 s when a test turns it on: :func:`lab_page`).
     """
     token, port = secrets.token_hex(16), free_port()
+    plugin = settings_dir / "@jupyterlab" / "docmanager-extension"
+    plugin.mkdir(parents=True, exist_ok=True)
+    settings = {"autosave": False, "autosaveInterval": 5}  # a test turns it on when it means to
+    (plugin / "plugin.jupyterlab-settings").write_text(json.dumps(settings))
     kernel_env = settings_dir / "kernel-env.json"
     kernel_env.write_text("{}")
     command = [
@@ -117,24 +136,45 @@ def jupyterlab(root: Path, settings_dir: Path) -> Iterator[Lab]:
 
 @pytest.fixture(scope="session")
 def worker_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    """One JupyterLab per worker, serving the repository, for every browser test the worker runs:
-    starting one takes seconds. Each test sets its kernels' variables and autosave (:func:`lab_for`)
-    and leaves no kernel running."""
-    with jupyterlab(ROOT, tmp_path_factory.mktemp("lab")) as lab:
-        yield lab
+    """One JupyterLab and one headless browser per worker, for every browser test the worker runs:
+    starting them and loading Lab's frontend into a tab takes seconds. Each test sets its kernels'
+    variables and autosave and leaves no notebook open and no kernel running (:func:`notebook_browser`)."""
+    chromium = chromium_or_fail()
+    with (
+        jupyterlab(ROOT, tmp_path_factory.mktemp("lab")) as lab,
+        devtools_browser(chromium, tmp_path_factory.mktemp("chromium")) as endpoint,
+    ):
+        yield replace(lab, browser=endpoint)
 
 
 @contextmanager
-def lab_for(lab: Lab, env: dict[str, str], autosave: bool) -> Iterator[Lab]:
-    """``lab`` with ``env`` added to each kernel it starts, autosave on or off in the user settings a page
-    loads (off unless asked, so a test saves when it means to) and no layout to restore (the last test's
-    notebooks are not reopened); on exit every kernel is shut down, so the next test starts its own."""
+def devtools_browser(chromium: Path, profile: Path) -> Iterator[str]:
+    """``chromium`` headless, answering the DevTools protocol on a free loopback port (its endpoint
+    yielded); stopped on exit. Tests connect to it (Playwright's ``connect_over_cdp``) rather than launch
+    it: a connection is closed at the end of each test, the browser and its Lab tab stay."""
+    port_file = profile / "DevToolsActivePort"
+    command = [str(chromium), "--headless", *CHROMIUM_ARGS, *QUIET_ARGS, f"--user-data-dir={profile}"]
+    proc = subprocess.Popen([*command, "--remote-debugging-port=0", "about:blank"], stderr=subprocess.DEVNULL)
+    try:
+        while not (port_file.is_file() and port_file.read_text().strip()):
+            if proc.poll() is not None:
+                raise RuntimeError(f"{chromium} exited with {proc.returncode} before it answered")
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port_file.read_text().split()[0]}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@contextmanager
+def lab_for(lab: Lab, env: dict[str, str]) -> Iterator[Lab]:
+    """``lab`` with ``env`` added to each kernel it starts and no layout to restore (a new tab does not
+    reopen the last test's notebooks); on exit every kernel is shut down, so the next test starts its own."""
     shutil.rmtree(lab.settings_dir / "workspaces", ignore_errors=True)
-    plugin = lab.settings_dir / "@jupyterlab" / "docmanager-extension"
-    plugin.mkdir(parents=True, exist_ok=True)
-    (plugin / "plugin.jupyterlab-settings").write_text(
-        json.dumps({"autosave": autosave, "autosaveInterval": 5})
-    )
     lab.kernel_env.write_text(json.dumps(env))
     try:
         yield lab
@@ -189,36 +229,53 @@ def artifacts_dir(tmp_path: Path, name: str) -> Path:
 @contextmanager
 def notebook_browser(
     lab: Lab, notebook: Path | list[Path], env: dict[str, str], autosave: bool = False
-) -> Iterator[Browser]:
-    """A headless browser to open the worker's JupyterLab in, its kernels given ``env`` (see
-    :func:`lab_for`); on exit the browser is closed, every kernel shut down and ``notebook`` (or each of
-    a list) put back as it was."""
+) -> Iterator[Page]:
+    """The worker's Lab tab (:func:`lab_page`), autosave on or off as asked (off unless asked, so a test
+    saves when it means to), its kernels given ``env`` (:func:`lab_for`); on exit every notebook is closed
+    in it, every kernel shut down and ``notebook`` (or each of a list) put back as it was. A tab left in a
+    state not known (a dialog open, the page broken) is closed: the next test loads Lab in a new one."""
     from playwright.sync_api import sync_playwright  # here: finding the browser alone needs no playwright
 
-    chromium = chromium_or_fail()
     with (
         restored(notebook if isinstance(notebook, list) else [notebook]),
-        lab_for(lab, env, autosave),
+        lab_for(lab, env),
         sync_playwright() as playwright,
     ):
-        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        browser = playwright.chromium.connect_over_cdp(lab.browser)
         try:
-            yield browser
+            page = lab_page(browser, lab, autosave)
+            try:
+                yield page
+            finally:
+                try:
+                    if page.evaluate(CLOSE_ALL):
+                        page.close()
+                except Exception:
+                    page.close()
         finally:
-            browser.close()
+            browser.close()  # the connection only: the browser and its Lab tab stay for the next test
 
 
-def lab_page(browser: Browser, lab: Lab) -> Page:
-    """A new page showing Lab with its layout restored (a document opened before the restore can be
-    closed again by it). One page opens notebook after notebook, as a person's browser tab does: each
-    new page loads the whole of Lab's frontend again."""
-    page = browser.new_page(viewport={"width": 1280, "height": 1600})
+def lab_page(browser: Browser, lab: Lab, autosave: bool) -> Page:
+    """The tab showing Lab with its layout restored and autosave on or off: the one an earlier test left,
+    else a new one (which loads Lab's whole frontend, as a person's new tab does). One tab opens notebook
+    after notebook."""
+    context = browser.contexts[0]
+    page = next((p for p in context.pages if p.url.startswith(f"{lab.url}/lab")), None)
+    if page is None:
+        page = context.new_page()
+        page.goto(f"{lab.url}/lab?token={lab.token}")
+    page.set_viewport_size({"width": 1280, "height": 1600})
     page.set_default_timeout(WAIT_MS)
-    page.goto(f"{lab.url}/lab?token={lab.token}")
     page.wait_for_function(
         "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('docmanager:open')"
     )
     page.evaluate("() => window.jupyterapp.restored.then(() => true)")
+    assert page.evaluate(
+        "async (want) => { const c = window.jupyterapp.commands, id = 'docmanager:toggle-autosave';"
+        " if (c.isToggled(id) !== want) await c.execute(id); return c.isToggled(id) === want; }",
+        autosave,
+    ), f"autosave could not be turned {'on' if autosave else 'off'}"
     return page
 
 
