@@ -6,6 +6,7 @@ postprocessor keeps exactly the questions ``gate apply`` keeps, on the stored po
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -25,11 +26,14 @@ def corpus_chunks(run: Fitted) -> list:
 
 
 def imports_and_ranks(
-    pools: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    pools: Path, workspace: Fitted, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> tuple[dict, Path, str]:
-    """``store import`` then ``study gates`` on the recorded file; the leaderboard's rows by name, the
-    store and the run."""
+    """``store import`` of the recorded file into a copy of ``workspace``'s store, then ``study gates`` on
+    it; the leaderboard's rows by name, the store and the run. The copy is a workspace that retrieved the
+    same questions with the same embedder: the gates' query features read their vectors from its cache
+    (after the recorded run's embedder identity is checked), as a second gather on any store does."""
     store = tmp_path / "recorded.duckdb"
+    shutil.copy(workspace.store, store)
     assert main(["store", "import", str(pools), "--store", str(store)]) == 0
     run_id = capsys.readouterr().out.split(" as run ")[1].split()[0]
     out = tmp_path / "gates"
@@ -68,7 +72,7 @@ def test_langchain_records_pools_that_study_gates_ranks(
         store, DEFAULT_GOLDENS_DIR, tmp_path / "langchain.jsonl", embedder=corpus_embedder.identity()
     )
     check_recorded(pools, "langchain")
-    rows, recorded, run_id = imports_and_ranks(pools, tmp_path, capsys)
+    rows, recorded, run_id = imports_and_ranks(pools, fitted["default"], tmp_path, capsys)
     assert rows["floor (swept)"]["rocAuc"][0] > 0.5 and "learned: pool + query" in rows
     round_trip(recorded, run_id, tmp_path)
 
@@ -130,7 +134,7 @@ def test_llamaindex_records_pools_that_study_gates_ranks(
         retriever, DEFAULT_GOLDENS_DIR, tmp_path / "llamaindex.jsonl", embedder=corpus_embedder.identity()
     )
     check_recorded(pools, "llamaindex")
-    rows, _, _ = imports_and_ranks(pools, tmp_path, capsys)
+    rows, _, _ = imports_and_ranks(pools, fitted["default"], tmp_path, capsys)
     assert rows["floor (swept)"]["rocAuc"][0] > 0.5 and "learned: pool + query" in rows
 
 
