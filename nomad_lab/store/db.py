@@ -141,10 +141,15 @@ class Store(
         self.found_version = SCHEMA_VERSION
 
     def _connect(self, duckdb: Any) -> bool:
-        """One attempt at opening the file; whether it existed. Raises ``_Locked`` on a held lock."""
+        """One attempt at opening the file; whether it existed. Raises ``_Locked`` on a held lock. A
+        read-only store keeps the connection its schema check opened (opening is most of its cost)."""
         exists = self.path.exists() and self.path.stat().st_size > 0
         if exists:
-            self._check_existing(duckdb)
+            probe = self._check_existing(duckdb)
+            if self.read_only:
+                self.con = probe
+                return exists
+            probe.close()
         elif self.read_only:
             raise StoreError(f"{self.path}: store not found")
         else:
@@ -156,8 +161,9 @@ class Store(
             raise StoreError(f"{self.path}: cannot open the store: {exc}") from exc
         return exists
 
-    def _check_existing(self, duckdb: Any) -> None:
-        """Read the schema version through a read-only connection, so a refused file is never written."""
+    def _check_existing(self, duckdb: Any) -> Any:
+        """Read the schema version through a read-only connection, so a refused file is never written;
+        that connection, open, once the version is one this package reads."""
         try:
             probe = duckdb.connect(str(self.path), read_only=True)
         except duckdb.Error as exc:
@@ -172,16 +178,19 @@ class Store(
                     f"{self.path}: a DuckDB file but not a nomad-lab store (no nomad_lab_meta table)"
                 )
             row = probe.execute("SELECT value FROM nomad_lab_meta WHERE key = 'schema_version'").fetchone()
-        finally:
+        except BaseException:
             probe.close()
+            raise
         found = row[0] if row else None
         if found is None or not found.isdigit() or not 1 <= int(found) <= SCHEMA_VERSION:
+            probe.close()
             raise StoreSchemaError(
                 f"{self.path}: store schema version {found} is not the version this nomad-lab uses "
                 f"({SCHEMA_VERSION}); the file was left untouched. Use another --store path, or delete the "
                 "file to rebuild it (its runs and cached verdicts are lost)."
             )
         self.found_version = int(found)
+        return probe
 
     def close(self) -> None:
         self.con.close()
