@@ -15,6 +15,7 @@ import math
 import re
 import shlex
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -285,6 +286,59 @@ def table_disagreements(stored: dict | list, table_text: str) -> list[str]:
     return differing
 
 
+def _numbers_by_path(value: object, path: tuple, out: list) -> list[tuple[tuple, float]]:
+    """Every number in ``value`` with the path that reaches it (a string's numbers by their order)."""
+    if isinstance(value, bool) or value is None:
+        return out
+    if isinstance(value, int | float) and math.isfinite(value):
+        out.append((path, float(value)))
+    elif isinstance(value, str):
+        out += [((*path, i), float(x)) for i, x in enumerate(re.findall(r"[-+]?\d+(?:\.\d+)?", value))]
+    elif isinstance(value, dict | list):
+        for name, item in value.items() if isinstance(value, dict) else enumerate(value):
+            _numbers_by_path(item, (*path, name), out)
+    return out
+
+
+def _readings(token: str, numbered: list[tuple[tuple, float]]) -> set[tuple[tuple, float]]:
+    """Each (path, scale) under which ``token`` is one of a row's numbers, at the cell's precision."""
+    text = token.rstrip("%×").replace(",", "")
+    places = len(text.partition(".")[2])
+    scales = (100.0, 1.0) if token.endswith("%") else (1.0, 100.0, 0.001, 1000.0)
+    tolerance = 0.5 * 10**-places + 1e-9
+    return {(path, s) for path, n in numbered for s in scales if abs(n * s - float(text)) <= tolerance}
+
+
+def column_disagreements(stored: dict | list, table_text: str) -> list[str]:
+    """Each column whose cells no one JSON path reads in every row (at one scale): a cell that holds a
+    number of its own row, but another field's (the calls column's 2.77 shown as 0.003 ms), agrees cell
+    by cell and disagrees here. Checked where each row is keyed by its first cell alone."""
+    differing: list[str] = []
+    for table in docs.markdown_tables(table_text):
+        keys = [docs.table_cells(line)[0] for line in table[2:]]
+        if len(set(keys)) != len(keys):
+            continue  # rows keyed by more than their first cell: a path cannot name one row
+        columns: dict[tuple[int, int], list[tuple[str, str, set]]] = {}
+        for line in table[2:]:
+            key, *cells = docs.table_cells(line)
+            numbered = [
+                x for source in row_sources(stored, key, []) for x in _numbers_by_path(source, (), [])
+            ]
+            if not numbered:
+                continue
+            for c, cell in enumerate(cells):
+                for k, token in enumerate(CELL_NUMBER.findall(SHARE.sub("", cell))):
+                    columns.setdefault((c, k), []).append((key, token, _readings(token, numbered)))
+        for column in columns.values():
+            if len(column) > 1 and not set.intersection(*(found for _, _, found in column)):
+                usual = Counter(r for _, _, found in column for r in found).most_common(1)
+                odd = [
+                    f"{key}: {token}" for key, token, found in column if not usual or usual[0][0] not in found
+                ]
+                differing.append(" / ".join(odd[:4]))  # the cells the column's usual field does not read
+    return differing
+
+
 @pytest.mark.parametrize(
     "stored",
     [p for p in sorted((ROOT / "results").rglob("*.json")) if p.with_suffix(".md").is_file()],
@@ -292,8 +346,11 @@ def table_disagreements(stored: dict | list, table_text: str) -> list[str]:
 )
 def test_each_results_table_agrees_with_the_json_beside_it(stored: Path) -> None:
     data = json.loads(stored.read_text(encoding="utf-8"))
-    differing = table_disagreements(data, stored.with_suffix(".md").read_text(encoding="utf-8"))
+    table = stored.with_suffix(".md").read_text(encoding="utf-8")
+    differing = table_disagreements(data, table)
     assert differing == [], f"{stored.with_suffix('.md').name}: {differing[:5]} not in {stored.name}"
+    mixed = column_disagreements(data, table)
+    assert mixed == [], f"{stored.with_suffix('.md').name}: no one field of {stored.name} reads {mixed[:3]}"
 
 
 def test_a_cell_holding_another_row_s_value_disagrees() -> None:
@@ -312,6 +369,26 @@ def test_a_cell_holding_another_row_s_value_disagrees() -> None:
     assert table_disagreements(stored, right) == []
     swapped = right.replace("| learned | 0.308", "| learned | 0.506")
     assert table_disagreements(stored, swapped) == ["learned: 0.506"]
+
+
+def test_a_cell_holding_another_field_of_its_own_row_disagrees() -> None:
+    """The planted drift the row check lets through: the ms cell shows the row's calls at another scale
+    (2.77 calls read as 0.003 s). Every cell is a number of its own row; no one field reads the column."""
+    stored = {
+        "rows": [
+            {"gate": "floor", "calls": 0.0, "ms": 0.021},
+            {"gate": "rerank", "calls": 2.77, "ms": 20.436},
+            {"gate": "learned", "calls": 0.0, "ms": 0.004},
+        ]
+    }
+    right = "| gate | calls | ms |\n|---|---|---|\n| floor | 0.00 | 0.021 |\n| rerank | 2.77 | 20.436 |\n"
+    right += "| learned | 0.00 | 0.004 |\n"
+    assert table_disagreements(stored, right) == [] and column_disagreements(stored, right) == []
+    swapped = right.replace("| 2.77 | 20.436 |", "| 2.77 | 0.003 |")
+    assert table_disagreements(stored, swapped) == []  # 2.77 x 0.001: a number of the row
+    assert column_disagreements(stored, swapped) == ["rerank: 0.003"]
+    keyed_twice = "| gate | ms |\n|---|---|\n| floor | 0.021 |\n| floor | 20.436 |\n"
+    assert column_disagreements(stored, keyed_twice) == []  # rows a first cell cannot name: not judged
 
 
 def test_the_gallery_s_own_prose_types_no_measurement() -> None:
