@@ -17,7 +17,7 @@ import httpx
 
 from nomad_lab.backends.llama_models import DEFAULT_N_CTX
 
-__all__ = ["ServerProcess", "free_port", "shim_command"]
+__all__ = ["ServerProcess", "free_port", "shim_command", "stop_process"]
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -66,18 +66,24 @@ class ServerProcess:
         raise RuntimeError(f"server not ready after {self.ready_timeout}s:\n{self.log_tail()}")
 
     def stop(self, grace: float = 20.0) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=grace)
+        if self.process is not None:
+            stop_process(self.process, grace)
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
         self._log.close()
+
+
+def stop_process(process: subprocess.Popen, grace: float = 20.0) -> None:
+    """Ask ``process`` to stop, wait up to ``grace`` seconds, then kill it; nothing if it has exited."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=grace)
 
 
 def shim_command(

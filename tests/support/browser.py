@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from nomad_lab.runners.programs import BROWSER, find
-from nomad_lab.serve.process import free_port
+from nomad_lab.serve.process import free_port, stop_process
 from tests.support.paths import ROOT
 
 if TYPE_CHECKING:
@@ -126,12 +126,7 @@ def jupyterlab(root: Path, settings_dir: Path) -> Iterator[Lab]:
         _wait_until_answering(lab, proc, log)
         yield lab
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, 30)
 
 
 @pytest.fixture(scope="session")
@@ -162,12 +157,7 @@ def devtools_browser(chromium: Path, profile: Path) -> Iterator[str]:
             time.sleep(0.05)
         yield f"http://127.0.0.1:{port_file.read_text().split()[0]}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, 30)
 
 
 @contextmanager

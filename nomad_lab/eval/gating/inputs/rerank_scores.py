@@ -43,13 +43,13 @@ def gather(ctx: GatherContext, key: str) -> PairScores:
     if todo:
         with Store(ctx.store_path) as store:
             for i in ctx.track(todo, f"rerank {key}", len(todo)):
-                missing = list(dict((h, text) for h, text in plan[i] if h not in cached).items())
+                missing = {h: text for h, text in plan[i] if h not in cached}
                 if not missing:  # scored with an earlier question of the same text
                     continue
                 started = time.perf_counter()
-                scores = reranker.score(ctx.data.queries[i], [text for _, text in missing])
+                scores = reranker.score(ctx.data.queries[i], list(missing.values()))
                 each = 1000 * (time.perf_counter() - started) / len(missing)
-                rows = [(h, score, each) for (h, _), score in zip(missing, scores, strict=True)]
+                rows = [(h, score, each) for h, score in zip(missing, scores, strict=True)]
                 store.put_pair_scores(reranker.identity, rows)
                 cached.update({h: (score, ms) for h, score, ms in rows})
     best = np.full(ctx.data.pools.size, np.nan)
