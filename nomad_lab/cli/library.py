@@ -10,12 +10,16 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.cli.workspace_args import add_progress_argument
+from nomad_lab.cli.workspace_args import add_cluster_arguments, add_progress_argument
+from nomad_lab.core.errors import NomadLabError
 
 
 def register(subparsers: Any) -> None:
     from nomad_lab.core.workspace import PROJECT_ROOT
     from nomad_lab.data.library_corpus import DEBIAN_SOURCES
+    from nomad_lab.cli.study import add_param
+    from nomad_lab.retrieval.embedder_spec import EMBEDDER_SPEC
+    from nomad_lab.studies.params import STORE
 
     parser = subparsers.add_parser("library", help="build a large openly licensed library corpus")
     sub = parser.add_subparsers(dest="library_command", metavar="LIBRARY_COMMAND", required=True)
@@ -42,6 +46,17 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="also include the .md/.txt/.rst files here",
     )
+    build.add_argument(
+        "--embedder",
+        type=EMBEDDER_SPEC,
+        metavar="SPEC",
+        default=None,
+        help="also index the library: chunk it and embed every chunk the store lacks with this embedder "
+        "(on Dask workers with --workers/--scheduler); a rerun embeds only what is missing",
+    )
+    add_param(build, STORE)  # the library's embeddings are cached there, by chunk hash
+    build.add_argument("--batch", type=int, default=256, help="chunks per Dask task (%(default)s)")
+    add_cluster_arguments(build)
     add_progress_argument(build)
     build.set_defaults(func=run_build)
 
@@ -60,4 +75,30 @@ def run_build(args: argparse.Namespace) -> int:
         f"({library.skipped_short} files under {MIN_DOC_BYTES} bytes skipped); "
         f"provenance: {args.out / MANIFEST_NAME}"
     )
+    if args.embedder:
+        index_library(args)
     return 0
+
+
+def index_library(args: argparse.Namespace) -> None:
+    """Chunk the library folder and embed what ``--store`` lacks, here or on Dask workers."""
+    from nomad_lab.data.corpus import load_corpus
+    from nomad_lab.retrieval.embedding import load_embedder
+    from nomad_lab.retrieval.index import build_index
+    from nomad_lab.runners.cluster import dask_client
+    from nomad_lab.runners.library_build import dask_fill
+    from nomad_lab.store import Store
+
+    if args.batch < 1:
+        raise NomadLabError(f"--batch: must be positive, got {args.batch}")
+    corpus = load_corpus(args.out)
+    embedder = load_embedder(args.embedder)
+    with dask_client(args.scheduler, args.workers) as client, Store(args.store) as store:
+        fill = dask_fill(client, args.batch) if client is not None else None
+        _, stats = build_index(corpus, store, embedder, progress=not args.no_progress, fill=fill)
+    where = f"{args.workers} local worker(s)" if args.workers else (args.scheduler or "this process")
+    rate = f", {stats.embedded / stats.seconds:.1f} chunks/s" if stats.embedded and stats.seconds else ""
+    print(
+        f"index {stats.fingerprint}: {stats.chunks} chunks, {stats.embedded} embedded on {where}, "
+        f"{stats.reused} from the cache, {stats.seconds:.1f} s{rate}; store {args.store}"
+    )

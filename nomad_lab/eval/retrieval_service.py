@@ -75,6 +75,7 @@ class RetrievalRequest:
     progress: bool = True
     k_values: tuple[int, ...] = DEFAULT_K_VALUES
     embedder: str | None = None  # an embedder spec (see retrieval.embedder_spec); None: MiniLM
+    index: str | None = None  # an index spec (see retrieval.index_spec); None: exact
     ablate: bool = False  # also score dense only / +rerank / +diversity (eval.ablation)
     standalone: bool = False  # retrieve a follow-up by its golden's standalone rewrite (gating pools only)
     drafts: bool = False  # drafted questions too (a labelling sitting, label-free thresholds); never scored
@@ -154,7 +155,7 @@ def retrieve(
     k_values = request.k_values
     with Store(request.store_path) as store:
         embedder = embedder or load_embedder(request.embedder)
-        index, build = build_index(corpus, store, embedder, progress=request.progress)
+        index, build = build_index(corpus, store, embedder, progress=request.progress, index=request.index)
         judge = None
         if request.judge_model:
             judge = CachedJudge(request.judge_model, store, request.judge_retry_failed, judge_backend)
@@ -228,6 +229,7 @@ def retrieve(
             "embeddingMethod": embedder.method,
             "embedder": embedder.identity(),
             "ingestParts": index.params.parts(),
+            **({"index": index.index_spec.identity()} if index.index_spec.kind != "exact" else {}),
             **({"standalone": True} if request.standalone else {}),
         }
         git = git_state()
