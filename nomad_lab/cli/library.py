@@ -15,9 +15,9 @@ from nomad_lab.core.errors import NomadLabError
 
 
 def register(subparsers: Any) -> None:
+    from nomad_lab.cli.study import add_param
     from nomad_lab.core.workspace import PROJECT_ROOT
     from nomad_lab.data.library_corpus import DEBIAN_SOURCES
-    from nomad_lab.cli.study import add_param
     from nomad_lab.retrieval.embedder_spec import EMBEDDER_SPEC
     from nomad_lab.studies.params import STORE
 
