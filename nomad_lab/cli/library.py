@@ -7,6 +7,7 @@ Debian documentation packages (and any folders given) with its provenance (``nom
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ def register(subparsers: Any) -> None:
     from nomad_lab.cli.study import add_param
     from nomad_lab.core.workspace import PROJECT_ROOT
     from nomad_lab.data.library_corpus import DEBIAN_SOURCES
+    from nomad_lab.data.library_large import ALL_SOURCES
     from nomad_lab.retrieval.embedder_spec import EMBEDDER_SPEC
     from nomad_lab.studies.params import STORE
 
@@ -31,12 +33,14 @@ def register(subparsers: Any) -> None:
         help="corpus folder to write (%(default)s)",
     )
     names = [s.name for s in DEBIAN_SOURCES]
+    more = [s.name for s in ALL_SOURCES if s.name not in names]
     build.add_argument(
         "--source",
         nargs="*",
-        choices=names,
+        choices=names + more,
         default=names,
-        help="Debian documentation sources to include (default: all: %(default)s; none with a bare --source)",
+        help="Debian documentation sources to include (default: %(default)s, about 50 MB; the large "
+        f"library adds {' '.join(more)}; none with a bare --source)",
     )
     build.add_argument(
         "--add",
@@ -62,9 +66,10 @@ def register(subparsers: Any) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from nomad_lab.data.library_corpus import DEBIAN_SOURCES, MANIFEST_NAME, MIN_DOC_BYTES, build_library
+    from nomad_lab.data.library_corpus import MANIFEST_NAME, MIN_DOC_BYTES, build_library
+    from nomad_lab.data.library_large import ALL_SOURCES
 
-    sources = [s for s in DEBIAN_SOURCES if s.name in args.source]
+    sources = [s for s in ALL_SOURCES if s.name in args.source]
     library = build_library(args.out, sources, args.add, progress=not args.no_progress)
     for source in library.sources:
         where = f"{source['package']} {source['version']}" if source["package"] else "folder"
@@ -94,7 +99,8 @@ def index_library(args: argparse.Namespace) -> None:
     corpus = load_corpus(args.out)
     embedder = load_embedder(args.embedder)
     with dask_client(args.scheduler, args.workers) as client, Store(args.store) as store:
-        fill = dask_fill(client, args.batch) if client is not None else None
+        threads = max(1, (os.cpu_count() or 1) // args.workers) if args.workers else None
+        fill = dask_fill(client, args.batch, threads=threads) if client is not None else None
         _, stats = build_index(corpus, store, embedder, progress=not args.no_progress, fill=fill)
     where = f"{args.workers} local worker(s)" if args.workers else (args.scheduler or "this process")
     rate = f", {stats.embedded / stats.seconds:.1f} chunks/s" if stats.embedded and stats.seconds else ""

@@ -17,6 +17,7 @@ the same code.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from nomad_lab.core.cpu_threads import THREADS_ENV
 from nomad_lab.retrieval.embedding import Embedder, load_embedder
 from nomad_lab.retrieval.index import check_cached_dimension
 from nomad_lab.store import Store
@@ -35,19 +37,28 @@ DEFAULT_BATCH = 256
 
 
 @lru_cache(maxsize=4)
-def _worker_embedder(spec: str) -> Embedder:
-    """One embedder per spec per worker process: the model loads once, not once per batch."""
+def _worker_embedder(spec: str, threads: int | None) -> Embedder:
+    """One embedder per spec per worker process: the model loads once, not once per batch. ``threads``
+    caps the model runner's threads (two workers on two cores must not each spin two)."""
+    if threads:
+        os.environ[THREADS_ENV] = str(threads)
+        import torch  # heavy: only to cap its intra-op pool before the model runs
+
+        torch.set_num_threads(threads)
     return load_embedder(spec)
 
 
-def embed_batch(spec: str, texts: Sequence[str]) -> np.ndarray:
+def embed_batch(spec: str, texts: Sequence[str], threads: int | None = None) -> np.ndarray:
     """Runs on a worker: the texts' document vectors by the embedder ``spec`` names (no store here)."""
-    return _worker_embedder(spec).embed(list(texts), progress=False)
+    return _worker_embedder(spec, threads).embed(list(texts), progress=False)
 
 
-def dask_fill(client: Any, batch_size: int = DEFAULT_BATCH, in_flight: int = 0) -> Callable[..., int]:
+def dask_fill(
+    client: Any, batch_size: int = DEFAULT_BATCH, in_flight: int = 0, threads: int | None = None
+) -> Callable[..., int]:
     """An embed-what-is-missing function for :func:`~nomad_lab.retrieval.index.build_index` that embeds on
-    ``client``'s workers. ``in_flight`` bounds the batches submitted at once (default: twice the workers)."""
+    ``client``'s workers. ``in_flight`` bounds the batches submitted at once (default: twice the workers);
+    ``threads`` caps each worker's model threads (a LocalCluster: the cores divided among its workers)."""
 
     def fill(store: Store, embedder: Embedder, texts: dict[str, str], progress: bool = True) -> int:
         from distributed import as_completed  # heavy
@@ -65,7 +76,7 @@ def dask_fill(client: Any, batch_size: int = DEFAULT_BATCH, in_flight: int = 0) 
         def submit_next() -> None:
             batch = next(pending, None)
             if batch is not None:
-                future = client.submit(embed_batch, spec, [t for _, t in batch], pure=False)
+                future = client.submit(embed_batch, spec, [t for _, t in batch], threads, pure=False)
                 running[future] = batch
 
         for _ in range(window):
