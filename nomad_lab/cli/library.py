@@ -59,6 +59,11 @@ def register(subparsers: Any) -> None:
         "(on Dask workers with --workers/--scheduler); a rerun embeds only what is missing",
     )
     add_param(build, STORE)  # the library's embeddings are cached there, by chunk hash
+    build.add_argument(
+        "--no-collect",
+        action="store_true",
+        help="index the --out folder as an earlier build left it (reading no package again)",
+    )
     build.add_argument("--batch", type=int, default=256, help="chunks per Dask task (%(default)s)")
     add_cluster_arguments(build)
     add_progress_argument(build)
@@ -69,6 +74,11 @@ def run_build(args: argparse.Namespace) -> int:
     from nomad_lab.data.library_corpus import MANIFEST_NAME, MIN_DOC_BYTES, build_library
     from nomad_lab.data.library_large import ALL_SOURCES
 
+    if args.no_collect:
+        if not args.embedder:
+            raise NomadLabError("--no-collect: give --embedder SPEC (there is nothing else to do)")
+        index_library(args)
+        return 0
     sources = [s for s in ALL_SOURCES if s.name in args.source]
     library = build_library(args.out, sources, args.add, progress=not args.no_progress)
     for source in library.sources:
