@@ -98,6 +98,7 @@ def run_build(args: argparse.Namespace) -> int:
 def index_library(args: argparse.Namespace) -> None:
     """Chunk the library folder and embed what ``--store`` lacks, here or on Dask workers."""
     from nomad_lab.data.corpus import load_corpus
+    from nomad_lab.eval import machine_load
     from nomad_lab.retrieval.embedding import load_embedder
     from nomad_lab.retrieval.index import build_index
     from nomad_lab.runners.cluster import dask_client
@@ -108,13 +109,41 @@ def index_library(args: argparse.Namespace) -> None:
         raise NomadLabError(f"--batch: must be positive, got {args.batch}")
     corpus = load_corpus(args.out)
     embedder = load_embedder(args.embedder)
+    start = machine_load.mark()
     with dask_client(args.scheduler, args.workers) as client, Store(args.store) as store:
         threads = max(1, (os.cpu_count() or 1) // args.workers) if args.workers else None
         fill = dask_fill(client, args.batch, threads=threads) if client is not None else None
         _, stats = build_index(corpus, store, embedder, progress=not args.no_progress, fill=fill)
     where = f"{args.workers} local worker(s)" if args.workers else (args.scheduler or "this process")
     rate = f", {stats.embedded / stats.seconds:.1f} chunks/s" if stats.embedded and stats.seconds else ""
+    record_build(args, stats, machine_load.load_between(start, machine_load.mark()))
     print(
         f"index {stats.fingerprint}: {stats.chunks} chunks, {stats.embedded} embedded on {where}, "
         f"{stats.reused} from the cache, {stats.seconds:.1f} s{rate}; store {args.store}"
     )
+
+
+BUILDS_NAME = "index_builds.json"
+
+
+def record_build(args: argparse.Namespace, stats: Any, load: dict[str, Any]) -> None:
+    """Beside the library's manifest, what its last index build per embedder did and how busy the
+    machine was meanwhile (``index_builds.json``): the library-size page quotes a build's time from here,
+    and only as a cost when it was quiet."""
+    import json
+
+    path = args.out / BUILDS_NAME
+    builds = json.loads(path.read_text()) if path.exists() else {}
+    builds[args.embedder] = {
+        "fingerprint": stats.fingerprint,
+        "chunks": stats.chunks,
+        "embedded": stats.embedded,
+        "reused": stats.reused,
+        "seconds": round(stats.seconds, 2),
+        "chunksPerSecond": round(stats.embedded / stats.seconds, 2) if stats.embedded else None,
+        "workers": args.workers,
+        "scheduler": args.scheduler,
+        "batch": args.batch,
+        "load": load,
+    }
+    path.write_text(json.dumps(builds, indent=1) + "\n")

@@ -8,6 +8,7 @@ the chunks still missing, by hash.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -72,6 +73,12 @@ def test_the_command_indexes_a_folder_and_a_rerun_embeds_nothing(tmp_path: Path,
     assert main(argv) == 0
     first = capsys.readouterr().out
     assert "on 1 local worker(s)" in first and " 0 from the cache" in first
+    build = json.loads((tmp_path / "lib" / "index_builds.json").read_text())[SPEC]
+    assert (
+        build["workers"] == 1
+        and build["embedded"] == build["chunks"] > 0
+        and "othersCpuShare" in build["load"]
+    )
     assert main([*argv, "--no-collect"]) == 0  # the folder as the first build left it: nothing to embed
     again = capsys.readouterr().out
     assert ", 0 embedded" in again and "library:" not in again
