@@ -57,5 +57,5 @@ def test_each_kind_has_its_own_pass_rate_and_the_best_row_is_paired_with_the_win
     # the off-topic refusals were planted far below everything: they never pass the strong row
     assert best["byKind"]["off-topic"]["passAtKeepTarget"][0] == 0.0
     assert s["paired"]["n"] == 20 and s["paired"]["difference"] < 0
-    text = report.markdown(planted())
+    text = report.result(planted()).markdown()
     assert "| units |" in text and "unanswerable pass" in text and "20 unanswerable" in text

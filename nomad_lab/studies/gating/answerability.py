@@ -36,7 +36,7 @@ from nomad_lab.studies.gating.answer_pairs import (
     scoring_pairs,
     training_examples,
 )
-from nomad_lab.studies.gating.answer_report import markdown, rows, save_gate, write
+from nomad_lab.studies.gating.answer_report import pages, result, rows
 from nomad_lab.studies.gating.run_param import RUN, study_run
 from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, positive
 from nomad_lab.studies.shape import Param, Params, Study
@@ -185,19 +185,14 @@ def _time_questions(body: AnswerBody, head: Any, chosen: list[Question]) -> dict
     }
 
 
-def _write(result: dict[str, Any], out: Path) -> dict[str, Path]:
-    paths = write(result, out)
-    paths["gate"] = save_gate(result, out)
-    return paths
-
-
 STUDY = Study(
     name="answerability",
     title="Answerability: a cross-encoder fine-tuned on the goldens, out of fold",
     run=compute,
     rows=rows,
-    markdown=markdown,
-    write=_write,
+    result=result,
+    document="answerability.json",
+    pages=pages,
     out_dir="results/answerability",
     command=("study", "answerability"),
     tables=("answerability.md",),

@@ -55,7 +55,7 @@ from nomad_lab.studies.gating.sufficiency_pairs import (
     run_questions,
     scoring_pairs,
 )
-from nomad_lab.studies.gating.sufficiency_report import markdown, rows, save_gate, write
+from nomad_lab.studies.gating.sufficiency_report import pages, result, rows
 from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, on_second_corpus, positive
 from nomad_lab.studies.shape import Param, Params, Study
 
@@ -236,19 +236,14 @@ def _time_questions(body: AnswerBody, head: Any, chosen: list, store: Path, data
     }
 
 
-def _write(result: dict[str, Any], out: Path) -> dict[str, Path]:
-    paths = write(result, out)
-    paths["gate"] = save_gate(result, out)
-    return paths
-
-
 STUDY = Study(
     name="sufficiency",
     title="Sufficiency: does a top-5 passage state the answer? Per refusal kind, out of fold",
     run=compute,
     rows=rows,
-    markdown=markdown,
-    write=_write,
+    result=result,
+    document="sufficiency.json",
+    pages=pages,
     out_dir="results/sufficiency",
     command=("study", "sufficiency"),
     tables=("sufficiency.md",),
