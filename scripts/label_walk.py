@@ -14,7 +14,7 @@ import json
 import time
 from pathlib import Path
 
-from nomad_lab.eval.gating.labelling import LabelSession
+from nomad_lab.eval.gating.label_sitting import LabelSession
 
 WHO = "labelwalk helper (an AI agent, not a human)"
 LOG = Path("datasets/corpora/books/sitting.jsonl")

@@ -16,7 +16,7 @@ a judge is refused in one line. ``gate export floor[@F] --run RUN --to ts`` writ
 ``gate fit --no-labels --corpus DIR --out gates/x.json`` needs no goldens: questions drafted from the
 corpus's headings and sentences stand in for in-domain questions and the out-of-scope bank for off-topic
 ones; it prints the floor's label-free threshold and saves a gate fitted that way, its threshold set on
-the drafted questions' recall@5 (``eval.gating.label_free``).
+the drafted questions' recall@5 (``eval.gating.label_free_thresholds``).
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def _triple(t: Any) -> str:
 def run_fit_without_labels(args: argparse.Namespace) -> int:
     from nomad_lab.core.errors import NomadLabError
     from nomad_lab.eval.gating.fit import default_bank
-    from nomad_lab.eval.gating.label_free import fit_label_free, pseudo_run, spec_point
+    from nomad_lab.eval.gating.label_free_thresholds import fit_label_free, pseudo_run, spec_point
 
     if args.run:
         raise NomadLabError("gate fit --no-labels: --run names a labelled run; leave it out")

@@ -3,9 +3,10 @@
 Why all of it: at recall@5 >= 0.90 one refusal moves a leak rate by about a point, so a figure from one
 split, or from a threshold picked on the questions it is scored on, says little. Here:
 
-- **groups**: near-duplicate questions (query-embedding cosine >= ``NEAR_DUPLICATE``) and refusals that
-  share a tag family (the same tag set) always fall in the same fold, so a test fold holds kinds of
-  off-topic question its training folds never saw (the case a deployed gate meets);
+- **groups**: near-duplicate questions (query-embedding cosine >=
+  :data:`~nomad_lab.gate.folds.NEAR_DUPLICATE`) and refusals that share a tag family (the same tag
+  set) always fall in the same fold, so a test fold holds kinds of off-topic question its training
+  folds never saw (the case a deployed gate meets);
 - **repeats**: ``REPEATS`` × ``FOLDS``-fold StratifiedGroupKFold with different seeds; figures are means
   over repeats, intervals a bootstrap over questions of each question's repeat-averaged outcome;
 - **thresholds inside training folds**: every operating point is chosen on the training questions
@@ -13,6 +14,9 @@ split, or from a threshold picked on the questions it is scored on, says little.
   the strictest point whose recall@5 >= the target, and the point with the best recall whose leak's
   one-sided 95% Clopper–Pearson upper bound is <= alpha (Learn-then-Test's fixed-sequence bound, as the
   calibrated floor does). The test fold is scored at that point.
+
+The folds themselves (groups, repeated splits) are :mod:`nomad_lab.gate.folds`, re-exported here where
+every study has always asked for them; this module is what is scored on them.
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.gate.folds import Split as Split
+from nomad_lab.gate.folds import fold_matrix as fold_matrix
+from nomad_lab.gate.folds import question_groups as question_groups
+from nomad_lab.gate.folds import repeated_splits as repeated_splits
 from nomad_lab.gate.stats import BOOTSTRAP_SEED, bootstrap_means, clopper_pearson_upper
 
 RECALL_TARGET = 0.90
@@ -30,77 +38,7 @@ LEAK_TARGET = 0.05
 FOLDS = 5
 REPEATS = 5
 INNER_FOLDS = 3
-NEAR_DUPLICATE = 0.92
 AUC_RESAMPLES = 1000
-
-Split = list[tuple[np.ndarray, np.ndarray]]
-
-
-def question_groups(
-    tags: Sequence[Sequence[str]], refusal: np.ndarray, vectors: np.ndarray | None = None
-) -> np.ndarray:
-    """One group id per question: union of near-duplicate pairs and refusals with the same tag set."""
-    n = len(tags)
-    parent = list(range(n))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    def join(i: int, j: int) -> None:
-        parent[find(i)] = find(j)
-
-    family: dict[tuple[str, ...], int] = {}
-    for i in np.flatnonzero(refusal):
-        key = tuple(sorted(tags[i]))
-        join(int(i), family.setdefault(key, int(i)))
-    if vectors is not None and n:
-        unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        close = np.argwhere(np.triu(unit @ unit.T >= NEAR_DUPLICATE, k=1))
-        for i, j in close:
-            join(int(i), int(j))
-    roots = [find(i) for i in range(n)]
-    return np.unique(roots, return_inverse=True)[1]
-
-
-def repeated_splits(
-    labels: np.ndarray, groups: np.ndarray, folds: int, repeats: int, seed: int
-) -> list[Split]:
-    """``repeats`` grouped, stratified k-fold splits (folds capped by the smaller class's group count).
-
-    Remembered by content: a leaderboard fits a dozen gates over the same outer folds, and each outer
-    fold asks for the same inner splits once per gate, so StratifiedGroupKFold's search (seconds over a
-    leaderboard) ran again for answers it had already given. The index arrays come back read-only,
-    since every caller holding them shares them.
-    """
-    labels, groups = np.asarray(labels), np.asarray(groups)
-    key = (labels.dtype.str, labels.tobytes(), groups.dtype.str, groups.tobytes(), folds, repeats, seed)
-    if key not in _SPLITS:
-        from sklearn.model_selection import StratifiedGroupKFold  # heavy
-
-        smallest = min(len(np.unique(groups[labels == value])) for value in np.unique(labels))
-        k = max(2, min(folds, smallest))
-        out = []
-        for r in range(repeats):
-            splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=seed + r)
-            split = splitter.split(np.zeros(len(labels)), labels, groups)
-            out.append([_read_only(train, test) for train, test in split])
-        if len(_SPLITS) >= _SPLITS_KEPT:
-            _SPLITS.pop(next(iter(_SPLITS)))  # the oldest: a study moves on to other questions
-        _SPLITS[key] = out
-    return [list(split) for split in _SPLITS[key]]
-
-
-_SPLITS: dict[tuple, list[Split]] = {}
-_SPLITS_KEPT = 4096
-
-
-def _read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-    for array in arrays:
-        array.setflags(write=False)
-    return arrays
 
 
 def choose_points(
@@ -401,16 +339,6 @@ def _finish(rec_r, ne_r, rec_l, ne_l, refusal, reached, found, splits, auc) -> F
             "fold": fold_matrix(splits, refusal.size, passed.shape[0]),
         },
     )
-
-
-def fold_matrix(splits: list[Split], n: int, repeats: int) -> np.ndarray:
-    """Each question's held-out fold per repeat (repeats × n); -1 where nothing was held out (a fixed
-    point scored on every question)."""
-    folds = np.full((repeats, n), -1, dtype=int)
-    for r, split in enumerate(splits[:repeats]):
-        for f, (_, test) in enumerate(split):
-            folds[r, test] = f
-    return folds
 
 
 def kind_figures(figures: Figures, kinds: np.ndarray, names: Sequence[str] = ()) -> dict[str, dict[str, Any]]:

@@ -49,7 +49,7 @@ from nomad_lab.store.pool_import import PoolImport
 from nomad_lab.store.schema import MIGRATIONS, SCHEMA_VERSION
 from nomad_lab.store.study_rows import StudyRows
 from nomad_lab.store.tables import StoreError, StoreLockedError, StoreSchemaError
-from nomad_lab.store.verdicts import VerdictTable
+from nomad_lab.store.verdict_table import VerdictTable
 
 __all__ = ["Store", "StoreError", "StoreLockedError", "StoreSchemaError", "record_study_rows"]
 

@@ -15,7 +15,7 @@ from typing import Any
 from nomad_lab.core.jsfmt import js_json_dumps
 from nomad_lab.data.dump import DUMP_PARAM_KEYS, validate_dump
 from nomad_lab.store.records import CaseRecord, PoolEntry, RunRecord
-from nomad_lab.store.runs import RunTables
+from nomad_lab.store.run_tables import RunTables
 from nomad_lab.store.tables import StoreError
 
 __all__ = ["DumpFormat"]

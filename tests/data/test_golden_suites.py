@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from nomad_lab.data.golden_lines import js_truthy
 from nomad_lab.data.golden_suites import (
     GATING_SUITES,
     GoldenError,
-    js_truthy,
     load_suite_file,
     load_suites,
     parse_suite_spec,

@@ -19,7 +19,7 @@ from playwright.sync_api import Page
 
 from nomad_lab.data.drafts import DraftOptions, draft_goldens, read_corpus, write_drafts
 from nomad_lab.data.golden_suites import load_suite_file
-from nomad_lab.eval.gating.labelling import LabelSession
+from nomad_lab.eval.gating.label_sitting import LabelSession
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.passage_view import strip_markup, whole_words
 from tests.support.browser import (

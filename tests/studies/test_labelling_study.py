@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-import nomad_lab.eval.gating.labelling as labelling
+import nomad_lab.eval.gating.label_sitting as labelling
 from nomad_lab.cli import main
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.drafts import DraftOptions, draft_goldens, read_corpus, write_drafts
 from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP
 from nomad_lab.data.refusal_kinds import NEAR_DOMAIN, OFF_TOPIC, REFUSAL_KINDS, UNANSWERABLE
 from nomad_lab.eval.gating.label_replay import sitting_times
-from nomad_lab.eval.gating.labelling import LabelSession
+from nomad_lab.eval.gating.label_sitting import LabelSession
 from nomad_lab.studies.gating.labeller import figures_line
 from tests.support.paths import CORPUS
 

@@ -1,10 +1,10 @@
 """How good a label-free threshold is: measured against the labels of two corpora, each against the other.
 
-Why: :mod:`nomad_lab.eval.gating.label_free` sets thresholds with no label read; only labelled goldens can
-say whether they land where a labelled threshold would. For each corpus and for two gates (the score
-floor, and the logistic gate over pool + coverage features with the bank, the best learned row that needs
-no model call), the recall@5 and the pass rate per refusal kind each threshold achieves on that corpus's
-labelled goldens:
+Why: :mod:`nomad_lab.eval.gating.label_free_thresholds` sets thresholds with no label read; only
+labelled goldens can say whether they land where a labelled threshold would. For each corpus and for
+two gates (the score floor, and the logistic gate over pool + coverage features with the bank, the best
+learned row that needs no model call), the recall@5 and the pass rate per refusal kind each threshold
+achieves on that corpus's labelled goldens:
 
 - ``in fold``: the threshold chosen from labels inside training folds, scored on held-out folds (the
   leaderboard's figure);
@@ -32,7 +32,12 @@ import numpy as np
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.refusal_kinds import REFUSAL_KINDS
 from nomad_lab.eval.gating.fit import bank_run, default_bank, fit_gate, with_features
-from nomad_lab.eval.gating.label_free import fit_label_free, pseudo_run, score_threshold, spec_point
+from nomad_lab.eval.gating.label_free_thresholds import (
+    fit_label_free,
+    pseudo_run,
+    score_threshold,
+    spec_point,
+)
 from nomad_lab.eval.gating.run_data import RunData, load_run
 from nomad_lab.eval.gating.runs import retrieve_run
 from nomad_lab.eval.gating.service import gather

@@ -5,7 +5,7 @@ Why: a person deciding whether more labels are worth it needs to see how fast th
 each of the two questions a gate answers (the off-topic leak, and the pass rate of refusals whose context
 is on topic: unanswerable and near-domain), not for their blend. :func:`narrowing` replays the decisions
 log at every ``step`` decisions (skips count, as they cost the labeller time) through
-:meth:`~nomad_lab.eval.gating.labelling.LabelSession.figures`. :func:`sitting_times` reads the sitting's
+:meth:`~nomad_lab.eval.gating.label_sitting.LabelSession.figures`. :func:`sitting_times` reads the sitting's
 own logs (the drafting time from ``/usr/bin/time``, the agent's batches from ``scripts/label_walk.py``)
 and :func:`draft_share` a labeller's verdicts on sampled drafts before and after the drafter's checks.
 ``nomad-lab study labelling`` publishes all three (``nomad_lab.studies.gating.labelling``).
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.eval.gating.labelling import LabelSession
+from nomad_lab.eval.gating.label_sitting import LabelSession
 
 __all__ = ["draft_share", "narrowing", "sitting_times"]
 

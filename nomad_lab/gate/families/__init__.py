@@ -122,12 +122,17 @@ def score_grid(score: np.ndarray, points: int = 101) -> np.ndarray:
 def families() -> dict[str, Family]:
     """Every family by spec word: each module of this package (its ``__path__``, so a folder added to it
     registers too) that defines ``FAMILY``, in ``order``, then name. A module whose family word differs
-    from its name is refused: the word a user types is the module a reader opens."""
+    from its name is refused: the word a user types is the module a reader opens. A word that is also a
+    study's command word (``sufficiency``) names its module ``WORD_gate.py``, since no two modules of the
+    package share a basename (``tests/test_house_rules.py``)."""
     found = []
     for name, module, family in modules_defining([__name__], "FAMILY"):
         if isinstance(family, Family):
-            if family.name != name:
-                raise NomadLabError(f"{module.__name__}: registers family {family.name!r}; name them alike")
+            if name not in (family.name, f"{family.name}_gate"):
+                raise NomadLabError(
+                    f"{module.__name__}: registers family {family.name!r}; name the module "
+                    f"{family.name}.py (or {family.name}_gate.py where a study has that name)"
+                )
             found.append(family)
     return {f.name: f for f in sorted(found, key=lambda f: (f.order, f.name))}
 

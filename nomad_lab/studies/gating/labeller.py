@@ -2,7 +2,7 @@
 passages in a scrollable frame, the decision controls below it (always in view), progress, and the
 live figure.
 
-Everything it decides goes through :class:`nomad_lab.eval.gating.labelling.LabelSession` (tested without
+Everything it decides goes through :class:`nomad_lab.eval.gating.label_sitting.LabelSession` (tested without
 a browser); this module only draws widgets and routes clicks and keys to it. Keys are typed into the
 small key box (a text field), so JupyterLab's own notebook shortcuts never see them.
 
@@ -26,7 +26,7 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.workspace import corpus_path, in_workspace, store_path
 from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP
 from nomad_lab.data.refusal_kinds import KIND_DEFINITIONS, NEAR_DOMAIN, OFF_TOPIC, UNANSWERABLE
-from nomad_lab.eval.gating.labelling import MIN_PER_CLASS, LabelSession
+from nomad_lab.eval.gating.label_sitting import MIN_PER_CLASS, LabelSession
 from nomad_lab.studies.gating.passage_view import passage_html
 
 FIGURE_NEEDS = MIN_PER_CLASS

@@ -18,7 +18,7 @@ from typing import Any
 from nomad_lab.core.workspace import DATASETS_DIR
 from nomad_lab.data.refusal_kinds import OFF_TOPIC, REFUSAL_KINDS
 from nomad_lab.eval.gating.label_replay import draft_share, narrowing, sitting_times
-from nomad_lab.eval.gating.labelling import LabelSession
+from nomad_lab.eval.gating.label_sitting import LabelSession
 from nomad_lab.gate import crossval
 from nomad_lab.studies.params import PROGRESS, STORE, positive
 from nomad_lab.studies.plots import save

@@ -4,9 +4,9 @@ Why: the sufficiency check (``study sufficiency``) decides whether a top-5 passa
 what happens next is a setting (``sufficiency_action``: keep the passages with a note, or drop them).
 This study measures both actions on a real chat model: a stratified sample of answerable and
 unanswerable questions, each answered from the same passages with no note, with the note, and with the
-passages dropped (:mod:`nomad_lab.eval.note_effect`); abstention on unanswerable questions and
+passages dropped (:mod:`nomad_lab.eval.note_conditions`); abstention on unanswerable questions and
 correctness on answerable ones, paired, with intervals. The default action is read from the result by a
-rule fixed in :func:`~nomad_lab.eval.note_effect.choose_action`.
+rule fixed in :func:`~nomad_lab.eval.note_conditions.choose_action`.
 
 Opt-in (``published=False``): the default model is the largest chat model that installs here
 (Qwen2.5-Coder 1.5B Instruct, the ``ladder`` extra), about 25 s of 2-core time per question.
@@ -32,7 +32,7 @@ from nomad_lab.eval.gating import load_run
 from nomad_lab.eval.gating.context import GatherContext
 from nomad_lab.eval.generation import GENERATION_SEED, WarmUp
 from nomad_lab.eval.generation_answers import AnswerCache
-from nomad_lab.eval.note_effect import (
+from nomad_lab.eval.note_conditions import (
     ANSWERABLE,
     COMPARISONS,
     CONDITIONS,

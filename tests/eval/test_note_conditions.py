@@ -11,7 +11,7 @@ import pytest
 from nomad_lab.data.golden_suites import Golden
 from nomad_lab.data.refusal_kinds import UNANSWERABLE
 from nomad_lab.eval.generation_answers import AnswerCache
-from nomad_lab.eval.note_effect import (
+from nomad_lab.eval.note_conditions import (
     ANSWERABLE,
     CONDITIONS,
     DROP,

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import nomad_lab.eval.gating.labelling as labelling
+import nomad_lab.eval.gating.label_sitting as labelling
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.drafts import DraftOptions, draft_goldens, read_corpus, write_drafts
 from nomad_lab.data.golden_suites import GoldenError, load_suite_file
 from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP, LabelFile
-from nomad_lab.eval.gating.labelling import LabelSession, leak_at_recall
+from nomad_lab.eval.gating.label_sitting import LabelSession, leak_at_recall
 from nomad_lab.store import Store
 from tests.support.paths import CORPUS
 

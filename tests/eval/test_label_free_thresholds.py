@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from nomad_lab.cli import main
-from nomad_lab.eval.gating.label_free import most_selective_point
+from nomad_lab.eval.gating.label_free_thresholds import most_selective_point
 from nomad_lab.store import Store
 from tests.support.paths import CORPUS, FIXTURES
 
