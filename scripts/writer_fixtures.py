@@ -104,8 +104,30 @@ def planted_note_effect():
     }
 
 
+def planted_label_free():
+    from test_label_free_study import _row
+
+    from nomad_lab.data.refusal_kinds import NEAR_DOMAIN, OFF_TOPIC
+
+    row = {**_row(), "gate": "floor | a piped name", "recallMinusInFold": None}
+    corpus = {
+        "name": "mine",
+        "other": "theirs",
+        "questions": 9,
+        "refusals": 5,
+        "refusalsByKind": {OFF_TOPIC: 3, "unanswerable": 0, NEAR_DOMAIN: 2},
+        "baseRecall": 1.0,
+        "pseudoQuestions": 12,
+        "pseudoBaseRecall": 0.8,
+        "rows": [row, {**_row(), "recallMinusInFold": 0.01}],
+    }
+    return {"command": "nomad-lab study label-free", "corpora": [corpus], "seconds": 1.0, "run_id": "x"}
+
+
 def cases():
     from test_sufficiency_report import planted
+
+    yield "label_free", "nomad_lab.studies.gating.label_free", planted_label_free()
 
     yield "note_effect", "nomad_lab.studies.gating.note_effect", planted_note_effect()
     yield "answerability", "nomad_lab.studies.gating.answerability", planted_answerability()

@@ -17,7 +17,8 @@ from nomad_lab.data.refusal_kinds import NEAR_DOMAIN, OFF_TOPIC
 from nomad_lab.eval.gating.label_free_vs_labels import Corpus, compare, row_of
 from nomad_lab.gate import crossval
 from nomad_lab.studies import registry
-from nomad_lab.studies.gating.label_free import markdown, write
+from nomad_lab.publish.results import write
+from nomad_lab.studies.gating.label_free import result
 
 
 def _row() -> dict:
@@ -57,13 +58,16 @@ def test_the_table_has_a_column_per_kind_present_with_its_n(tmp_path: Path) -> N
         "rows": [row],
     }
     out = {"command": "nomad-lab study label-free", "corpora": [corpus]}
-    table = markdown(out)
+    table = result(out).markdown()
     head = next(line for line in table.splitlines() if line.startswith("| gate"))
     assert "off-topic leak (n = 3) [95% CI] | near-domain pass (n = 2) [95% CI]" in head
     assert "unanswerable" not in head and "blended" not in head
     assert "| floor | label-free | 0.250 | 1.000 [1.000, 1.000] | 33.3% [" in table
-    paths = write(out, tmp_path)
-    assert json.loads(paths["json"].read_text())["corpora"][0]["rows"][0]["byKind"][OFF_TOPIC]["n"] == 3
+    paths = write(result(out), tmp_path)
+    assert (
+        json.loads(paths["label_free.json"].read_text())["corpora"][0]["rows"][0]["byKind"][OFF_TOPIC]["n"]
+        == 3
+    )
 
 
 def test_two_corpora_of_one_name_are_refused_through_the_command(tmp_path: Path, capsys) -> None:
