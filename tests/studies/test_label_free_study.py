@@ -16,8 +16,8 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.refusal_kinds import NEAR_DOMAIN, OFF_TOPIC
 from nomad_lab.eval.gating.label_free_vs_labels import Corpus, compare, row_of
 from nomad_lab.gate import crossval
-from nomad_lab.studies import registry
 from nomad_lab.publish.results import write
+from nomad_lab.studies import registry
 from nomad_lab.studies.gating.label_free import result
 
 
