@@ -124,8 +124,21 @@ def planted_label_free():
     return {"command": "nomad-lab study label-free", "corpora": [corpus], "seconds": 1.0, "run_id": "x"}
 
 
+def planted_rewrite():
+    from dataclasses import asdict
+
+    from test_rewrite import rows
+
+    from nomad_lab.studies.gating.rewrite import summarize
+
+    planted = rows({"raw": [0, 0, 1, 1], "free-text": [1, 0, 1, 1], "structured": [1, 1, 1, 1]})
+    return summarize(planted, "m", "core") | {"rows": [asdict(r) for r in planted], "run_id": "x"}
+
+
 def cases():
     from test_sufficiency_report import planted
+
+    yield "rewrite", "nomad_lab.studies.gating.rewrite", planted_rewrite()
 
     yield "label_free", "nomad_lab.studies.gating.label_free", planted_label_free()
 
