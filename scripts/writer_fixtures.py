@@ -62,38 +62,20 @@ def planted_answerability():
 def planted_note_effect():
     sys.path.insert(0, str(Path.cwd()))
     from nomad_lab.data.refusal_kinds import UNANSWERABLE
-    from nomad_lab.eval.note_conditions import (
-        ANSWERABLE,
-        CONDITIONS,
-        DROP,
-        NOTE,
-        PLAIN,
-        choose_action,
-        costs,
-        summarize,
-    )
-    from tests.eval.test_note_conditions import _planted
+    from nomad_lab.eval.note_conditions import CONDITIONS, choose_action, costs, summarize
+    from tests.eval.test_note_conditions import two_strata
 
-    hedge, claim = "The library does not state it.", "It weighs 5 kg | or 6."
-    u_asked, u_obs = _planted(
-        {PLAIN: [claim] * 20, NOTE: [hedge] * 8 + [claim] * 12, DROP: [claim] * 20}, UNANSWERABLE
-    )
-    a_asked, a_obs = _planted(
-        {PLAIN: ["410 grams"] * 20, NOTE: ["410 grams"] * 19 + [hedge], DROP: ["about a pound"] * 20},
-        ANSWERABLE,
-        must=("410",),
-    )
-    answers = u_obs | a_obs
+    asked, answers = two_strata(claim="It weighs 5 kg | or 6.")
     for i, by in enumerate(answers.values()):
         for c in CONDITIONS:
             by[c] |= {"ms": 100.0 + i, "promptTokens": 80 + i, "cachedPromptTokens": 10, "injected": 1}
-    s = summarize(u_asked + a_asked, answers)
+    s = summarize(asked, answers)
     return {
         "run": "r1",
         "model": "m",
         "params": {"perStratum": 20},
         "available": {"x": 3},
-        "asked": u_asked + a_asked,
+        "asked": asked,
         "answers": answers,
         "summary": s,
         "costs": costs(answers),
@@ -105,23 +87,11 @@ def planted_note_effect():
 
 
 def planted_label_free():
-    from test_label_free_study import _row
+    from test_label_free_study import _row, corpus
 
-    from nomad_lab.data.refusal_kinds import NEAR_DOMAIN, OFF_TOPIC
-
-    row = {**_row(), "gate": "floor | a piped name", "recallMinusInFold": None}
-    corpus = {
-        "name": "mine",
-        "other": "theirs",
-        "questions": 9,
-        "refusals": 5,
-        "refusalsByKind": {OFF_TOPIC: 3, "unanswerable": 0, NEAR_DOMAIN: 2},
-        "baseRecall": 1.0,
-        "pseudoQuestions": 12,
-        "pseudoBaseRecall": 0.8,
-        "rows": [row, {**_row(), "recallMinusInFold": 0.01}],
-    }
-    return {"command": "nomad-lab study label-free", "corpora": [corpus], "seconds": 1.0, "run_id": "x"}
+    piped = {**_row(), "gate": "floor | a piped name", "recallMinusInFold": None}
+    mine = corpus(piped, {**_row(), "recallMinusInFold": 0.01})
+    return {"command": "nomad-lab study label-free", "corpora": [mine], "seconds": 1.0, "run_id": "x"}
 
 
 def planted_rewrite():

@@ -271,6 +271,14 @@ class Study:
         if (self.pages is None) != (self.document is None):
             raise ValueError(f"study {self.name}: pages= builds from a document=: give both or neither")
 
+    def documented(self, raw: Any, document: Mapping[str, Any], **more: Any) -> Result:
+        """The value of a study that publishes one JSON ``document`` and the pages built from it (its
+        ``document=`` file and ``pages=``), with ``more`` (artefacts, JSONL lines) beside them."""
+        if self.document is None or self.pages is None:
+            raise ValueError(f"study {self.name}: documented() needs document= and pages=")
+        json = {self.document: document}
+        return Result(self.name, value=raw, json=json, pages=self.pages(document), **more)
+
     @property
     def module_name(self) -> str:
         """The module the study lives in: its name with ``_`` for ``-`` (``per_passage.py``)."""

@@ -44,9 +44,9 @@ def test_a_row_splits_its_leak_by_kind_with_n_summing_to_the_refusals() -> None:
     assert "unanswerable" not in row["byKind"]  # no such refusal: no figure, not a zero
 
 
-def test_the_table_has_a_column_per_kind_present_with_its_n(tmp_path: Path) -> None:
-    row = {**_row(), "recallMinusInFold": 0.01}
-    corpus = {
+def corpus(*rows: dict) -> dict:
+    """A corpus of 9 questions (3 off-topic and 2 near-domain refusals, no unanswerable one) with ``rows``."""
+    return {
         "name": "mine",
         "other": "theirs",
         "questions": 9,
@@ -55,9 +55,15 @@ def test_the_table_has_a_column_per_kind_present_with_its_n(tmp_path: Path) -> N
         "baseRecall": 1.0,
         "pseudoQuestions": 12,
         "pseudoBaseRecall": 0.8,
-        "rows": [row],
+        "rows": list(rows),
     }
-    out = {"command": "nomad-lab study label-free", "corpora": [corpus]}
+
+
+def test_the_table_has_a_column_per_kind_present_with_its_n(tmp_path: Path) -> None:
+    out = {
+        "command": "nomad-lab study label-free",
+        "corpora": [corpus({**_row(), "recallMinusInFold": 0.01})],
+    }
     table = result(out).markdown()
     head = next(line for line in table.splitlines() if line.startswith("| gate"))
     assert "off-topic leak (n = 3) [95% CI] | near-domain pass (n = 2) [95% CI]" in head

@@ -15,7 +15,7 @@ from nomad_lab.eval.gating.fit import figures_json
 from nomad_lab.gate import crossval
 from nomad_lab.retrieval.answer_cache import save_gate_files
 from nomad_lab.retrieval.answer_model import MAX_LENGTH, WINDOW_STRIDE, WINDOW_WORDS
-from nomad_lab.studies.result import Artefact, Field, Page, Result, Table, Value, listing
+from nomad_lab.studies.result import Field, Page, Table, Value, listing
 
 GATE_NAME = "answer-gate.json"
 TAG_SKIP = ("off-topic",)
@@ -136,18 +136,6 @@ def pages(s: Mapping[str, Any]) -> tuple[Page, ...]:
                 examples_line(s),
             ),
         ),
-    )
-
-
-def result(raw: dict[str, Any]) -> Result:
-    """The study's value: ``answerability.json``, its page, and the gate file it saves."""
-    s = summary(raw)
-    return Result(
-        "answerability",
-        value=raw,
-        json={"answerability.json": s},
-        pages=pages(s),
-        artefacts=(Artefact(GATE_NAME, lambda path: save_gate(raw, path)),),
     )
 
 

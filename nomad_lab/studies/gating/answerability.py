@@ -18,6 +18,7 @@ minutes the first time (cached beside the store, so a rerun skips it).
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +37,10 @@ from nomad_lab.studies.gating.answer_pairs import (
     scoring_pairs,
     training_examples,
 )
-from nomad_lab.studies.gating.answer_report import pages, result, rows
+from nomad_lab.studies.gating.answer_report import GATE_NAME, pages, rows, save_gate, summary
 from nomad_lab.studies.gating.run_param import RUN, study_run
 from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, positive
+from nomad_lab.studies.result import Artefact, Result
 from nomad_lab.studies.shape import Param, Params, Study
 
 SEED = 1341
@@ -183,6 +185,11 @@ def _time_questions(body: AnswerBody, head: Any, chosen: list[Question]) -> dict
         "windowsPerQuestion": len(pairs) / max(1, len(chosen)),
         "msPerQuestion": 1000 * seconds / max(1, len(chosen)),
     }
+
+
+def result(raw: dict[str, Any]) -> Result:
+    """The study's value: ``answerability.json``, its page, and the gate file it saves."""
+    return STUDY.documented(raw, summary(raw), artefacts=(Artefact(GATE_NAME, partial(save_gate, raw)),))
 
 
 STUDY = Study(

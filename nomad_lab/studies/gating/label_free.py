@@ -98,8 +98,7 @@ def pages(doc: Mapping[str, Any]) -> tuple[Page, ...]:
 
 def result(out: dict[str, Any]) -> Result:
     """``label_free.json`` (the run's id left out: the provenance record holds it) and its page."""
-    doc = {k: v for k, v in out.items() if k != "run_id"}
-    return Result("label-free", value=out, json={"label_free.json": doc}, pages=pages(doc))
+    return STUDY.documented(out, {k: v for k, v in out.items() if k != "run_id"})
 
 
 STUDY = Study(

@@ -262,14 +262,7 @@ def _answers(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 def result(raw: dict[str, Any]) -> Result:
     """The study's value: ``note_effect.json``, its page and every answer (``answers.jsonl``)."""
-    doc = _json(raw)
-    return Result(
-        "note-effect",
-        value=raw,
-        json={"note_effect.json": doc},
-        pages=pages(doc),
-        lines={"answers.jsonl": _answers(raw)},
-    )
+    return STUDY.documented(raw, _json(raw), lines={"answers.jsonl": _answers(raw)})
 
 
 STUDY = Study(

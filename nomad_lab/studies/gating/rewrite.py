@@ -212,8 +212,7 @@ def _interval(test: Mapping[str, Any]) -> list[float]:
 
 def result(raw: dict[str, Any]) -> Result:
     """``summary.json`` (the per-question rows stay in ``rows.jsonl``, the resume log) and its page."""
-    summary = {k: v for k, v in raw.items() if k not in ("rows", "run_id")}
-    return Result("rewrite", value=raw, json={"summary.json": summary}, pages=pages(summary))
+    return STUDY.documented(raw, {k: v for k, v in raw.items() if k not in ("rows", "run_id")})
 
 
 STUDY = Study(

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +56,9 @@ from nomad_lab.studies.gating.sufficiency_pairs import (
     run_questions,
     scoring_pairs,
 )
-from nomad_lab.studies.gating.sufficiency_report import pages, result, rows
+from nomad_lab.studies.gating.sufficiency_report import GATE_NAME, pages, rows, save_gate, summary
 from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, on_second_corpus, positive
+from nomad_lab.studies.result import Artefact, Result
 from nomad_lab.studies.shape import Param, Params, Study
 
 SEED = 1341
@@ -234,6 +236,11 @@ def _time_questions(body: AnswerBody, head: Any, chosen: list, store: Path, data
         "unitsPerQuestion": len(pairs) / max(1, len(chosen)),
         "msPerQuestion": 1000 * seconds / max(1, len(chosen)),
     }
+
+
+def result(raw: dict[str, Any]) -> Result:
+    """The study's value: ``sufficiency.json``, its page, and the gate file it saves."""
+    return STUDY.documented(raw, summary(raw), artefacts=(Artefact(GATE_NAME, partial(save_gate, raw)),))
 
 
 STUDY = Study(

@@ -20,7 +20,7 @@ from nomad_lab.gate.answer_file import SufficiencyGate
 from nomad_lab.gate.stats import bootstrap_means, paired_bootstrap
 from nomad_lab.retrieval.answer_cache import save_gate_files
 from nomad_lab.studies.gating.answer_report import examples_line, training_costs
-from nomad_lab.studies.result import Artefact, Field, Page, Result, Table, Value, listing
+from nomad_lab.studies.result import Field, Page, Table, Value, listing
 
 GATE_NAME = "sufficiency-gate.json"
 
@@ -172,18 +172,6 @@ def pages(s: Mapping[str, Any]) -> tuple[Page, ...]:
     table = Table("checks", ROW_FIELDS, tuple(s["rows"]))
     costs_table = listing("cost", ("cost and coverage", "value"), costs)
     return (Page("sufficiency.md", (intro, table, paired, costs_table, examples_line(s))),)
-
-
-def result(raw: dict[str, Any]) -> Result:
-    """The study's value: ``sufficiency.json``, its page, and the gate file it saves."""
-    s = summary(raw)
-    return Result(
-        "sufficiency",
-        value=raw,
-        json={"sufficiency.json": s},
-        pages=pages(s),
-        artefacts=(Artefact(GATE_NAME, lambda path: save_gate(raw, path)),),
-    )
 
 
 def save_gate(result: dict[str, Any], path: Path) -> Path:
