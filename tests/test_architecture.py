@@ -1,12 +1,12 @@
 """The package's shape, enforced: rings point inward, no cycles, no private names across modules, a pure core.
 
-The contract itself lives in ``.importlinter``; these tests run it and add what it cannot say.
+The contract itself lives in ``.importlinter``; these tests run it and add what it cannot say. The rules
+on names, sizes and function-level imports are ``tests/test_house_rules.py``.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 import shutil
 import subprocess
 import sys
@@ -177,44 +177,3 @@ def test_core_module_public_names_resolve(module: str) -> None:
     mod = __import__(module, fromlist=["*"])
     for name in getattr(mod, "__all__", []):
         assert hasattr(mod, name), f"{module}.__all__ names {name}, which it does not define"
-
-
-REASON = re.compile(r"#\s*[A-Za-z]+")
-"""A function-level import's reason: a one-word comment on its last line (``# cycle``, ``# heavy``...)."""
-FREE_TO_DEFER = ("cli",)  # the CLI defers its imports so that ``--help`` stays fast
-
-
-def unreasoned_function_imports(path: Path) -> list[str]:
-    """``nomad_lab`` imports inside a function of one file that carry no reason comment."""
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines()
-    name = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
-    found = []
-    for function in ast.walk(ast.parse(text)):
-        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
-        for node in ast.walk(function):
-            ours = (isinstance(node, ast.ImportFrom) and (node.module or "").startswith("nomad_lab")) or (
-                isinstance(node, ast.Import) and any(a.name.startswith("nomad_lab") for a in node.names)
-            )
-            if ours and not REASON.search(lines[node.end_lineno - 1][node.end_col_offset :]):
-                found.append(f"{name}:{node.lineno}")
-    return sorted(set(found))
-
-
-def test_function_import_detector_needs_a_reason(tmp_path: Path) -> None:
-    probe = tmp_path / "probe.py"
-    probe.write_text(
-        "import os\n"
-        "def f():\n    from nomad_lab.store import Store\n    import json\n"
-        "def g():\n    from nomad_lab.backends import (\n        open_backend,\n    )  # cycle\n"
-        "def h():\n    import nomad_lab.core.errors  # heavy\n"
-    )
-    found = unreasoned_function_imports(probe)
-    assert len(found) == 1 and found[0].endswith("probe.py:3")
-
-
-def test_function_level_imports_outside_the_cli_say_why() -> None:
-    files = [p for p in sorted(PACKAGE.rglob("*.py")) if p.relative_to(PACKAGE).parts[0] not in FREE_TO_DEFER]
-    unreasoned = [hit for p in files for hit in unreasoned_function_imports(p)]
-    assert unreasoned == [], "move these imports to the module top, or add a one-word reason comment"

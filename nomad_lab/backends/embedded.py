@@ -172,8 +172,8 @@ class EmbeddedBackend:
     @staticmethod
     def _begin(prep: _Prepared) -> int:
         """Reset the perf counters; returns how many prompt tokens the KV cache already holds."""
-        import llama_cpp
-        from llama_cpp import Llama
+        import llama_cpp  # optional, heavy: the llm extra
+        from llama_cpp import Llama  # optional, heavy: the llm extra
 
         llama = prep.loaded.llama
         llama_cpp.llama_perf_context_reset(llama.ctx)
@@ -181,7 +181,7 @@ class EmbeddedBackend:
 
     @staticmethod
     def _usage(prep: _Prepared, completion_tokens: int, cached: int) -> Usage:
-        import llama_cpp
+        import llama_cpp  # optional, heavy: the llm extra
 
         perf = llama_cpp.llama_perf_context(prep.loaded.llama.ctx)
         note_prefill(prep.name, int(perf.n_p_eval))
@@ -226,8 +226,8 @@ class EmbeddedBackend:
         return self.prefill(self.render(messages))
 
     def prefill(self, prompt: str) -> Prefill:
-        import llama_cpp
-        from llama_cpp import Llama
+        import llama_cpp  # optional, heavy: the llm extra
+        from llama_cpp import Llama  # optional, heavy: the llm extra
 
         loaded = self.loaded()
         with loaded.lock:
@@ -280,7 +280,7 @@ class EmbeddedBackend:
         confidence and the number of tokens evaluated in this call. The constrained ``chat`` stays the
         reference path; the benchmark measures how often the two agree.
         """
-        import numpy as np
+        import numpy as np  # heavy
 
         with self._session(request) as prep:
             llama = prep.loaded.llama

@@ -24,7 +24,7 @@ def gguf_vocab(path: str) -> Any:
     """The tokenizer of a local GGUF (``vocab_only``: no weights), loaded once per path."""
     with _VOCABS_LOCK:
         if path not in _VOCABS:
-            from llama_cpp import Llama
+            from llama_cpp import Llama  # optional, heavy: the llm extra
 
             _VOCABS[path] = Llama(path, vocab_only=True, verbose=False)
         return _VOCABS[path]

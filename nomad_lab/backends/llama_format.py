@@ -24,7 +24,7 @@ def format_gemma_folding_system(messages: list[Mapping[str, Any]]) -> Any:
     Folding in place, not hoisting to the first turn, keeps a tail-placed RAG block at the tail, so
     the prompt prefix and the KV-cache reuse behave as they would on a model that takes system turns.
     """
-    from llama_cpp.llama_chat_format import format_gemma
+    from llama_cpp.llama_chat_format import format_gemma  # optional, heavy: the llm extra
 
     return format_gemma(messages=fold_system_messages(messages))
 
@@ -36,7 +36,7 @@ def chat_formatter(llama: Any, chat_format: str | None) -> Any:
     a named format: gemma3 is assumed for the ``gemma3`` architecture (the PyPI gemma3-270m is the
     base model and has no template; without this llama-cpp-python silently falls back to llama-2).
     """
-    from llama_cpp import llama_chat_format as fmt
+    from llama_cpp import llama_chat_format as fmt  # optional, heavy: the llm extra
 
     template = llama.metadata.get("tokenizer.chat_template")
     if chat_format is None and template:
@@ -62,7 +62,7 @@ def grammar_for(format_: dict[str, Any] | str | None) -> Any:
     """A GBNF grammar for a JSON-schema dict or ``"json"`` (any object), else None."""
     if not format_:
         return None
-    from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+    from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar  # optional, heavy: the llm extra
 
     if format_ == "json":
         return LlamaGrammar.from_string(JSON_GBNF, verbose=False)

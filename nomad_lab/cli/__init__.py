@@ -68,7 +68,8 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from nomad_lab.eval.provenance import running  # the step's own command line, for its provenance
+    # the step's own command line, for its provenance
+    from nomad_lab.eval.provenance import running
 
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)

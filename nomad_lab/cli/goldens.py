@@ -105,7 +105,7 @@ def model_asker(spec: str, seed: int) -> Any:
 
 
 def run_draft(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
+    from tqdm import tqdm  # heavy
 
     from nomad_lab.core.errors import NomadLabError
     from nomad_lab.data.drafts import DraftOptions, draft_goldens, existing_goldens, read_corpus, write_drafts

@@ -30,7 +30,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nomad_lab.cli import main  # cycle
-    from nomad_lab.publish.main_job import run_job  # heavy
+    from nomad_lab.cli import main
+    from nomad_lab.publish.main_job import run_job
 
     return run_job(args, main)

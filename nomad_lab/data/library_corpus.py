@@ -200,7 +200,7 @@ def build_library(
     Rebuilding with the same installed packages writes the same bytes, so the corpus fingerprint, and
     the embeddings cached under it, stay valid.
     """
-    from tqdm import tqdm
+    from tqdm import tqdm  # heavy
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.data.dump import load_dump
 from nomad_lab.data.pool_format import PoolColumns, PoolFileError
+from nomad_lab.data.pool_jsonl import read_pool_jsonl
+from nomad_lab.data.pool_parquet import read_pool_parquet
 
 FORMATS = ("dump", "jsonl", "parquet")
 
@@ -40,10 +43,6 @@ def detect_format(path: str | Path) -> str:
 
 def read_pool_file(path: str | Path, fmt: str | None = None) -> tuple[str, PoolColumns | dict[str, Any]]:
     """The file's format and its checked content: a dump's dict, or a pool file's columns."""
-    from nomad_lab.data.dump import load_dump  # heavy
-    from nomad_lab.data.pool_jsonl import read_pool_jsonl  # heavy
-    from nomad_lab.data.pool_parquet import read_pool_parquet  # heavy
-
     fmt = fmt or detect_format(path)
     if fmt not in FORMATS:
         raise PoolFileError(f"{path}: unknown format {fmt!r} (formats: {', '.join(FORMATS)})")

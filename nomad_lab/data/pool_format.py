@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.data.corpus import is_fingerprint
 from nomad_lab.data.golden_suites import check_doc_id
 from nomad_lab.data.refusal_kinds import REFUSAL_KINDS
 
@@ -117,8 +118,6 @@ def disabled_by_missing(columns: Sequence[str]) -> list[str]:
 
 def check_header(header: Any, source: str) -> dict[str, Any]:
     """The header with its defaults; one error line naming the field otherwise."""
-    from nomad_lab.data.corpus import is_fingerprint  # lazy
-
     if not isinstance(header, Mapping):
         raise PoolFileError(f"{source}: header: expected an object")
     if header.get("format") != FORMAT:

@@ -211,7 +211,7 @@ def _run_mode(
     fingerprint: str,
     warm_up: Callable[[], None],
 ) -> ModeResult:
-    from tqdm.auto import tqdm
+    from tqdm.auto import tqdm  # heavy
 
     started = time.perf_counter()
     created_at = iso_now()

@@ -37,6 +37,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.backends.embedded import resolve_model_path
 from nomad_lab.backends.work_log import WORK_LOG_ENV, forget_uses, used
 from nomad_lab.core import workspace
 from nomad_lab.core.errors import NomadLabError
@@ -183,8 +184,6 @@ def file_sha256(path: Path) -> str:
 def model_digests(specs: Iterable[str]) -> dict[str, str]:
     """SHA-256 of each embedded model's GGUF by spec; a served model (its digest is the server's) or a
     file that cannot be found says so instead."""
-    from nomad_lab.backends.embedded import resolve_model_path  # heavy
-
     digests: dict[str, str] = {}
     for spec in specs:
         if not (spec.startswith("embedded:") or spec.endswith(".gguf")):

@@ -16,6 +16,7 @@ from typing import Any
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.golden_suites import GATING_SUITES
 from nomad_lab.frameworks.recorder import Candidate, record_pools
+from nomad_lab.gate.runtime import load
 
 
 def embeddings(embedder: Any) -> Any:
@@ -112,8 +113,6 @@ def gate_compressor(
 ) -> Any:
     """A LangChain document compressor applying a saved gate: all documents pass, or none."""
     from langchain_core.documents import BaseDocumentCompressor  # heavy: the langchain extra
-
-    from nomad_lab.gate.runtime import load  # lazy
 
     gate = load(gate_path)
 

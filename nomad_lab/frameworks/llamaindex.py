@@ -15,6 +15,7 @@ from typing import Any
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.golden_suites import GATING_SUITES
 from nomad_lab.frameworks.recorder import Candidate, record_pools
+from nomad_lab.gate.runtime import load
 
 
 def embedding_model(embedder: Any) -> Any:
@@ -106,8 +107,6 @@ def gate_postprocessor(
 ) -> Any:
     """A LlamaIndex node postprocessor applying a saved gate: all nodes pass, or none."""
     from llama_index.core.postprocessor.types import BaseNodePostprocessor  # heavy: the llamaindex extra
-
-    from nomad_lab.gate.runtime import load  # lazy
 
     gate = load(gate_path)
 

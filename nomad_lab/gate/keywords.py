@@ -95,7 +95,7 @@ def js_split_whitespace(text: str) -> list[str]:
 @lru_cache(maxsize=1)
 def english_stopwords() -> frozenset[str]:
     """The English stop-word set in use (see the module docstring for how it differs from the reference)."""
-    import stopwords  # a tiny pure-Python package; imported lazily so this module imports instantly
+    import stopwords  # heavy: a third-party package; this module imports with the stdlib alone
 
     return frozenset(word.strip().lower() for word in stopwords.get_stopwords("english") if word.strip())
 

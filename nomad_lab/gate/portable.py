@@ -15,6 +15,9 @@ from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import DIVERSITY_PENALTY, RAG_DEFAULT_TOP_K, RAG_MIN_FINAL_SCORE
+from nomad_lab.data.kind_check import STOPWORDS as FUNCTION_WORDS
+from nomad_lab.gate.coverage import NAMES as COVERAGE_NAMES
+from nomad_lab.gate.keywords import QUERY_EXPANSION_DICTIONARY, english_stopwords
 
 PORTABLE_FORMAT = "nomad-lab portable gate v1"
 LEARNED_FORMAT = "nomad-lab learned gate v1"
@@ -46,10 +49,6 @@ def portable_gate(
 ) -> dict[str, Any]:
     """The portable form of a learned gate file's fields (``vocabulary``: documents and the document
     frequency of each term, needed when the gate reads coverage)."""
-    from nomad_lab.data.kind_check import STOPWORDS as FUNCTION_WORDS  # lazy
-    from nomad_lab.gate.coverage import NAMES as COVERAGE_NAMES  # lazy
-    from nomad_lab.gate.keywords import QUERY_EXPANSION_DICTIONARY, english_stopwords  # lazy
-
     refuse_unportable(gate["kinds"], where)
     if "coverage" in gate["kinds"] and vocabulary is None:
         raise NomadLabError(f"{where}: the gate reads coverage: export needs its index's vocabulary")

@@ -34,6 +34,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.backends.models import llama_build_features
+from nomad_lab.backends.work_log import WORK_LOG_ENV, read_work_log
+from nomad_lab.core import workspace
+from nomad_lab.core.errors import NomadLabError
+from nomad_lab.eval import machine_load
+from nomad_lab.eval.provenance import (
+    file_sha256,
+    git_state,
+    iso_now,
+    package_versions,
+    platform_info,
+    provenance_record,
+    run_git,
+    source_changes,
+)
+from nomad_lab.publish.docs import render_pages
+
 DUMP = "runs/dumps/core-off_topic.json"
 CACHES = ("results/caches/pair_scores.jsonl.gz", "results/caches/judge_verdicts.jsonl.gz")
 """Committed model-output caches (``nomad-lab store export-cache``), imported before any study reads them:
@@ -120,8 +137,6 @@ MANIFEST = "results/manifest.json"
 
 def step_key(argv: list[str]) -> str:
     """The command line plus the git trees of code and datasets, and any uncommitted change to them."""
-    from nomad_lab.eval.provenance import run_git  # heavy
-
     digest = hashlib.sha256(json.dumps(argv).encode())
     for part in ("nomad_lab", "notebooks", "datasets"):
         digest.update(str(run_git("rev-parse", f"HEAD:{part}")).encode())
@@ -132,8 +147,6 @@ def step_key(argv: list[str]) -> str:
 def uncommitted() -> list[str] | None:
     """Uncommitted changes to what the results are made from, by the one rule reports and the gallery
     use (:func:`nomad_lab.eval.provenance.source_changes`); None when git cannot tell."""
-    from nomad_lab.eval.provenance import source_changes  # heavy
-
     return source_changes()
 
 
@@ -143,15 +156,6 @@ def _manifest(root: Path) -> dict[str, Any]:
 
 
 def _write_manifest(root: Path, manifest: dict[str, Any]) -> None:
-    from nomad_lab.backends.models import llama_build_features  # heavy
-    from nomad_lab.eval.provenance import (
-        file_sha256,
-        git_state,
-        iso_now,
-        package_versions,
-        platform_info,
-    )  # heavy
-
     manifest |= {"updated": iso_now(), "git": git_state(), "versions": package_versions()}
     if (changes := uncommitted()) is not None:
         manifest["git"]["gitDirty"] = bool(changes)
@@ -176,8 +180,6 @@ def _write_manifest(root: Path, manifest: dict[str, Any]) -> None:
 def _fresh_work_log(root: Path, number: int) -> Path:
     """An empty work log for step ``number``, named in the environment so notebook kernels and Dask
     workers started by the step append to it too (``nomad_lab.backends.work_log``)."""
-    from nomad_lab.backends.work_log import WORK_LOG_ENV  # heavy
-
     path = root / "runs" / "work" / f"step-{number:02d}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)
@@ -187,8 +189,6 @@ def _fresh_work_log(root: Path, number: int) -> Path:
 
 def _work(path: Path) -> dict[str, int]:
     """The machine-independent work of a step: model calls and the prompt tokens llama.cpp prefilled."""
-    from nomad_lab.backends.work_log import WORK_LOG_ENV, read_work_log  # heavy
-
     os.environ.pop(WORK_LOG_ENV, None)
     work = read_work_log(path)
     return {"model_calls": work.calls, "prefilled_tokens": work.prefilled_tokens}
@@ -196,20 +196,17 @@ def _work(path: Path) -> dict[str, int]:
 
 def _fingerprints_since(since: datetime) -> list[str]:
     """Corpus fingerprints of the retrieval runs a step stored (its own corpus configurations)."""
-    from nomad_lab.core.workspace import DEFAULT_STORE_PATH  # heavy
     from nomad_lab.store import Store  # heavy
 
-    if not DEFAULT_STORE_PATH.exists():
+    if not workspace.DEFAULT_STORE_PATH.exists():
         return []
-    with Store(DEFAULT_STORE_PATH, read_only=True) as store:
+    with Store(workspace.DEFAULT_STORE_PATH, read_only=True) as store:
         return store.run_fingerprints_since(since)
 
 
 def _provenance(argv: list[str], since: datetime) -> dict[str, Any]:
     """A step's provenance record (the one every result writer uses: commit, dirty, its command line,
     the corpora it read), plus the git tree of the datasets."""
-    from nomad_lab.eval.provenance import provenance_record, run_git  # heavy
-
     record = provenance_record(argv=["nomad-lab", *argv], fingerprints=_fingerprints_since(since))
     record["dirty"] = bool(uncommitted())
     return record | {"datasets_tree": run_git("rev-parse", "HEAD:datasets")}
@@ -261,13 +258,10 @@ def _step_lines(plan: list[Step]) -> list[tuple[str, str]]:
 def run_job(args: argparse.Namespace, command: Callable[[list[str]], int]) -> int:
     """The main job with ``nomad-lab reproduce``'s options (``args``): each step's argv run by
     ``command`` (the CLI's own ``main``, handed in: this ring sits below the CLI)."""
-    from nomad_lab.core.workspace import PROJECT_ROOT  # heavy
-    from nomad_lab.eval import machine_load  # heavy
-
     plan = steps()
-    manifest = current_manifest(PROJECT_ROOT, plan)
+    manifest = current_manifest(workspace.PROJECT_ROOT, plan)
     if args.gallery_only:
-        return _gallery(PROJECT_ROOT, manifest, plan)
+        return _gallery(workspace.PROJECT_ROOT, manifest, plan)
     if not args.list:
         refusal = _refuse_dirty(args)
         if refusal:
@@ -295,7 +289,7 @@ def run_job(args: argparse.Namespace, command: Callable[[list[str]], int]) -> in
             continue
         bar.write(f"\n== step {number}/{len(plan)}: {what}\n$ {line}")
         started, since, before = time.perf_counter(), datetime.now(UTC), machine_load.mark()
-        work_log = _fresh_work_log(PROJECT_ROOT, number)
+        work_log = _fresh_work_log(workspace.PROJECT_ROOT, number)
         try:
             code = command(argv)
         except KeyboardInterrupt:
@@ -322,7 +316,7 @@ def run_job(args: argparse.Namespace, command: Callable[[list[str]], int]) -> in
             **_provenance(argv, since),  # first: it reads the step's work log for the models used
             **_work(work_log),
         }
-        _write_manifest(PROJECT_ROOT, manifest)
+        _write_manifest(workspace.PROJECT_ROOT, manifest)
         busy = (
             ""
             if load["quiet"] in (True, None)
@@ -333,13 +327,13 @@ def run_job(args: argparse.Namespace, command: Callable[[list[str]], int]) -> in
     if args.list:
         return 0
     print(f"\nreproduce: done in {time.perf_counter() - total:.0f} s; manifest: {MANIFEST}")
-    return _gallery(PROJECT_ROOT, manifest, plan)
+    return _gallery(workspace.PROJECT_ROOT, manifest, plan)
 
 
 def _overall_bar(total: float, disabled: bool) -> Any:
     """One bar over the whole job, in seconds of measured work (each step weighs what it took last
     time), so its ETA is the job's and not the current step's."""
-    from tqdm import tqdm
+    from tqdm import tqdm  # heavy
 
     return tqdm(
         total=total,
@@ -355,8 +349,6 @@ def _overall_bar(total: float, disabled: bool) -> Any:
 def _gallery(root: Path, manifest: dict[str, Any], plan: list[Step]) -> int:
     """Re-render the README's and docs pages' figures from what is stored, then write the gallery
     (which shows the README's findings table)."""
-    from nomad_lab.core.errors import NomadLabError  # heavy
-    from nomad_lab.publish.docs import render_pages  # heavy
     from nomad_lab.publish.gallery import write_gallery  # heavy
 
     try:

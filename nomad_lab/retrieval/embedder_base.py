@@ -119,7 +119,7 @@ class Embedder:
         prefix (``"raw"``: none, as a server embeds what it is sent). Every part of every text counts."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # heavy
 
         query, document = self.prefixes
         windows = self._windows(texts, {"query": query, "document": document}.get(kind, ""))

@@ -44,7 +44,7 @@ class GGUFEmbedder(Embedder):
     """``gguf:<path or alias>``: llama.cpp embedding mode, mean pooling, 2 threads."""
 
     def __init__(self, spec: EmbedderSpec):
-        import llama_cpp
+        import llama_cpp  # optional, heavy: the llm extra
 
         try:
             self.name, path = resolve_model_path(spec.target)
@@ -81,8 +81,8 @@ class WordLlamaEmbedder(Embedder):
 
     def __init__(self, spec: EmbedderSpec):
         force_offline()
-        import wordllama
-        from wordllama import WordLlama
+        import wordllama  # optional, heavy: the embed extra
+        from wordllama import WordLlama  # optional, heavy: the embed extra
 
         tokenizers = WORDLLAMA_CACHE / "tokenizers"
         tokenizers.mkdir(parents=True, exist_ok=True)

@@ -36,7 +36,7 @@ class HTTPEmbedder(Embedder):
     path = ""
 
     def __init__(self, spec: EmbedderSpec):
-        import httpx
+        import httpx  # heavy
 
         self.spec = spec
         self.name = spec.model
@@ -52,7 +52,7 @@ class HTTPEmbedder(Embedder):
         self.dimension = int(probe.shape[1])
 
     def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        import httpx
+        import httpx  # heavy
 
         try:
             response = self.client.request(method, path, json=body)

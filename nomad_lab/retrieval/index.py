@@ -99,7 +99,7 @@ def embed_missing(
     Never embeds a text twice: the cache is keyed by (model key, text sha256), and each block is committed
     as soon as it is embedded, so an interrupted build resumes where it stopped. Returns how many were new.
     """
-    from tqdm.auto import tqdm
+    from tqdm.auto import tqdm  # heavy
 
     check_cached_dimension(store, embedder)
     cached = store.cached_embedding_keys(embedder.model_key, texts)
@@ -119,7 +119,7 @@ CHUNK_CHARS = 3000
 
 def chunk_text(text: str, chunk_chars: int = CHUNK_CHARS, overlap_chars: int = 300) -> list[str]:
     """``chunk_chars``-character windows stepping by ``chunk_chars - overlap_chars``; sanitized."""
-    from chonkie import TokenChunker
+    from chonkie import TokenChunker  # heavy
 
     chunker = TokenChunker(tokenizer="character", chunk_size=chunk_chars, chunk_overlap=overlap_chars)
     pieces = (sanitize_text(chunk.text) for chunk in chunker.chunk(text))

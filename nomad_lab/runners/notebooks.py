@@ -75,7 +75,7 @@ def declared_parameters(path: Path) -> dict[str, Any]:
     """The names and defaults of the notebook's ``parameters`` cell (papermill's own reader)."""
     import tempfile
 
-    import papermill
+    import papermill  # heavy
 
     with tempfile.TemporaryDirectory(prefix="nomad-notebook-") as folder:
         inspected = papermill.inspect_notebook(str(as_ipynb(Path(path), Path(folder))))
@@ -166,8 +166,8 @@ def execute_notebook(
     """
     import tempfile
 
-    import papermill
-    from nbclient.exceptions import CellTimeoutError
+    import papermill  # heavy
+    from nbclient.exceptions import CellTimeoutError  # heavy
 
     with tempfile.TemporaryDirectory(prefix="nomad-notebook-") as folder:
         source = as_ipynb(Path(notebook), Path(folder))
@@ -273,7 +273,7 @@ def run_cells(
     Only this process records cells in the store (one row per finished cell, as it finishes), opening
     it just for that: a notebook that reads or writes the store itself must find it free.
     """
-    from tqdm import tqdm
+    from tqdm import tqdm  # heavy
 
     if client is None:
         if progress:
@@ -282,7 +282,7 @@ def run_cells(
             run_cell(cell, root, rerun, progress, cell_timeout) for cell in cells
         )
     else:
-        from distributed import as_completed
+        from distributed import as_completed  # heavy
 
         futures = [
             client.submit(run_cell, cell, root, rerun, False, cell_timeout, pure=False) for cell in cells

@@ -62,9 +62,9 @@ def _v1_item(index: int, vector: list[float], encoding: str) -> dict[str, Any]:
 
 def add_embed_routes(app: Any, model: EmbedModel, body_of: Callable[[Any], Any]) -> None:
     """Mount the three embedding endpoints on the shim's FastAPI ``app``; ``body_of`` records requests."""
-    from fastapi import Request
-    from fastapi.concurrency import run_in_threadpool
-    from fastapi.responses import JSONResponse
+    from fastapi import Request  # optional, heavy: the llm extra's server
+    from fastapi.concurrency import run_in_threadpool  # optional, heavy: the llm extra's server
+    from fastapi.responses import JSONResponse  # optional, heavy: the llm extra's server
 
     def ollama_error(message: str, status: int) -> JSONResponse:
         return JSONResponse({"error": message}, status_code=status)

@@ -33,9 +33,9 @@ VERSION = "0.0.0-nomad-lab"
 
 def create_app(state: ShimState) -> Any:
     """The FastAPI app; imported lazily so the rest of nomad-lab never needs fastapi."""
-    from fastapi import FastAPI, Request
-    from fastapi.concurrency import run_in_threadpool
-    from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
+    from fastapi import FastAPI, Request  # optional, heavy: the llm extra's server
+    from fastapi.concurrency import run_in_threadpool  # optional, heavy: the llm extra's server
+    from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse  # optional, heavy
 
     app = FastAPI(title="nomad-lab Ollama shim", version=VERSION)
 
@@ -184,7 +184,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def serve(args: argparse.Namespace, embed_model: EmbedModel | None = None) -> int:
     """Run until stopped; ``embed_model`` (built by ``nomad-lab serve --embed``) adds the embedding routes."""
-    import uvicorn
+    import uvicorn  # optional, heavy: the llm extra's server
 
     state = ShimState(
         args.model, name=args.name, num_ctx=args.num_ctx, threads=args.threads, embed_model=embed_model

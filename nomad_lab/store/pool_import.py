@@ -15,6 +15,8 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from nomad_lab.store.records import RunRecord, text_sha256
 from nomad_lab.store.tables import StoreError, TableGroup
 
@@ -66,8 +68,6 @@ class PoolImport(TableGroup):
 
     def import_pools(self, pools: PoolColumns, run: RunRecord | None = None) -> str:
         """Store a validated pool file as a run of kind ``retrieval``; returns the new run id."""
-        import numpy as np  # heavy
-
         chunk_ids = pools.chunk_ids()
         fingerprint = pool_fingerprint(chunk_ids, pools.doc_id, pools.text)
         header = pools.header
@@ -138,8 +138,6 @@ class PoolImport(TableGroup):
         self, fingerprint: str, chunk_ids: list[Any], doc_ids: list[Any], texts: list[str]
     ) -> None:
         """The file's passages as chunks of its derived fingerprint (already there: the same file's)."""
-        import numpy as np  # heavy
-
         first = {chunk: i for i, chunk in reversed(list(enumerate(chunk_ids)))}
         order = sorted(first.values())
         have = {
@@ -200,13 +198,9 @@ def _lists(values: list[list[str]]) -> np.ndarray:
     """String lists as JSON text (``_insert`` reads them back with ``from_json``)."""
     import json
 
-    import numpy as np  # heavy
-
     return np.asarray([json.dumps(list(v)) for v in values], dtype=object)
 
 
 def _strings(values: list[str | None]) -> np.ndarray:
     """A nullable string column with ``NUL`` for null (``_insert`` turns it back)."""
-    import numpy as np  # heavy
-
     return np.asarray(["\x00" if v is None else v for v in values], dtype=object)

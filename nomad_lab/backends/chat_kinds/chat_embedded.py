@@ -7,6 +7,7 @@ from urllib.parse import parse_qsl
 from nomad_lab.backends.backend_spec import BackendSpec, bad_spec
 from nomad_lab.backends.base import Backend
 from nomad_lab.backends.chat_kinds import ChatKind
+from nomad_lab.backends.embedded import DEFAULT_N_CTX, DEFAULT_THREADS, EmbeddedBackend
 from nomad_lab.backends.models import PART_MODELS
 
 ALIASES = ("gemma3-270m", "smollm2-135m", *PART_MODELS)
@@ -27,8 +28,6 @@ def parse(text: str, prefix: str) -> BackendSpec:
 
 
 def open_embedded(spec: BackendSpec) -> Backend:
-    from nomad_lab.backends.embedded import DEFAULT_N_CTX, DEFAULT_THREADS, EmbeddedBackend  # heavy
-
     return EmbeddedBackend(
         spec.model or "gemma3-270m",
         n_ctx=int(spec.params.get("n_ctx", DEFAULT_N_CTX)),

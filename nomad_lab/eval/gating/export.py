@@ -12,9 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.eval import gating
 from nomad_lab.eval.gating.runs import RunChoice, parse_stored_run, resolve_run
+from nomad_lab.gate.apply import spec_curve
+from nomad_lab.gate.coverage import Vocabulary
+from nomad_lab.gate.floor_presets import preset_floors
+from nomad_lab.gate.logistic_gate import LearnedGate
 from nomad_lab.gate.portable import portable_gate, refuse_unportable
+from nomad_lab.gate.spec import parse_gate_spec
 from nomad_lab.gate.ts_module import render_floor_snippet, render_gate_module
+from nomad_lab.store import Store
 
 TARGETS = ("ts", "json")
 
@@ -22,9 +29,6 @@ TARGETS = ("ts", "json")
 def vocabulary_of(store_path: str | Path, fingerprint: str | None, where: str) -> tuple[int, dict[str, int]]:
     """Documents and document frequencies over the chunks of the index ``fingerprint`` (as the coverage
     gatherer counts them for a run of that index)."""
-    from nomad_lab.gate.coverage import Vocabulary  # heavy
-    from nomad_lab.store import Store  # heavy
-
     with Store(store_path, read_only=True) as store:
         texts = [c.text for c in store.get_chunks(fingerprint)] if fingerprint else []
     if not texts:
@@ -37,8 +41,6 @@ def vocabulary_of(store_path: str | Path, fingerprint: str | None, where: str) -
 
 def portable_from_file(store_path: str | Path, gate_file: str | Path) -> dict[str, Any]:
     """The portable form of a learned gate file (its vocabulary read from the store when it needs one)."""
-    from nomad_lab.gate.logistic_gate import LearnedGate  # heavy
-
     where = str(gate_file)
     gate = LearnedGate.load(gate_file)  # one error line for a missing or foreign file
     refuse_unportable(gate.kinds, f"gate export {where}")
@@ -54,13 +56,8 @@ def floor_value(
     """The floor of ``floor@F``, or of ``floor`` the balanced preset measured on the run (a stored RUN
     value: a run id, ``main`` or ``latest``; None: ``latest``); with the run's embedder identity and corpus
     fingerprint."""
-    from nomad_lab.eval.gating import load_run  # heavy
-    from nomad_lab.gate.apply import spec_curve  # heavy
-    from nomad_lab.gate.floor_presets import preset_floors  # heavy
-    from nomad_lab.gate.spec import parse_gate_spec  # heavy
-
     atom = parse_gate_spec(spec).atoms[0]
-    data = load_run(store_path, resolve_run(store_path, parse_stored_run(run)), embed=False)
+    data = gating.load_run(store_path, resolve_run(store_path, parse_stored_run(run)), embed=False)
     if atom.value is not None:
         return float(atom.value), data.embedder, data.pools.fingerprint or ""
     balanced = next(p for p in preset_floors(spec_curve(data.pools, "floor")) if p.rule.name == "balanced")

@@ -28,6 +28,7 @@ from typing import Any
 from nomad_lab.core import workspace
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.eval.stored_runs import MAIN_RUN, MAIN_SUITE, main_run, main_run_command, shown
+from nomad_lab.store import Store, StoreError
 
 LATEST = "latest"
 RETRIEVE = "retrieve"
@@ -166,7 +167,6 @@ def stored_run(store_path: str | Path, choice: RunChoice, corpus: str | Path | N
     :class:`NoSuchRun` line naming what to run; a run of another kind one error line."""
     if choice.retrieves:
         return None
-    from nomad_lab.store import Store, StoreError  # heavy
 
     path = Path(store_path)
     if not path.is_file():

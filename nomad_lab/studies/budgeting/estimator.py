@@ -23,12 +23,15 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import matplotlib.pyplot as plt
+
 from nomad_lab.backends.exact_tokens import ExactEstimator
 from nomad_lab.backends.tokenizers import GGUF_FILES, TOKENIZERS, load_tokenizer
 from nomad_lab.core.content_estimator import ClassCalibrator, class_bases, scaled_estimate
 from nomad_lab.core.token_estimator import TokenCalibrator, chars_per_token_estimate, estimate_tokens
 from nomad_lab.studies.budgeting.estimator_figure import plot_by_class
 from nomad_lab.studies.params import DATASETS, STORE
+from nomad_lab.studies.plots import save
 from nomad_lab.studies.shape import Param, Params, Study
 
 CLASSES = ("prose", "markdown-table", "code", "json", "bullets", "cjk", "mixed-long-form")
@@ -263,9 +266,6 @@ def markdown(summary: Summary) -> str:
 
 def write(rows: list[Row], summary: Summary, out_dir: Path) -> dict[str, Path]:
     """Rows (CSV), summary (JSON, markdown) and the convergence plot into ``out_dir``."""
-    import matplotlib.pyplot as plt  # heavy
-
-    from nomad_lab.studies.plots import save  # heavy
 
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {

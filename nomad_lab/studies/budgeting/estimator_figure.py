@@ -14,6 +14,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import matplotlib.pyplot as plt
+
 from nomad_lab.studies.plots import headline_style, target_line
 
 OVERALL_GOAL = 0.04
@@ -32,8 +34,6 @@ def plot_by_class(errors: Errors) -> Any:
     """One panel per tokenizer: a bar per class for the seed's segmenter and the content-aware estimator,
     a marker for the exact mode where measured, the 6% class goal over the classes and the 4% overall
     goal over the overall group."""
-    import matplotlib.pyplot as plt  # heavy
-
     tokenizers = list(errors)
     with headline_style():
         fig, axes = plt.subplots(len(tokenizers), 1, figsize=(9, 2.5 * len(tokenizers) + 1), squeeze=False)

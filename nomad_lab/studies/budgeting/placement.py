@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from nomad_lab.backends.embedded import EmbeddedBackend
+from nomad_lab.backends.server_prefill import ServerPrefill
 from nomad_lab.core.reference import RAG_FRONT, RAG_PLACEMENTS, RAG_TAIL
 from nomad_lab.studies.budgeting.placement_calls import (
     Prober,
@@ -41,6 +43,7 @@ from nomad_lab.studies.budgeting.placement_calls import (
     run_chain,
     series_plans,
 )
+from nomad_lab.studies.budgeting.placement_replay import replay_check
 from nomad_lab.studies.budgeting.placement_report import SEED_TURN, SERIES, markdown, write
 from nomad_lab.studies.budgeting.prefill_cost import Fit, Point, design, sample_until
 from nomad_lab.studies.params import CORPUS, STORE, not_negative, positive
@@ -68,10 +71,7 @@ class TurnRow:
 def probe(backend: str, context_window: int, tokenizer: str | None = None) -> Prober:
     """The study's only way to a model: the embedded backend in-process, or a server by its spec."""
     if backend.startswith("embedded:"):
-        from nomad_lab.backends.embedded import EmbeddedBackend  # heavy
-
         return EmbeddedBackend(backend.removeprefix("embedded:"), n_ctx=context_window)
-    from nomad_lab.backends.server_prefill import ServerPrefill  # heavy
 
     return ServerPrefill(backend, tokenizer=tokenizer, num_ctx=context_window)
 
@@ -229,8 +229,6 @@ def run_study(
         "reload": reload_cost(backend, context_window, context_window // 2, sample),
     }
     if replays:
-        from nomad_lab.studies.budgeting.placement_replay import replay_check  # heavy
-
         result["replay"] = replay_check(prober, plans, fit, replays)
     return result | {"seconds": time.perf_counter() - started}
 

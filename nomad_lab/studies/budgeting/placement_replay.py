@@ -43,7 +43,7 @@ def line_at(turns: Sequence[int], ms: Sequence[float], turn: int) -> float:
 
 def t_interval(values: Sequence[float]) -> tuple[float, float, float]:
     """Mean and 95% Student-t interval of independent replays' estimates (nan bounds for one)."""
-    from scipy.stats import t
+    from scipy.stats import t  # heavy
 
     mean = statistics.fmean(values)
     if len(values) < 2:

@@ -270,9 +270,9 @@ def explorer(
     store). A missing store or run gives back one markdown line naming what to run first, so the
     notebook shows that line and nothing else.
     """
-    import ipywidgets as widgets
+    import ipywidgets as widgets  # heavy
     import matplotlib.pyplot as plt  # heavy
-    from IPython.display import Markdown, display
+    from IPython.display import Markdown, display  # heavy
 
     try:
         data = load_explore_data(store_path(store), run, judge_model, judge_floor, corpus)

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import matplotlib.pyplot as plt
+
 from nomad_lab.studies.plots import headline_style, target_line
 
 if TYPE_CHECKING:
@@ -73,8 +75,6 @@ def plot_by_kind(
     """One panel per ``(kind, axis label such as "leak" or "pass rate", n)``; the first kind picks each
     family's best row and carries the leak target line. Points at their out-of-fold recall, with both
     intervals as error bars."""
-    import matplotlib.pyplot as plt  # heavy
-
     headline = kinds[0][0]
     shown = best_per_family(rows, headline, recall_target)
     colours = iter(plt.get_cmap("tab10").colors)

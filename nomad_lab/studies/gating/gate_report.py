@@ -16,6 +16,7 @@ from nomad_lab.data.refusal_kinds import NEAR_DOMAIN, OFF_TOPIC, REFUSAL_KINDS, 
 from nomad_lab.gate import crossval
 from nomad_lab.gate.decisions import row_decisions, write_decisions
 from nomad_lab.studies.gating.family_plot import RowPoint, plot_by_kind
+from nomad_lab.studies.plots import save
 
 KIND_COLUMNS = {
     OFF_TOPIC: "off-topic leak",
@@ -173,8 +174,6 @@ def markdown(result: dict[str, Any], out: str | Path | None, rows_json: list[dic
 
 
 def write(result: dict[str, Any], out_dir: str | Path, rows: list[dict[str, Any]]) -> dict[str, Path]:
-    from nomad_lab.studies.plots import save  # heavy
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"md": out / "gates.md", "json": out / "gates.json"}

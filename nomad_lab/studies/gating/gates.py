@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +25,18 @@ from nomad_lab.backends.backend_spec import DEFAULT_SPEC
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.golden_suites import GATING_SUITES
 from nomad_lab.data.refusal_kinds import OFF_TOPIC, REFUSAL_KINDS
-from nomad_lab.eval.gating import RunData, gather, load_run, subset_run
-from nomad_lab.eval.gating.fit import apply_gate, bank_run, default_bank, fit_gate, with_features
+from nomad_lab.eval.gating import RunData, load_run
+from nomad_lab.eval.gating.fit import (
+    bank_run,
+    default_bank,
+    figures_json,
+)
 from nomad_lab.eval.gating.gate_spec_type import GATE_SPEC
-from nomad_lab.eval.gating.inputs.verdicts import stratified_ids
 from nomad_lab.gate import crossval
 from nomad_lab.gate.apply import spec_needs
 from nomad_lab.gate.crossval import Figures
-from nomad_lab.gate.logistic_gate import LearnedGate, coefficient_rows, same_embedder
-from nomad_lab.gate.spec import GateSpec, parse_gate_spec
+from nomad_lab.gate.logistic_gate import coefficient_rows
+from nomad_lab.gate.spec import parse_gate_spec
 from nomad_lab.retrieval.cross_encoder import DEFAULT_CROSS_ENCODER
 from nomad_lab.studies.gating.gate_compare import (
     best_row,
@@ -46,16 +48,14 @@ from nomad_lab.studies.gating.gate_compare import (
 )
 from nomad_lab.studies.gating.gate_report import markdown, write
 from nomad_lab.studies.gating.gate_rows import (
-    SEED,
     Recipe,
     Row,
-    finish_row,
     fit_rows,
     parse_fit,
     reference_row,
-    score_curve,
     spec_row,
 )
+from nomad_lab.studies.gating.judge_and_transfer_rows import judge_rows, question_splits, transfer_row
 from nomad_lab.studies.gating.run_param import RUN, study_run
 from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, STORE
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv, resolve_params, stored_params
@@ -173,127 +173,9 @@ PARAMS = (
 )
 
 
-def _splits(data: RunData, folds: int, repeats: int) -> list:
-    """Repeated grouped folds over a run's questions (near-duplicates and refusal tag families together)."""
-    refusal = data.pools.expect_refusal
-    groups = crossval.question_groups(data.pools.tags, refusal, data.features.query)
-    return crossval.repeated_splits((~refusal).astype(int), groups, folds, repeats, SEED)
-
-
-def _judge_rows(p: Params, data: RunData, splits: list) -> list[Row]:
-    """The judge's verdict and its P(true) swept, over every question or over ``--judge-sample``'s."""
-    specs = list(dict.fromkeys([*(p.judge or []), *([p.judge_model] if p.judge_model else [])]))
-    sample = None  # the questions judged, when only a sample is
-    if p.judge_sample:
-        sampled = set(stratified_ids(data.pools.ids, data.pools.expect_refusal, p.judge_sample))
-        sample = np.array([i in sampled for i in data.pools.ids], dtype=bool)
-        data = subset_run(data, sample)
-        splits = _splits(data, p.folds, p.repeats)
-    floor = None
-    if p.judge_sample:
-        floor = spec_row(
-            p.store, data, parse_gate_spec("floor"), splits, "floor (swept), on the judge's sample"
-        )
-        floor.family, floor.subset = "sample", sample
-    rows = []
-    for spec in specs:
-        verdict = parse_gate_spec(f"judge:{spec}")
-        asks = spec == p.judge_model  # its missing verdicts are computed here (model calls)
-        _, inputs = gather(p.store, data, verdict, progress=asks, judge=[spec] if asks else ())
-        cached = next(iter(inputs.values()))
-        if cached.missing:
-            note = (
-                f"not measured: {cached.missing} question(s) lack a cached verdict "
-                f"(--judge-model {spec} makes the calls, one per question with a non-empty pool"
-                + (f", of the --judge-sample {p.judge_sample}" if p.judge_sample else "")
-                + ")"
-            )
-            rows.append(Row(f"judge {spec}", None, note=note, family="judge"))
-            continue
-        calls = float(np.mean(data.base_nonempty))
-        ms = float(np.nanmedian(cached.ms)) if np.isfinite(cached.ms).any() else float("nan")
-        for name, swept in ((f"judge {spec}: verdict", False), (f"judge {spec}: P(true) swept", True)):
-            spec_value = GateSpec((replace(verdict.atoms[0], value=0.5),)) if swept else verdict
-            row = spec_row(p.store, data, spec_value, splits, name + (" (sample)" if floor else ""))
-            row.calls, row.ms, row.subset = calls, ms, sample
-            if floor is not None:
-                row.family = "sample"
-                row.note = _sample_note(row, floor, data)
-            rows.append(row)
-    return rows + ([floor] if floor is not None and any(r.family == "sample" for r in rows) else [])
-
-
-def _sample_note(row: Row, floor: Row, data: RunData) -> str:
-    """Where a judge row on a sample stands against the floor on the same questions (paired)."""
-    refusal = data.pools.expect_refusal
-    test = paired_test(row, floor, refusal, data.base_recall)
-    return (
-        f"on a stratified sample of {data.pools.size} questions ({int(refusal.sum())} refusals), not "
-        f"comparable with the rows on every question; against the floor on the same sample: leak "
-        f"{test['leak']['difference']:+.1%} [{test['leak']['low']:+.1%}, {test['leak']['high']:+.1%}], "
-        f"exact McNemar p {test['leakMcNemar']['p']:.2g}"
-    )
-
-
 def _model_free(row: Row) -> bool:
     """No model call and at most :data:`FREE_MS` per question: a gate any server can afford on every turn."""
     return row.calls == 0 and not row.ms > FREE_MS
-
-
-def _transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunData | None) -> Row | None:
-    """A gate fitted elsewhere, applied unchanged (its own thresholds), scored only on questions it was
-    not fitted on."""
-    if not (p.transfer_run or p.transfer_gate or p.transfer_corpus):
-        return None
-    if bool(p.transfer_corpus) != bool(p.transfer_goldens):
-        raise NomadLabError("study gates: --transfer-corpus and --transfer-goldens go together")
-    if sum(bool(x) for x in (p.transfer_run, p.transfer_gate, p.transfer_corpus)) > 1:
-        raise NomadLabError("study gates: give one of --transfer-run, --transfer-gate, --transfer-corpus")
-    if p.transfer_gate:
-        gate, source = LearnedGate.load(p.transfer_gate), str(p.transfer_gate)
-    else:
-        transfer_run = study_run(
-            p, p.transfer_run, corpus=p.transfer_corpus, goldens=p.transfer_goldens, standalone=True
-        )
-        source_run = load_run(p.store, transfer_run)
-        same_index = bank is not None and bank.pools.fingerprint == source_run.pools.fingerprint
-        if bank_path and not (same_index and same_embedder(bank.embedder, source_run.embedder)):
-            bank = bank_run(p.store, source_run, bank_path, p.transfer_bank_skip)  # the source's corpus
-        gate = fit_gate(source_run, ("pool", "query"), bank, folds=p.folds, repeats=p.repeats, seed=SEED).gate
-        source = f"corpus {p.transfer_corpus}" if p.transfer_corpus else f"run {transfer_run}"
-    seen = set(gate.training.get("questionIds", []))
-    unseen = np.array([i not in seen for i in data.pools.ids], dtype=bool)
-    name = f"transfer: gate from {source}"
-    if not unseen.any():
-        return Row(
-            name, None, note="every question of this run was in the gate's training run", family="transfer"
-        )
-    data = with_features(p.store, subset_run(data, unseen), gate.kinds)
-    try:
-        applied = apply_gate(gate, data)
-    except NomadLabError as exc:
-        return Row(name, None, note=f"refused: {exc}", family="transfer")
-    scores = np.array([applied["scores"][i] for i in data.pools.ids])
-    at_leak = gate.training.get("thresholdAtLeak")
-    refusal = data.pools.expect_refusal
-    figures = crossval.decision_figures(
-        scores >= gate.threshold,
-        None if at_leak is None else scores >= at_leak,
-        data.base_recall,
-        data.base_nonempty,
-        refusal,
-        crossval.auc_interval(scores[None], ~refusal),
-    )
-    figures.extra["score"] = scores[None]
-    note = (
-        f"fitted elsewhere, its own thresholds; scored on the {data.pools.size} questions it never saw "
-        f"({int(refusal.sum())} refusals)"
-    )
-    if figures.recall_at_recall[0] < crossval.RECALL_TARGET:
-        note += f"; its saved threshold misses recall@5 {crossval.RECALL_TARGET} on these questions"
-    row = Row(name, figures, 0.0, applied["msPerQuestion"], note, family="transfer", subset=unseen)
-    row.curve = score_curve(data, scores, "transfer")
-    return finish_row(row)
 
 
 def _unfed(data: RunData, names: list[str]) -> str | None:
@@ -323,7 +205,7 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
     if not refusal.any() or refusal.all():
         raise NomadLabError(f"study gates: run {run_id} needs both answerable and refusal questions")
     groups = crossval.question_groups(data.pools.tags, refusal, data.features.query)
-    splits = _splits(data, p.folds, p.repeats)
+    splits = question_splits(data, p.folds, p.repeats)
     specs = [
         *SPECS,
         *([f"rerank:{p.reranker}"] if p.reranker else []),
@@ -334,7 +216,7 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
     rows.append(reference_row(data))
     judge_note = _unfed(data, ["judge"])
     rows += (
-        [Row("judge", None, note=judge_note, family="judge")] if judge_note else _judge_rows(p, data, splits)
+        [Row("judge", None, note=judge_note, family="judge")] if judge_note else judge_rows(p, data, splits)
     )
     rows += [_spec_or_note(p, data, s, splits) for s in specs[3:]]
     default = None if data.corpus_dir is None else default_bank()  # an imported run has no corpus to ask
@@ -352,7 +234,7 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
     fed = [fit for fit in fits if not _unfed(data, [k for s in fit[0] for k in s])]
     fitted_rows, fitted = fit_rows(p.store, data, bank, fed, p.folds, p.repeats)
     rows += fitted_rows
-    transfer = _transfer_row(p, data, bank_path, bank)
+    transfer = transfer_row(p, data, bank_path, bank)
     if transfer is not None:
         rows.append(transfer)
     for row in rows:
@@ -398,8 +280,6 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
 
 
 def _figures_json(f: Figures) -> dict[str, Any]:
-    from nomad_lab.eval.gating.fit import figures_json  # the gate file's own figure format
-
     return figures_json(f)
 
 

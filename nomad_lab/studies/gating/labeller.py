@@ -357,7 +357,7 @@ def labeller(
 
     A missing input (no goldens folder named, no drafts in it, no corpus) is one markdown line saying
     what to run, not a traceback."""
-    from IPython.display import Markdown
+    from IPython.display import Markdown  # heavy
 
     folder = goldens or os.environ.get("NOMAD_LAB_LABEL_DIR")
     if not folder:

@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import matplotlib.pyplot as plt
+
 from nomad_lab.core.workspace import DATASETS_DIR
 from nomad_lab.data.refusal_kinds import OFF_TOPIC, REFUSAL_KINDS
 from nomad_lab.eval.gating.label_replay import draft_share, narrowing, sitting_times
@@ -111,8 +113,6 @@ def markdown(result: dict[str, Any]) -> str:
 def plot(steps: list[dict[str, Any]], path: Path) -> Path:
     """One panel per refusal kind (the off-topic leak first), floor and gate with their intervals, the
     legend outside the axes."""
-    import matplotlib.pyplot as plt  # heavy
-
     fig, axes = plt.subplots(1, len(REFUSAL_KINDS), figsize=(11, 3.4), sharey=True)
     for ax, kind in zip(axes, REFUSAL_KINDS, strict=True):
         for name, colour in (("floor", "tab:blue"), ("gate", "tab:orange")):

@@ -102,7 +102,7 @@ def run(
 ) -> dict[str, Any]:
     """Rewrite every multi-turn question both ways on ``tasks_model``, retrieve, score, compare; the
     summary and its rows (``rows``)."""
-    from tqdm.auto import tqdm
+    from tqdm.auto import tqdm  # heavy
 
     corpus = load_corpus(corpus_dir)
     cases = multi_turn_goldens(load_suites(goldens_dir, suite, corpus.all_doc_ids))
