@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ from nomad_lab.studies.gating.sufficiency_pairs import (
     run_questions,
     scoring_pairs,
 )
-from nomad_lab.studies.gating.sufficiency_report import markdown, rows, save_gate, write
+from nomad_lab.studies.gating.sufficiency_report import GATE_NAME, pages, rows, save_gate, summary
 from nomad_lab.studies.params import (
     CORPUS,
     EMBEDDER,
@@ -66,6 +67,7 @@ from nomad_lab.studies.params import (
     on_second_corpus,
     positive,
 )
+from nomad_lab.studies.result import Artefact, Result
 from nomad_lab.studies.shape import Param, Params, Study
 
 SEED = 1341
@@ -246,10 +248,9 @@ def _time_questions(body: AnswerBody, head: Any, chosen: list, store: Path, data
     }
 
 
-def _write(result: dict[str, Any], out: Path) -> dict[str, Path]:
-    paths = write(result, out)
-    paths["gate"] = save_gate(result, out)
-    return paths
+def result(raw: dict[str, Any]) -> Result:
+    """The study's value: ``sufficiency.json``, its page, and the gate file it saves."""
+    return STUDY.documented(raw, summary(raw), artefacts=(Artefact(GATE_NAME, partial(save_gate, raw)),))
 
 
 STUDY = Study(
@@ -257,8 +258,9 @@ STUDY = Study(
     title="Sufficiency: does a top-5 passage state the answer? Per refusal kind, out of fold",
     run=compute,
     rows=rows,
-    markdown=markdown,
-    write=_write,
+    result=result,
+    document="sufficiency.json",
+    pages=pages,
     out_dir="results/sufficiency",
     command=("study", "sufficiency"),
     tables=("sufficiency.md",),
