@@ -8,7 +8,7 @@ from an empty store to the last batch committed, the workers' model loads includ
 is timed apart. The per-worker rate then gives, as arithmetic, what N machines of this kind would take
 for 1, 10 and 100 GB of text (no cluster here: these are estimates, not measurements).
 
-    python benchmarks/library_build.py --library runs/library-large --chunks 240 --embedder st:
+    python benchmarks/library_build.py --embedder st: wordllama:256 --chunks 240 8000
 """
 
 from __future__ import annotations
@@ -64,37 +64,42 @@ def timed_build(embedder, texts: dict[str, str], workers: int, batch: int) -> tu
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--library", type=Path, default=Path("runs/library-large"))
-    parser.add_argument("--chunks", type=int, default=240)
-    parser.add_argument("--embedder", default="st:")
+    parser.add_argument("--chunks", type=int, nargs="+", default=[240], help="chunks per embedder, in order")
+    parser.add_argument("--embedder", nargs="+", default=["st:"])
     parser.add_argument("--batch", type=int, default=16, help="chunks per Dask task")
     args = parser.parse_args()
-    embedder = load_embedder(args.embedder)
-    texts, per_mb = sample(args.library, embedder, args.chunks)
-    embedder.embed(
-        list(texts.values())[:4]
-    )  # the in-process model warm, as a worker's is after its first batch
+    if len(args.chunks) not in (1, len(args.embedder)):
+        parser.error("--chunks: one count, or one per --embedder")
     with published(__file__):
-        print(f"{len(texts)} chunks of {args.library} ({per_mb:.0f} chunks per MB of its text), embedder "
-              f"{embedder.spec.text}; each way from an empty store, in one command\n")  # fmt: skip
-        print("| build | seconds | cluster start (s) | chunks/s | per worker | × in-process |")
-        print("|---|---|---|---|---|---|")
-        rates = {}
-        for workers in (0, 1, 2):
-            seconds, up = timed_build(embedder, texts, workers, args.batch)
-            rate = len(texts) / seconds
-            rates[workers] = rate
-            name = "in-process" if not workers else f"{workers} local worker(s)"
-            per = rate / max(workers, 1)
-            print(f"| {name} | {seconds:.1f} | {up:.1f} | {rate:.2f} | {per:.2f} | {rate / rates[0]:.2f} |")
-        per_machine = rates[2]
-        print(f"\nWhat N machines like this one (2 workers each, {per_machine:.2f} chunks/s) would take, "
-              f"as arithmetic from the measured rate at {per_mb:.0f} chunks per MB:\n")  # fmt: skip
-        print("| library | chunks | 1 machine | 10 machines | 100 machines |")
-        print("|---|---|---|---|---|")
-        for gb in (1, 10, 100):
-            chunks = gb * 1000 * per_mb
-            cells = [_duration(chunks / (per_machine * n)) for n in (1, 10, 100)]
-            print(f"| {gb} GB | {chunks:,.0f} | " + " | ".join(cells) + " |")
+        for spec, chunks in zip(args.embedder, args.chunks * len(args.embedder), strict=False):
+            table(args.library, load_embedder(spec), chunks, args.batch)
+
+
+def table(library: Path, embedder, chunks: int, batch: int) -> None:
+    """One embedder's three builds of the same chunks, and the arithmetic for larger libraries."""
+    texts, per_mb = sample(library, embedder, chunks)
+    embedder.embed(list(texts.values())[:4])  # warm, as a worker is after its first batch
+    print(f"\n### {embedder.spec.text}\n\n{len(texts)} chunks of {library} ({per_mb:.0f} chunks per MB "
+          f"of its text); each way from an empty store, in one command\n")  # fmt: skip
+    print("| build | seconds | cluster start (s) | chunks/s | per worker | × in-process |")
+    print("|---|---|---|---|---|---|")
+    rates = {}
+    for workers in (0, 1, 2):
+        seconds, up = timed_build(embedder, texts, workers, batch)
+        rate = len(texts) / seconds
+        rates[workers] = rate
+        name = "in-process" if not workers else f"{workers} local worker(s)"
+        per = rate / max(workers, 1)
+        print(f"| {name} | {seconds:.1f} | {up:.1f} | {rate:.2f} | {per:.2f} | {rate / rates[0]:.2f} |")
+    per_machine = rates[2]
+    print(f"\nWhat N machines like this one (2 workers each, {per_machine:.2f} chunks/s) would take, "
+          f"as arithmetic from the measured rate at {per_mb:.0f} chunks per MB:\n")  # fmt: skip
+    print("| library | chunks | 1 machine | 10 machines | 100 machines |")
+    print("|---|---|---|---|---|")
+    for gb in (1, 10, 100):
+        total = gb * 1000 * per_mb
+        cells = [_duration(total / (per_machine * n)) for n in (1, 10, 100)]
+        print(f"| {gb} GB | {total:,.0f} | " + " | ".join(cells) + " |")
 
 
 def _duration(seconds: float) -> str:
