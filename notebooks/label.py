@@ -35,7 +35,7 @@
 
 # %% tags=["parameters"]
 corpus = None  # the documents (None: $NOMAD_LAB_CORPUS or datasets/corpus)
-goldens = None  # the folder holding drafts.jsonl; labels go beside it (None: $NOMAD_LAB_LABEL_DIR)
+goldens = None  # folder holding drafts.jsonl, labels beside it (None: $NOMAD_LAB_LABEL_DIR or runs/label)
 store = None  # workspace store (None: $NOMAD_LAB_STORE or runs/nomad-lab.duckdb)
 who = None  # recorded with every label (None: $NOMAD_LAB_LABELLER or the account name)
 

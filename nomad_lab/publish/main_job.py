@@ -34,7 +34,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-DUMP = "runs/dumps/core-off_topic.json"
+from nomad_lab.core.first_run import DEFAULT_DUMP
+
+DUMP = DEFAULT_DUMP
 CACHES = ("results/caches/pair_scores.jsonl.gz", "results/caches/judge_verdicts.jsonl.gz")
 """Committed model-output caches (``nomad-lab store export-cache``), imported before any study reads them:
 the cross-encoder's and the reranker's pair scores and the judge's verdicts cost a model pass or call per

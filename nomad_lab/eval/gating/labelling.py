@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.first_run import DEFAULT_LABEL_DIR, first_run_line, shown
+from nomad_lab.core.workspace import in_workspace
 from nomad_lab.data.corpus import load_corpus
 from nomad_lab.data.golden_suites import DRAFTS_SUITE, Golden, load_suite_file, suite_path
 from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP, Decision, LabelFile, decide
@@ -106,9 +108,7 @@ class LabelSession:
         goldens_dir = Path(goldens_dir)
         path = suite_path(goldens_dir, DRAFTS_SUITE)
         if not path.is_file():
-            raise NomadLabError(
-                f"{path}: no drafts to label; run nomad-lab goldens draft --out {goldens_dir}"
-            )
+            raise NomadLabError(no_drafts_line(path, corpus_dir, goldens_dir))
         drafts = load_suite_file(path, drafts=True)
         stored = stored_drafts_run(store, corpus_dir, drafts)
         ctx = (
@@ -306,6 +306,18 @@ class LabelSession:
             oof, _, _ = self._gate(labelled)
             out["gate"] = leak_at_recall(oof, recall, nonempty, ~labels, kinds)
         return out
+
+
+def no_drafts_line(path: Path, corpus_dir: str | Path, goldens_dir: Path) -> str:
+    """What to run when ``goldens_dir`` holds no drafts: the first run for the sitting's default folder
+    (:data:`~nomad_lab.core.first_run.DEFAULT_LABEL_DIR`), which drafts there; ``goldens draft`` for any
+    other folder."""
+    if goldens_dir.resolve() == in_workspace(DEFAULT_LABEL_DIR).resolve():
+        return first_run_line(f"{shown(path)}: no drafts to label yet", corpus_dir)
+    return (
+        f"{shown(path)}: no drafts to label yet; run "
+        f"`nomad-lab goldens draft --corpus {shown(corpus_dir)} --out {shown(goldens_dir)}` first"
+    )
 
 
 def _retrieved(

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.first_run import DEFAULT_LABEL_DIR
 from nomad_lab.core.workspace import corpus_path, in_workspace, store_path
 from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP
 from nomad_lab.data.refusal_kinds import KIND_DEFINITIONS, NEAR_DOMAIN, OFF_TOPIC, UNANSWERABLE
@@ -353,18 +354,14 @@ def labeller(
     who: str | None = None,
 ) -> Any:
     """The labelling widget for ``goldens/drafts.jsonl`` over ``corpus`` (None: ``$NOMAD_LAB_CORPUS`` or
-    the default corpus; ``goldens`` None: ``$NOMAD_LAB_LABEL_DIR``), labels written beside the drafts.
+    the default corpus; ``goldens`` None: ``$NOMAD_LAB_LABEL_DIR``, else ``runs/label``, git-ignored, so
+    a sitting run with the notebook's defaults changes no tracked file), labels written beside the drafts.
 
-    A missing input (no goldens folder named, no drafts in it, no corpus) is one markdown line saying
-    what to run, not a traceback."""
+    A missing input (no drafts in the folder, no corpus) is one markdown line saying what to run, not a
+    traceback."""
     from IPython.display import Markdown
 
-    folder = goldens or os.environ.get("NOMAD_LAB_LABEL_DIR")
-    if not folder:
-        return Markdown(
-            "Set `goldens` to the folder holding `drafts.jsonl` "
-            "(write one: `nomad-lab goldens draft --corpus DIR --out runs/label`)."
-        )
+    folder = goldens or os.environ.get("NOMAD_LAB_LABEL_DIR") or DEFAULT_LABEL_DIR
     try:
         session = LabelSession.open(corpus_path(corpus), in_workspace(folder), store_path(store), who)
     except NomadLabError as exc:
