@@ -28,6 +28,7 @@ from typing import Any
 from nomad_lab.core import workspace
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.first_run import first_run_line, shown
+from nomad_lab.eval.gating.sitting_runs import EDITS_SUITE
 from nomad_lab.eval.stored_runs import MAIN_RUN, MAIN_SUITE, main_run
 
 LATEST = "latest"
@@ -179,7 +180,7 @@ def stored_run(store_path: str | Path, choice: RunChoice, corpus: str | Path | N
                 over = f"{path}: no {MAIN_SUITE} run over {shown(corpus)} stored yet"
                 raise NoSuchRun(_store_first(over, choice, corpus))
         elif choice.latest:
-            run_id = store.latest_run_id("retrieval")
+            run_id = newest_run(store)
             if run_id is None:
                 raise NoSuchRun(_store_first(f"{path}: no retrieval run stored yet", choice, corpus))
         else:
@@ -194,6 +195,16 @@ def stored_run(store_path: str | Path, choice: RunChoice, corpus: str | Path | N
     if run.kind != "retrieval":
         raise NomadLabError(f"{path}: run {run_id!r} is a {run.kind} run, not a retrieval run")
     return run
+
+
+def newest_run(store: Any) -> str | None:
+    """The run ``latest`` names in an open store: the newest retrieval run, passing over the edited
+    wordings of a labelling sitting that stores kept as retrieval runs before edits had a kind of their
+    own (suite ``label-edits``)."""
+    for run_id in reversed(store.run_ids("retrieval")):
+        if store.get_run(run_id).suite != EDITS_SUITE:
+            return run_id
+    return None
 
 
 def stored_run_id(store_path: str | Path, choice: RunChoice, corpus: str | Path | None = None) -> str | None:
