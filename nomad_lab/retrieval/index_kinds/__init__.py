@@ -43,13 +43,13 @@ def open_search(spec: IndexSpec, matrix: np.ndarray, cache_dir: Path, name: str,
     nothing; ``rows`` are the chunk records a local Qdrant collection is written from.
     """
     if spec.kind == "exact":
-        from nomad_lab.retrieval.index_kinds.search_exact import ExactSearch  # cycle: it imports Hit from here
+        from nomad_lab.retrieval.index_kinds.search_exact import ExactSearch  # cycle: imports Hit
 
         return ExactSearch(matrix)
     if spec.kind == "hnsw":
-        from nomad_lab.retrieval.index_kinds.search_hnsw import HnswSearch  # cycle: it imports Hit from here
+        from nomad_lab.retrieval.index_kinds.search_hnsw import HnswSearch  # cycle: imports Hit
 
         return HnswSearch.open(matrix, spec, cache_dir, name)
-    from nomad_lab.retrieval.index_kinds.search_qdrant import QdrantSearch  # cycle: it imports Hit from here
+    from nomad_lab.retrieval.index_kinds.search_qdrant import QdrantSearch  # cycle: imports Hit
 
     return QdrantSearch.open(spec, matrix, cache_dir, name, rows)
