@@ -123,14 +123,13 @@ def index_library(args: argparse.Namespace) -> None:
     )
 
 
-BUILDS_NAME = "index_builds.json"
-
-
 def record_build(args: argparse.Namespace, stats: Any, load: dict[str, Any]) -> None:
     """Beside the library's manifest, what its last index build per embedder did and how busy the
     machine was meanwhile (``index_builds.json``): the library-size page quotes a build's time from here,
     and only as a cost when it was quiet."""
     import json
+
+    from nomad_lab.data.library_corpus import BUILDS_NAME
 
     path = args.out / BUILDS_NAME
     builds = json.loads(path.read_text()) if path.exists() else {}
@@ -144,6 +143,7 @@ def record_build(args: argparse.Namespace, stats: Any, load: dict[str, Any]) -> 
         "workers": args.workers,
         "scheduler": args.scheduler,
         "batch": args.batch,
+        "store": str(args.store),
         "load": load,
     }
     path.write_text(json.dumps(builds, indent=1) + "\n")

@@ -39,6 +39,8 @@ __all__ = [
 ]
 
 MANIFEST_NAME = "library.json"
+BUILDS_NAME = "index_builds.json"
+"""Beside the manifest: each embedder's last index build of the library (``nomad-lab library build``)."""
 MIN_DOC_BYTES = 500
 """Shorter files (index stubs, one-line redirects) are skipped and counted: they are not library text."""
 

@@ -109,3 +109,31 @@ def test_the_reference_filter_drops_inactive_points_and_other_collections(tmp_pa
         assert all(h.row is None and h.payload["_point_id"] for h in tagged)
     finally:
         client.close()
+
+
+def test_a_server_collection_becomes_candidates_resolved_to_corpus_documents(tmp_path: Path) -> None:
+    """A server's hits carry no workspace row: each payload becomes a candidate, its document resolved
+    from the payload's source path, its chunk id the point id (nothing read from the workspace index)."""
+    from qdrant_client import QdrantClient
+
+    from nomad_lab.data.corpus import IngestParams, load_corpus
+    from nomad_lab.retrieval.index import RetrievalIndex, chunk_records
+    from nomad_lab.retrieval.index_kinds.search_qdrant import QdrantSearch, write_collection
+    from tests.support.paths import CORPUS
+
+    corpus = load_corpus(CORPUS)
+    params = IngestParams(embedding_model="test", embedding_dimension=16)
+    records = chunk_records(corpus, params)
+    matrix = vectors(len(records), d=16)
+    client = QdrantClient(path=str(tmp_path / "q"))
+    write_collection(client, "kb", matrix, records)
+    search = QdrantSearch(client, "kb", "__nomad_eval__", remote=True)
+    empty = np.zeros((0, 16), np.float32)
+    index = RetrievalIndex("0" * 16, corpus, [], empty, None, params, search)  # type: ignore[arg-type]
+    try:
+        for row, record in enumerate(records):
+            (best, *_) = index.dense(matrix[row], 15, -1.0)
+            assert best.doc_id == record.doc_id and best.text == record.text
+            assert best.chunk_id == str(row) and best.keywords == record.keywords
+    finally:
+        client.close()
