@@ -50,7 +50,8 @@ def test_a_malformed_run_is_one_line_listing_the_forms(text: str) -> None:
 
 def test_a_study_receives_the_run_typed() -> None:
     params = resolve_params((RUN,), {"run": "latest"}, "study x")
-    assert params.run == RunChoice(latest=True)
+    assert params.run.latest and str(params.run) == "latest"
+    assert params.run.pinned is None and "no store yet" in params.run.missing  # pinned at the edge
     with pytest.raises(NomadLabError, match="study x: --run"):
         resolve_params((RUN,), {"run": "retrieve:"}, "study x")
 

@@ -21,7 +21,7 @@ read a stored run (``gate fit``/``apply``/``export``, ``floors presets``, ``eval
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +49,19 @@ _RUN_ID = re.compile(r"[A-Za-z0-9][\w.:+-]*")
 @dataclass(frozen=True)
 class RunChoice:
     """A parsed RUN value: ``run_id`` (a stored run), ``main``, ``latest``, or retrieve now (``suites``:
-    which; None: the study's own). ``str()`` gives the text back, which is what results record."""
+    which; None: the study's own). ``str()`` gives the text back, which is what results record.
+
+    ``pinned`` is the stored run a ``main`` or ``latest`` named when it was resolved at the edge
+    (:func:`pin_run`), or why it named none (``missing``): every later reading (the study, its
+    provenance record) gets that run, never the newest run at the time, which may be one the study
+    stored itself (``study gates`` stores its bank run midway)."""
 
     run_id: str | None = None
     latest: bool = False
     suites: str | None = None
     main: bool = False
+    pinned: str | None = None
+    missing: str | None = None
 
     def __str__(self) -> str:
         if self.run_id is not None:
@@ -171,10 +178,14 @@ def stored_run(store_path: str | Path, choice: RunChoice, corpus: str | Path | N
         return None
 
     path = Path(store_path)
+    if choice.missing is not None:
+        raise NoSuchRun(choice.missing)
     if not path.is_file():
         raise NoSuchRun(_store_first(f"{path}: no store yet, so no run {choice}", choice, corpus))
     with Store(path, read_only=True) as store:
-        if choice.main:
+        if choice.pinned is not None:
+            run_id = choice.pinned
+        elif choice.main:
             run_id = main_run(store, corpus)
             if run_id is None:
                 over = f"{path}: no {MAIN_SUITE} run over {shown(corpus)} stored yet"
@@ -239,6 +250,27 @@ def named_runs(
         if run is not None:
             found[str(run.run_id)] = str(run.fingerprint)
     return found
+
+
+def pin_run(store_path: str | Path | None, value: Any, corpus: str | Path | None = None) -> Any:
+    """A RUN value (or a list of them) with each ``main`` and ``latest`` pinned to the stored run it
+    names now (:attr:`RunChoice.pinned`), in the store at ``store_path`` (None: the workspace's): done
+    once where a command's or a notebook's parameters are resolved, so the study and its provenance
+    record read the same run. A value naming no run yet keeps why (:attr:`RunChoice.missing`), raised
+    only if the run is read; a run id or "retrieve now" is kept as it is."""
+    if isinstance(value, list | tuple):
+        return type(value)(pin_run(store_path, v, corpus) for v in value)
+    if value is None:
+        return None
+    choice = parse_run(value)
+    if not (choice.main or choice.latest) or choice.pinned is not None or choice.missing is not None:
+        return choice
+    try:
+        return replace(
+            choice, pinned=stored_run_id(store_path or workspace.DEFAULT_STORE_PATH, choice, corpus)
+        )
+    except NoSuchRun as exc:
+        return replace(choice, missing=str(exc))
 
 
 def resolve_run(store_path: str | Path, run: str | RunChoice | None, **retrieval: Any) -> str:

@@ -31,7 +31,7 @@ from nomad_lab.gate.operating_curves import (
 from nomad_lab.gate.pools import PoolSet, load_dump
 from nomad_lab.gate.stats import CalibratedFloor
 from nomad_lab.studies.gating.curves import plot_floor_sweep, plot_leak_vs_recall
-from nomad_lab.studies.gating.run_param import named_by
+from nomad_lab.studies.gating.run_param import named_by, pinned
 from nomad_lab.studies.params import STORE, alpha_param
 from nomad_lab.studies.shape import Param, Params, Study
 
@@ -252,6 +252,7 @@ PARAMS = (
         "latest (its index and questions must be the dump's)",
         metavar="RUN",
         names_runs=named_by,
+        pin=pinned,
     ),
 )
 
