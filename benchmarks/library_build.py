@@ -5,7 +5,9 @@ them) are embedded into a fresh store three ways in one command: by ``build_inde
 (the baseline), and by ``nomad-lab library build``'s Dask fill on a LocalCluster of 1 and of 2 worker
 processes (each capped to the cores divided among the workers). Each way's wall time counts everything
 from an empty store to the last batch committed, the workers' model loads included; a cluster's start-up
-is timed apart. The per-worker rate then gives, as arithmetic, what N machines of this kind would take
+is timed apart. Each way runs twice, in the order in-process, 1, 2, 2, 1, in-process, and the faster of
+its two runs is shown, so a load that grows or fades during the command favours none of them. The
+per-worker rate then gives, as arithmetic, what N machines of this kind would take
 for 1, 10 and 100 GB of text (no cluster here: these are estimates, not measurements).
 
     python benchmarks/library_build.py --embedder st: wordllama:256 --chunks 240 8000
@@ -83,11 +85,13 @@ def table(library: Path, embedder, chunks: int, batch: int) -> None:
           f"of its text); each way from an empty store, in one command\n")  # fmt: skip
     print("| build | seconds | cluster start (s) | chunks/s | per worker | × in-process |")
     print("|---|---|---|---|---|---|")
-    rates = {}
-    for workers in (0, 1, 2):
+    best: dict[int, tuple[float, float]] = {}
+    for workers in (0, 1, 2, 2, 1, 0):  # each way early and late: a load that grows or fades favours none
         seconds, up = timed_build(embedder, texts, workers, batch)
-        rate = len(texts) / seconds
-        rates[workers] = rate
+        best[workers] = min(best.get(workers, (seconds, up)), (seconds, up))
+    rates = {w: len(texts) / best[w][0] for w in (0, 1, 2)}
+    for workers in (0, 1, 2):
+        (seconds, up), rate = best[workers], rates[workers]
         name = "in-process" if not workers else f"{workers} local worker(s)"
         per = rate / max(workers, 1)
         print(f"| {name} | {seconds:.1f} | {up:.1f} | {rate:.2f} | {per:.2f} | {rate / rates[0]:.2f} |")
@@ -104,7 +108,9 @@ def table(library: Path, embedder, chunks: int, batch: int) -> None:
 
 def _duration(seconds: float) -> str:
     hours = seconds / 3600
-    return f"{hours / 24:.1f} days" if hours >= 48 else f"{hours:.1f} h"
+    if hours >= 48:
+        return f"{hours / 24:.1f} days"
+    return f"{hours:.1f} h" if hours >= 1 else f"{seconds / 60:.0f} min"
 
 
 if __name__ == "__main__":
