@@ -36,6 +36,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl
 
 import numpy as np
@@ -52,6 +53,7 @@ __all__ = [
     "load_cross_encoder",
     "locate_cross_encoder",
     "parse_cross_encoder_spec",
+    "portable_cross_encoder",
     "windows",
 ]
 
@@ -131,6 +133,11 @@ def windows(text: str, window: int, stride: int) -> list[str]:
     return [" ".join(words[s : s + window]) for s in starts]
 
 
+def model_key(name: str, digest: str) -> str:
+    """The cache key of a model's scores: its name, its files' digest and the token limit."""
+    return f"{name} sha256:{digest} max_tokens={MAX_TOKENS}"
+
+
 class CrossEncoder:
     """A loaded cross-encoder: ``score_pairs`` (raw logits) and ``score`` (best window per passage)."""
 
@@ -139,7 +146,7 @@ class CrossEncoder:
         self.name = name
         self.digest = digest
         self._runner = runner
-        self.model_key = f"{name} sha256:{digest} max_tokens={MAX_TOKENS}"
+        self.model_key = model_key(name, digest)
         self.identity = f"{self.model_key}; {spec.windowing}"
 
     def windows(self, passage: str) -> list[str]:
@@ -199,3 +206,38 @@ def load_cross_encoder(spec: str | CrossEncoderSpec = DEFAULT_CROSS_ENCODER) -> 
     else:
         name, digest, runner = models.hf_hub(model, THREADS, MAX_TOKENS, BATCH)
     return CrossEncoder(parsed, name, digest, runner)
+
+
+def portable_cross_encoder(
+    spec: str | CrossEncoderSpec = DEFAULT_CROSS_ENCODER,
+) -> tuple[dict[str, Any], list[Path]]:
+    """What a pipeline outside nomad-lab needs to run this cross-encoder as a gate reads it (name, digest,
+    cache key, windows, token limit, file names) and the files to ship, found without loading the model.
+
+    Why ONNX only: the TypeScript bundle and the Python runtime run the model with onnxruntime; a Hugging
+    Face directory needs torch, so it is refused in one line."""
+    parsed, source = locate_cross_encoder(spec)
+    if source == "bundled":
+        name, files = models.BUNDLED_NAME, list(models.bundled_files(parsed.model))
+    elif source == "onnx":
+        path = Path(parsed.model).expanduser()
+        files = [path, path.with_name("tokenizer.json")]
+        if not files[1].is_file():
+            raise CrossEncoderError(f"cross-encoder {path}: no tokenizer.json beside it")
+        name = str(path.resolve())
+    else:
+        raise CrossEncoderError(
+            f"cross-encoder {parsed}: only an ONNX cross-encoder exports (this one is a {source} model)"
+        )
+    digest = models.files_sha256(files)
+    described = {
+        "name": name,
+        "digest": digest,
+        "modelKey": model_key(name, digest),
+        "window": parsed.window,
+        "stride": parsed.stride,
+        "maxTokens": MAX_TOKENS,
+        "model": "model.onnx",
+        "tokenizer": "tokenizer.json",
+    }
+    return described, files

