@@ -53,6 +53,18 @@ function firstLine(error: unknown): string {
   return text.split("\n")[0].trim() || "error";
 }
 
+// A passage the gate cannot read is an error naming it (judge() then fails open), never a silent NaN.
+function checkPassages(pool: GatePassage[]): void {
+  if (!Array.isArray(pool)) throw new Error("malformed pool: not an array of passages");
+  pool.forEach((p, i) => {
+    if (typeof p !== "object" || p === null) throw new Error(`malformed passage ${i + 1}: not an object`);
+    if (typeof p.score !== "number" || !Number.isFinite(p.score)) {
+      throw new Error(`malformed passage ${i + 1}: score ${JSON.stringify(p.score)} is not a number`);
+    }
+    if (p.text !== undefined && typeof p.text !== "string") throw new Error(`malformed passage ${i + 1}: text is not a string`);
+  });
+}
+
 export class RelevanceGateService {
   readonly stats: GateStats;
   private readonly options: RelevanceGateOptions;
@@ -75,6 +87,7 @@ export class RelevanceGateService {
 
   // P(on topic) for a question and its whole pool (throws on any error: judge() is the call that never does).
   async score(question: string, pool: GatePassage[], queryVector?: number[]): Promise<number> {
+    checkPassages(pool);
     let model: Record<string, number> | undefined;
     if (GATE_CROSS_ENCODER) {
       const scorer = await this.crossEncoder();

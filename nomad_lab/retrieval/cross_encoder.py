@@ -42,8 +42,8 @@ from urllib.parse import parse_qsl
 import numpy as np
 
 from nomad_lab.core.cpu_threads import cpu_threads
+from nomad_lab.gate.pair_model import CrossEncoderError, best_windows, windows
 from nomad_lab.retrieval import cross_encoder_models as models
-from nomad_lab.retrieval.cross_encoder_models import CrossEncoderError
 
 __all__ = [
     "DEFAULT_CROSS_ENCODER",
@@ -116,23 +116,6 @@ def parse_cross_encoder_spec(text: str) -> CrossEncoderSpec:
     return CrossEncoderSpec(model, window, stride if window else 0)
 
 
-def windows(text: str, window: int, stride: int) -> list[str]:
-    """The passage's windows of ``window`` words every ``stride`` words, the last one ending at the end.
-
-    Words are split on whitespace and joined by one space. ``window`` 0, or a passage no longer than a
-    window, gives one window (the whole passage); an empty passage gives none.
-    """
-    words = text.split()
-    if not words:
-        return []
-    if window == 0 or len(words) <= window:
-        return [" ".join(words)]
-    starts = list(range(0, len(words) - window + 1, stride))
-    if starts[-1] + window < len(words):
-        starts.append(len(words) - window)
-    return [" ".join(words[s : s + window]) for s in starts]
-
-
 def model_key(name: str, digest: str) -> str:
     """The cache key of a model's scores: its name, its files' digest and the token limit."""
     return f"{name} sha256:{digest} max_tokens={MAX_TOKENS}"
@@ -164,12 +147,7 @@ class CrossEncoder:
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         """Each passage's best window score, in the given order (NaN for an empty passage)."""
         cut = [self.windows(p) for p in passages]
-        flat = self.score_pairs([(query, w) for ws in cut for w in ws])
-        best, at = [], 0
-        for ws in cut:
-            best.append(float(flat[at : at + len(ws)].max()) if ws else float("nan"))
-            at += len(ws)
-        return best
+        return best_windows(cut, self.score_pairs([(query, w) for ws in cut for w in ws]))
 
 
 def locate_cross_encoder(spec: str | CrossEncoderSpec) -> tuple[CrossEncoderSpec, str]:
@@ -237,7 +215,8 @@ def portable_cross_encoder(
         "window": parsed.window,
         "stride": parsed.stride,
         "maxTokens": MAX_TOKENS,
-        "model": "model.onnx",
-        "tokenizer": "tokenizer.json",
+        "model": files[0].name,
+        "tokenizer": files[1].name,
+        "modelDir": str(files[0].parent.resolve()),
     }
     return described, files

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from nomad_lab.core.workspace import RESULTS_DIR
 from tests.gate_export.conftest import CORPORA, Fitted, pipeline_questions
 
@@ -22,17 +24,17 @@ SAMPLE = 12
 
 
 def sample_ids(run: Fitted, size: int = SAMPLE) -> list[str]:
-    """``size`` question ids spread over the run: the answerable and the refusals alternately (by the
-    golden files' ``expectRefusal``), each taken at even steps through its own kind."""
+    """``size`` question ids spread over the run: half answerable, half expected refusals (the golden
+    files' ``expectRefusal``), each taken at even steps through its own kind."""
     goldens = golden_lines(run)
-    kinds: dict[bool, list[str]] = {True: [], False: []}
+    kinds: dict[bool, list[str]] = {False: [], True: []}
     for q in run.questions:
         if q["passages"]:
             kinds[bool(json.loads(goldens[q["id"]]).get("expectRefusal"))].append(q["id"])
     out = []
-    for refusal, ids in kinds.items():
+    for ids in kinds.values():
         step = max(1, len(ids) // (size // 2))
-        out += ids[::step][: size // 2] if not refusal else ids[step // 2 :: step][: size // 2]
+        out += ids[step // 2 :: step][: size // 2]
     return out
 
 
@@ -65,3 +67,12 @@ def sample_run(run: Fitted, embedder, folder: Path) -> Fitted:
     assert main(["store", "import-cache", *map(str, CACHES), "--store", str(run.store)]) == 0
     questions = pipeline_questions(run.store, run_id)
     return Fitted(run.corpus, run.store, run_id, {"pool,ce": BEST_GATE}, questions)
+
+
+@pytest.fixture(scope="session")
+def ce_runs(
+    fitted: dict[str, Fitted], embedder, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Fitted]:
+    """Each corpus's sample run (:func:`sample_run`), made once per worker."""
+    root = tmp_path_factory.mktemp("ce-sample")
+    return {name: sample_run(run, embedder, root / name) for name, run in fitted.items()}

@@ -16,20 +16,12 @@ import pytest
 from nomad_lab.cli import main
 from nomad_lab.runners.node_packages import link_node_modules
 from nomad_lab.runners.programs import TYPESCRIPT_NEED, typescript_node
-from tests.gate_export.bundle_runs import BEST_GATE, sample_run
+from tests.gate_export.bundle_runs import BEST_GATE
 from tests.gate_export.conftest import CORPORA, Fitted, applied
 
 pytestmark = pytest.mark.slow
 RUNNER = Path(__file__).with_name("run_bundle.mjs")
 CE_TOLERANCE = 1e-5
-
-
-@pytest.fixture(scope="module")
-def ce_runs(
-    fitted: dict[str, Fitted], embedder, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Fitted]:
-    root = tmp_path_factory.mktemp("ce-sample")
-    return {name: sample_run(run, embedder, root / name) for name, run in fitted.items()}
 
 
 def bundle(run: Fitted, out: Path, *extra: str) -> Path:
@@ -120,3 +112,60 @@ def test_model_path_points_the_bundle_at_the_servers_copy(tmp_path: Path) -> Non
     assert {p.name for p in out.iterdir()} == {
         "gate.ts", "cross_encoder.ts", "relevance_check.ts", "package.json", "README.md"
     }  # fmt: skip
+
+
+JUDGE_RUNNER = Path(__file__).with_name("run_judge.mjs")
+
+
+def test_the_relevance_check_drops_in_for_the_judge_and_fails_open(
+    ce_runs: dict[str, Fitted], tmp_path: Path
+) -> None:
+    """The reference pipeline's judge call on the bundle's class: on when the setting says so, keep or drop
+    all as ``gate apply`` decides, and every error kept and counted: a malformed passage, a missing model.
+    The pipeline's floor is 0 here (the gate replacing it): at the reference's 0.62 the sample's refusals
+    that pass the floor are the near-domain ones this gate keeps, and a drop is what is under test."""
+    from nomad_lab.core.reference import RAG_DEFAULT_TOP_K
+
+    floor = 0.0
+    run = ce_runs["default"]
+    python = applied(run, "pool,ce")
+    decide = {gid: s >= python["threshold"] for gid, s in python["scores"].items()}
+    judged = [q for q in run.questions if any(p["score"] >= floor for p in q["passages"])]
+    picked = [q for q in judged if decide[q["id"]]][:2] + [q for q in judged if not decide[q["id"]]][:2]
+    assert len(picked) == 4  # two the gate keeps, two it drops, each with chunks above the floor
+    first = picked[0]
+    cases = [{**q, "setting": True} for q in picked]
+    cases += [{**first, "id": f"setting-{raw}", "setting": raw} for raw in ("1", "yes", None, "TRUE")]
+    cases += [{**first, "id": "setting-string", "setting": "true"}]
+    cases += [{**first, "id": "blank", "question": "  ", "setting": True}]
+    broken = [*first["passages"], {"text": "a passage", "score": "high"}]  # a malformed one in the pool
+    cases += [{**first, "id": "malformed", "passages": broken, "setting": True}]
+    options = {"floor": floor, "topK": RAG_DEFAULT_TOP_K}
+    folder = bundle(run, tmp_path / "bundle")
+    out = run_node(JUDGE_RUNNER, folder, cases, tmp_path, json.dumps(options))
+    verdicts = out["cases"]
+    for q in picked:
+        chunks = len([p for p in q["passages"] if p["score"] >= floor][:RAG_DEFAULT_TOP_K])
+        keep = decide[q["id"]]
+        assert verdicts[q["id"]] == {
+            "kept": chunks if keep else 0, "rejected": 0 if keep else chunks, "judged": True,
+            "verdict": keep, "reason": None,
+        }  # fmt: skip
+    assert all(verdicts[f"setting-{raw}"] is None for raw in ("1", "yes", "None", "TRUE"))
+    as_string = verdicts["setting-string"]
+    assert as_string["judged"] and as_string["verdict"] == decide[first["id"]]
+    assert verdicts["blank"]["reason"] == "blank-question" and not verdicts["blank"]["judged"]
+    malformed = verdicts["malformed"]
+    assert not malformed["judged"] and malformed["rejected"] == 0 and malformed["kept"] > 0
+    assert malformed["reason"] == f'malformed passage {len(broken)}: score "high" is not a number'
+
+    stats = out["stats"]
+    assert (stats["calls"], stats["failures"]) == (6, 1)  # the blank question is not a call
+    assert stats["rejected"] == sum(verdicts[q["id"]]["rejected"] for q in picked) > 0
+    assert "6 calls" in out["line"] and "1 failed open" in out["line"] and len(out["warnings"]) == 1
+
+    missing = {**options, "modelDir": str(tmp_path / "no-model")}
+    gone = run_node(JUDGE_RUNNER, folder, cases[:2], tmp_path, json.dumps(missing))
+    assert all(v["judged"] is False and v["rejected"] == 0 for v in gone["cases"].values())
+    assert all("no-model" in v["reason"] for v in gone["cases"].values())
+    assert (gone["stats"]["calls"], gone["stats"]["failures"]) == (2, 2)
