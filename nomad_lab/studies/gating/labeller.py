@@ -25,7 +25,11 @@ from typing import Any
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.workspace import corpus_path, in_workspace, store_path
 from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP
-from nomad_lab.data.refusal_kinds import KIND_DEFINITIONS, NEAR_DOMAIN, OFF_TOPIC, UNANSWERABLE
+from nomad_lab.data.refusal_kinds import (
+    KIND_DEFINITIONS,
+    KINDS,
+    kind_label,
+)
 from nomad_lab.eval.gating.label_sitting import MIN_PER_CLASS, LabelSession
 from nomad_lab.studies.gating.passage_view import passage_html
 
@@ -33,8 +37,11 @@ FIGURE_NEEDS = MIN_PER_CLASS
 """Answerable and refusal labels each before the leak figure is drawn: below it an interval is noise."""
 REPLAY_POINTS = 40
 """At most this many points of the figure's history are replayed from the log when the widget opens."""
-REFUSAL_KEYS = {"o": OFF_TOPIC, "u": UNANSWERABLE, "n": NEAR_DOMAIN}
-KEY_HELP = "keys: a save · 1-5 answerable (that passage) · o u n refusal · s skip · z undo · b back"
+REFUSAL_KEYS = {kind.key: name for name, kind in KINDS.items()}
+KEY_HELP = (
+    f"keys: a save · 1-5 answerable (that passage) · {' '.join(REFUSAL_KEYS)} refusal · s skip · z undo · "
+    "b back"
+)
 FRAME_CSS = (
     "<style>.nomad-label-frame{height:28em;overflow-y:auto;border:1px solid #ccc;padding:0 .8em;"
     "background:#fff}.nomad-label-frame mark{background:#fff2a8}.nomad-best{background:#dff0d8}"
@@ -43,9 +50,7 @@ FRAME_CSS = (
 )
 CHOICES = [
     ("answerable: the gold document below", ANSWERABLE),
-    (f"refusal: {OFF_TOPIC}", OFF_TOPIC),
-    (f"refusal: {UNANSWERABLE}", UNANSWERABLE),
-    (f"refusal: {NEAR_DOMAIN}", NEAR_DOMAIN),
+    *((f"refusal: {name}", name) for name in KINDS),
     ("skip", SKIP),
 ]
 
@@ -101,7 +106,7 @@ def figures_line(figures: dict[str, Any]) -> str:
         f = figures.get(name)
         if f:
             split = [
-                f"{'off-topic leak' if kind == OFF_TOPIC else kind + ' pass'} {_rate(v['pass'])} (n={v['n']})"
+                f"{kind_label(kind)} {_rate(v['pass'])} (n={v['n']})"
                 for kind, v in f.get("byKind", {}).items()
             ]
             parts.append(
