@@ -141,6 +141,7 @@ def run_fit_without_labels(args: argparse.Namespace) -> int:
 def run_fit(args: argparse.Namespace) -> int:
     if args.no_labels:
         return run_fit_without_labels(args)
+    from nomad_lab.data.refusal_kinds import KINDS
     from nomad_lab.eval.gating import load_run
     from nomad_lab.eval.gating.fit import CANDIDATE_KINDS, bank_run, default_bank, fit_gate, with_features
     from nomad_lab.eval.gating.runs import parse_stored_run, resolve_run
@@ -171,7 +172,7 @@ def run_fit(args: argparse.Namespace) -> int:
     print(f"out of fold ({f['repeats']}x{f['folds']}-fold, grouped): ROC AUC {_triple(f['rocAuc'])}")
     print(f"  at recall@5 >= {f['recallTarget']}: recall@5 {_triple(f['recallAtRecallTarget'])}")
     for kind, figures in f["byKind"].items():
-        what = "leak" if kind == "off-topic" else "pass rate"
+        what = KINDS[kind].axis if kind in KINDS else "pass rate"
         print(f"    {kind} refusals (n = {figures['n']}): {what} {_triple(figures['passAtRecallTarget'])}")
     print(
         f"  at leak <= {f['leakTarget']} over all {refusals} refusals (95% bound): recall@5 "

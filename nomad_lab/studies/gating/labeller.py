@@ -25,13 +25,16 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.first_run import DEFAULT_LABEL_DIR
 from nomad_lab.core.workspace import corpus_path, in_workspace, store_path
 from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP, default_labeller
-from nomad_lab.data.refusal_kinds import KIND_DEFINITIONS, NEAR_DOMAIN, OFF_TOPIC, UNANSWERABLE
+from nomad_lab.data.refusal_kinds import KIND_DEFINITIONS, KINDS
 from nomad_lab.eval.gating.label_sitting import LabelSession
 from nomad_lab.studies.gating.label_figure import figures_line, plot_history, replay
 from nomad_lab.studies.gating.passage_view import passage_html
 
-REFUSAL_KEYS = {"o": OFF_TOPIC, "u": UNANSWERABLE, "n": NEAR_DOMAIN}
-KEY_HELP = "keys: a save · 1-5 answerable (that passage) · o u n refusal · s skip · z undo · b back"
+REFUSAL_KEYS = {kind.key: name for name, kind in KINDS.items()}
+KEY_HELP = (
+    f"keys: a save · 1-5 answerable (that passage) · {' '.join(REFUSAL_KEYS)} refusal · s skip · z undo · "
+    "b back"
+)
 FRAME_CSS = (
     "<style>.nomad-label-frame{height:28em;overflow-y:auto;border:1px solid #ccc;padding:0 .8em;"
     "background:#fff}.nomad-label-frame mark{background:#fff2a8}.nomad-best{background:#dff0d8}"
@@ -40,9 +43,7 @@ FRAME_CSS = (
 )
 CHOICES = [
     ("answerable: the gold document below", ANSWERABLE),
-    (f"refusal: {OFF_TOPIC}", OFF_TOPIC),
-    (f"refusal: {UNANSWERABLE}", UNANSWERABLE),
-    (f"refusal: {NEAR_DOMAIN}", NEAR_DOMAIN),
+    *((f"refusal: {name}", name) for name in KINDS),
     ("skip", SKIP),
 ]
 
