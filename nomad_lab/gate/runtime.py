@@ -92,7 +92,9 @@ class Gate:
         spec = self.data.get("crossEncoder")
         if not spec:
             return None
-        from nomad_lab.gate.pair_model import PortableCrossEncoder  # optional: the runtime extra
+        from nomad_lab.gate.pair_model import (
+            PortableCrossEncoder,  # heavy: numpy, only for a gate that reads ce
+        )
 
         return PortableCrossEncoder(spec, self.model_dir)
 

@@ -15,12 +15,14 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.eval import gating
 from nomad_lab.eval.gating.runs import RunChoice, parse_stored_run, resolve_run
 from nomad_lab.gate.apply import spec_curve
+from nomad_lab.gate.bundle import write_bundle
 from nomad_lab.gate.coverage import Vocabulary
 from nomad_lab.gate.floor_presets import preset_floors
 from nomad_lab.gate.logistic_gate import LearnedGate
 from nomad_lab.gate.portable import portable_gate, refuse_unportable
 from nomad_lab.gate.spec import parse_gate_spec
 from nomad_lab.gate.ts_module import render_floor_snippet, render_gate_module
+from nomad_lab.retrieval.cross_encoder import portable_cross_encoder
 from nomad_lab.store import Store
 
 TARGETS = ("ts", "json")
@@ -52,8 +54,6 @@ def portable_from_file(
     vocabulary = vocabulary_of(store_path, fingerprint, where) if "coverage" in gate.kinds else None
     cross_encoder, files = None, []
     if "ce" in gate.kinds:
-        from nomad_lab.retrieval.cross_encoder import portable_cross_encoder  # heavy
-
         cross_encoder, files = portable_cross_encoder()  # the ce kind's default spec
     raw = json.loads(Path(gate_file).read_text(encoding="utf-8"))
     return portable_gate(raw, where, vocabulary, cross_encoder=cross_encoder), files
@@ -64,8 +64,6 @@ def export_bundle(
 ) -> list[Path]:
     """What ``gate export GATE --to ts --bundle DIR`` writes (:func:`nomad_lab.gate.bundle.write_bundle`);
     ``model_path``: the folder the server keeps the model in, instead of a copy in the bundle."""
-    from nomad_lab.gate.bundle import write_bundle  # lazy
-
     if gate == "floor" or gate.startswith("floor@"):
         raise NomadLabError("gate export floor: the floor is a settings snippet (--out FILE), not a bundle")
     portable, files = portable_from_file(store_path, gate, with_model=True)
