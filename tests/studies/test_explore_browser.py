@@ -115,3 +115,51 @@ def test_floor_slider_and_judge_box_redraw_the_figure_and_the_leaked_table(
         assert (shown["caption"], shown["rows"]) == (want["caption"], want["rows"])
     assert all((artifacts / name).stat().st_size > 10_000 for name in os.listdir(artifacts))
     print(f"screenshots: {artifacts}")
+
+
+MARKDOWN_LINE = """() => {
+    const out = [...document.querySelectorAll('.jp-OutputArea .jp-RenderedMarkdown')];
+    const code = o => (o.querySelector('code') || {}).textContent;
+    return out.length ? out.map(o => [o.textContent.trim(), code(o)]) : null;
+}"""
+
+
+def test_the_first_run_route_from_no_store_to_the_widgets(tmp_path: Path, embedder, worker_lab: Lab) -> None:
+    """A newcomer's route: Run All with no store shows one line naming the first-run command (no
+    traceback); that command (the fixture library's goldens added) stores the main run, its dump and the
+    drafts; Run All again shows the widgets over that run. Both runs in the worker's Lab, no new browser."""
+    import shlex
+    import time
+
+    from nomad_lab.cli import main
+    from nomad_lab.core.first_run import first_run_command
+    from tests.support.browser import close_notebook
+    from tests.support.paths import GOLDENS
+
+    store = tmp_path / "fresh.duckdb"
+    env = {"NOMAD_LAB_STORE": str(store), "NOMAD_LAB_CORPUS": str(CORPUS)}
+    with notebook_browser(worker_lab, NOTEBOOK, env) as page:
+        run_all(page, NOTEBOOK)
+        page.wait_for_function(MARKDOWN_LINE, timeout=120_000)
+        ((line, code),) = page.evaluate(MARKDOWN_LINE)
+        assert page.locator(".jp-OutputArea-output[data-mime-type*='error']").count() == 0
+        assert "no store yet" in line and code == first_run_command(CORPUS) in line
+        command = shlex.split(code)  # the command as the page shows it
+        started = time.perf_counter()
+        ours = [
+            "--goldens",
+            str(GOLDENS),
+            "--store",
+            str(store),
+        ]  # the shell's $NOMAD_LAB_STORE, as the kernel's
+        ours += ["--dump", str(tmp_path / "d.json"), "--label-dir", str(tmp_path / "l")]
+        assert main([*command[1:], *ours]) == 0
+        stored = time.perf_counter() - started
+        close_notebook(page)
+        run_all(page, NOTEBOOK)
+        want = expected(store, 0.62, False) | {"caption": None}
+        page.wait_for_function(f"() => ({READ_STATE})() !== null", timeout=WAIT_MS)
+        shown = page.evaluate(READ_STATE)
+    assert shown["rows"] == want["rows"] and "(off-topic refusals, n=" in shown["caption"]
+    assert (tmp_path / "d.json").is_file() and store.is_file()
+    print(f"first run over the fixture library: {stored:.1f} s")

@@ -45,3 +45,21 @@ def test_no_html_from_the_document_reaches_the_page() -> None:
     assert "<script>" not in shown and "<img" not in shown and "&amp;" in shown
     marked = mark_words("Boiling water kills <germs>; boil it.", {"boil", "water"})
     assert marked.count("<mark>") == 3 and "&lt;germs&gt;" in marked
+
+
+def test_a_markdown_table_is_drawn_as_a_table_its_words_still_marked() -> None:
+    rows = "| altitude | boil for |\n|---|:--:|\n| sea level | 1 minute |\n| 2,000 m | 3 minutes |\n"
+    text = "Boil times:\n\n" + rows
+    shown = passage_html(text, "How long to boil at altitude?")
+    assert "|" not in shown and shown.count("<tr>") == 3 and "<th><mark>altitude</mark></th>" in shown
+    assert "<td>2,000 m</td>" in shown and "---" not in shown
+
+
+def test_a_passage_cut_inside_a_paragraph_shows_an_ellipsis_where_it_was_cut() -> None:
+    middle = DOCUMENT[DOCUMENT.index("ater for one") : DOCUMENT.index("kills ge") + 8]  # "...kills ge"
+    shown = passage_html(middle, "boil", DOCUMENT)
+    assert shown.startswith("<span class='nomad-cut'") and shown.endswith("…</span>")
+    assert shown.count("nomad-cut") == 2  # starts and ends inside the paragraph
+    whole = DOCUMENT[DOCUMENT.index("Bring") : DOCUMENT.index("}}.") + 3]  # the paragraph, to its line end
+    assert "nomad-cut" not in passage_html(whole, "boil", DOCUMENT)
+    assert passage_html("and then it boils", "boil").count("nomad-cut") == 2  # no document: its case, its end

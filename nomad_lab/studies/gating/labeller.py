@@ -39,7 +39,9 @@ FRAME_CSS = (
     "<style>.nomad-label-frame{height:28em;overflow-y:auto;border:1px solid #ccc;padding:0 .8em;"
     "background:#fff}.nomad-label-frame mark{background:#fff2a8}.nomad-best{background:#dff0d8}"
     ".nomad-label-passage h4{margin:.4em 0}.nomad-label-passage pre{white-space:pre-wrap}"
-    ".nomad-label-kinds{font-size:90%}</style>"
+    ".nomad-label-kinds{font-size:90%}.nomad-label-table{border-collapse:collapse;margin:.4em 0}"
+    ".nomad-label-table td,.nomad-label-table th{border:1px solid #ccc;padding:.1em .5em}"
+    ".nomad-cut{color:#888;font-weight:bold}</style>"
 )
 CHOICES = [
     ("answerable: the gold document below", ANSWERABLE),

@@ -1,12 +1,14 @@
 """A retrieved passage as a person reads it in the labeller: whole, rendered, its question's words marked.
 
 Why: a labeller decides whether a passage answers a question, and the answer is often far into a chunk
-of some 3,000 characters. So the whole chunk is shown, never a prefix; it is widened to whole words
-(a chunk boundary may fall inside a word: the document supplies the rest of it); source markup a
-reader should not have to parse is stripped (HTML comments and tags, MDN ``{{macro("Name")}}`` calls
-keep their name, reST roles, link targets); the Markdown that remains is drawn (headings, lists, code,
-bold, italics); every word sharing a stem with a content word of the question is marked, and the one
-sentence sharing the most of them is emphasized, so the eye lands where the answer would be.
+of some 3,000 characters. So the whole chunk is shown, never a prefix; it is widened to whole words (a
+chunk boundary may fall inside a word: the document supplies the rest of it); source markup a reader
+should not have to parse is stripped (HTML comments and tags, MDN ``{{macro("Name")}}`` calls keep their
+name, reST roles, link targets); the Markdown that remains is drawn (headings, lists, tables, code,
+bold, italics); a passage that starts or ends inside a paragraph of its document shows an ellipsis where
+it was cut, so a reader knows the sentence goes on; every word sharing a stem with a content word of the
+question is marked, and the one sentence sharing the most of them is emphasized, so the eye lands where
+the answer would be.
 
 The HTML is built here from escaped text (no Markdown library, no raw HTML from the document), so a
 passage can never inject markup into the notebook.
@@ -41,6 +43,22 @@ def strip_markup(text: str) -> str:
     text = _ROLE.sub(r"\1", text)
     text = _IMAGE.sub(r"\1", text)
     return _LINK.sub(r"\1", text)
+
+
+def cut_ends(chunk: str, document: str | None) -> tuple[bool, bool]:
+    """Whether the chunk (widened to whole words) starts and ends inside a paragraph of ``document``:
+    text goes on before it (not a line break) or after it. Without the document to look in, a chunk
+    starting with a lowercase letter, or ending without a full stop, is taken as cut there."""
+    text = whole_words(chunk, document)
+    start = document.find(text) if document else -1
+    if document is None or start < 0:
+        body = text.strip()
+        return (body[:1].islower(), bool(body) and body[-1] not in ".!?:)\"'`|")
+    before, after = document[:start], document[start + len(text) :]
+    return (
+        bool(before.strip()) and not before.endswith("\n"),
+        bool(after.strip()) and not after.startswith("\n"),
+    )
 
 
 def whole_words(chunk: str, document: str | None) -> str:
@@ -89,8 +107,27 @@ def _inline(text: str, wanted: set[str]) -> str:
 
 @dataclass(frozen=True)
 class _Block:
-    kind: str  # "h", "p", "li", "pre"
+    kind: str  # "h", "p", "li", "pre", "table" (its rows, one per line)
     text: str
+
+
+_TABLE_RULE = re.compile(r"\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?")
+
+
+def _cells(row: str) -> list[str]:
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
+
+
+def _table(rows: str, wanted: set[str]) -> str:
+    """A Markdown table's rows as an HTML table: the row above a ``|---|`` rule as its header."""
+    lines = rows.split("\n")
+    header = len(lines) > 1 and _TABLE_RULE.fullmatch(lines[1].strip()) is not None
+    body = [line for line in lines if not _TABLE_RULE.fullmatch(line.strip())]
+    out = []
+    for k, line in enumerate(body):
+        tag = "th" if header and k == 0 else "td"
+        out.append("<tr>" + "".join(f"<{tag}>{_inline(c, wanted)}</{tag}>" for c in _cells(line)) + "</tr>")
+    return f"<table class='nomad-label-table'>{''.join(out)}</table>"
 
 
 def _blocks(text: str) -> list[_Block]:
@@ -118,6 +155,12 @@ def _blocks(text: str) -> list[_Block]:
             code.append(line)
         elif not stripped:
             flush()
+        elif stripped.startswith("|") and stripped.count("|") >= 2:
+            flush()
+            if blocks and blocks[-1].kind == "table":
+                blocks[-1] = _Block("table", f"{blocks[-1].text}\n{stripped}")
+            else:
+                blocks.append(_Block("table", stripped))
         elif heading := re.match(r"#{1,6}\s+(.*?)\s*#*$", stripped):
             flush()
             blocks.append(_Block("h", heading.group(1)))
@@ -142,7 +185,7 @@ def best_sentence(blocks: list[_Block], wanted: set[str]) -> tuple[int, int] | N
     """(block, sentence) sharing the most distinct question stems (the first such), or None if none does."""
     best, where = 0, None
     for b, block in enumerate(blocks):
-        if block.kind == "pre":
+        if block.kind in ("pre", "table"):
             continue
         for s, sentence in enumerate(_sentences(block.text)):
             shared = len(wanted & {stem(w.lower()) for w in _WORD.findall(sentence)})
@@ -153,17 +196,26 @@ def best_sentence(blocks: list[_Block], wanted: set[str]) -> tuple[int, int] | N
 
 def passage_html(text: str, query: str, document: str | None = None) -> str:
     """The whole passage as HTML: widened to whole words, markup stripped, Markdown drawn, the question's
-    content words in ``<mark>``, the best-matching sentence in ``<span class="nomad-best">``."""
+    content words in ``<mark>``, the best-matching sentence in ``<span class="nomad-best">``, an
+    ellipsis (``<span class="nomad-cut">``) where the passage was cut inside a paragraph."""
     wanted = set(terms(query))
     blocks = _blocks(strip_markup(whole_words(text, document)))
     best = best_sentence(blocks, wanted)
-    out = []
+    cut_start, cut_end = cut_ends(text, document)
+    out = (
+        ["<span class='nomad-cut' title='the passage starts inside a paragraph'>…</span>"]
+        if cut_start
+        else []
+    )
     for b, block in enumerate(blocks):
         listing = block.kind == "li"
         if listing != (b > 0 and blocks[b - 1].kind == "li"):
             out.append("<ul>" if listing else "</ul>")
         if block.kind == "pre":
             out.append(f"<pre>{mark_words(block.text, wanted)}</pre>")
+            continue
+        if block.kind == "table":
+            out.append(_table(block.text, wanted))
             continue
         pieces = []
         for s, sentence in enumerate(_sentences(block.text)):
@@ -174,4 +226,6 @@ def passage_html(text: str, query: str, document: str | None = None) -> str:
         out.append(f"<{tag}>{body}</{tag}>")
     if blocks and blocks[-1].kind == "li":
         out.append("</ul>")
+    if cut_end:
+        out.append("<span class='nomad-cut' title='the passage ends inside a paragraph'>…</span>")
     return "".join(out)
