@@ -92,9 +92,7 @@ class Gate:
         spec = self.data.get("crossEncoder")
         if not spec:
             return None
-        from nomad_lab.gate.pair_model import (
-            PortableCrossEncoder,  # heavy: numpy, only for a gate that reads ce
-        )
+        from nomad_lab.gate.pair_model import PortableCrossEncoder  # heavy: numpy, for ce only
 
         return PortableCrossEncoder(spec, self.model_dir)
 
