@@ -100,13 +100,14 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Any registered study: its options as parameters, rows stored, markdown printed, files written."""
+    from nomad_lab.publish.results import write
     from nomad_lab.runners.studies import run_study
     from nomad_lab.studies.registry import get
     from nomad_lab.studies.shape import declared
 
     study = get(args.study)
-    result, paths = run_study(study.name, **given(args, declared(study)))
-    print(study.markdown(result))
+    result, paths = run_study(study.name, publish=write, **given(args, declared(study)))
+    print(result.markdown() if study.result is not None else study.markdown(result))
     for name, path in paths.items():
         print(f"wrote {name}: {path}")
     return 0

@@ -31,8 +31,10 @@ Markers, all HTML comments (invisible on GitHub):
 - a claim: ``<!-- claim results/a.json#x lt results/b.json#y yes=smaller no=not_smaller -->``
   ``smaller<!-- /claim -->`` compares two stored values (or a value and a number) with ``lt``,
   ``le``, ``gt``, ``ge``, ``eq`` or ``ne`` (a comment cannot hold ``>``; ``lscale=``/``rscale=``
-  multiply a side first) and shows ``yes`` or ``no`` (``_`` for a space): "dominates", "met", "not
-  significant" are rendered from the results like any figure.
+  multiply a side first, ``digits=`` rounds both sides to that many decimals, so a rate of 30/101
+  is three times 10/101 as printed) and shows ``yes`` or ``no`` (``_`` for a space): "dominates",
+  "met", "not significant" are rendered from the results like any figure, and a typed comparison word
+  outside a claim fails the tests (``tests/test_published_pages.py``).
 
 Sources: ``.json``; ``.csv`` (a list of rows by header); ``.md``/``.txt`` (``tables``: each markdown
 table as a list of rows by header, ``lines``: the text lines); ``.py`` (its module-level constants, such
@@ -198,6 +200,8 @@ def claim_text(spec: str, root: Path, where: str) -> str:
             sides.append(value * float(options.get(scale, 1)))
         except (TypeError, ValueError):
             raise NomadLabError(f"{where}: claim {spec!r}: {side!r} is not a number") from None
+    if "digits" in options:  # compared as printed to that many decimals: 30/101 is 3 x 10/101
+        sides = [round(v, int(options["digits"])) for v in sides]
     holds = OPERATORS[parsed.group("op")](*sides)
     return options["yes" if holds else "no"].replace("_", " ")
 

@@ -17,6 +17,7 @@ from typing import Any
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.runners.cluster import dask_client, endpoints_by_spec, verdict_filler
 from nomad_lab.studies.registry import get
+from nomad_lab.studies.result import Result
 from nomad_lab.studies.shape import Params, Study, declared, execute, resolve_params
 
 
@@ -43,14 +44,18 @@ def _hooks(study: Study, params: Params) -> Iterator[dict[str, Any]]:
         yield {name: HOOKS[name](client, params) for name in study.hooks}
 
 
-def run_study(name: str, **given: Any) -> tuple[Any, dict[str, Path]]:
+def run_study(
+    name: str, publish: Callable[[Result], dict[str, Path]] | None = None, **given: Any
+) -> tuple[Any, dict[str, Path]]:
     """Run registered study ``name`` on ``given`` parameters (declared names; the rest default):
     rows stored, files written to ``out`` (default the study's ``out_dir``; None writes none).
 
-    Returns the study's result and the files it wrote. An unknown or out-of-range parameter is one
-    ``NomadLabError`` line naming it.
+    Returns the study's result and the files it wrote. A study that returns a
+    :class:`~nomad_lab.studies.result.Result` writes nothing itself: ``publish`` (the publish ring's
+    ``nomad_lab.publish.results.write``, which this ring may not import) writes it; without it there
+    are no files. An unknown or out-of-range parameter is one ``NomadLabError`` line naming it.
     """
     study = get(name)
     params = resolve_params(declared(study), given, f"study {study.name}")
     with _hooks(study, params) as hooks:
-        return execute(study, params, **hooks)
+        return execute(study, params, publish=publish, **hooks)

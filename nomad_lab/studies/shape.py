@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,7 @@ from nomad_lab.eval.provenance import (
     write_provenance,
 )
 from nomad_lab.store import record_study_rows
+from nomad_lab.studies.result import Page, Result
 
 
 @dataclass(frozen=True)
@@ -231,8 +232,12 @@ class Study:
     ``run(params)`` computes a result from the :class:`Params` resolved against ``params`` (plus
     ``out``, the folder the files go to, generated from ``out_dir``; see :func:`declared`);
     ``rows(result)`` are the JSON rows stored in the store's ``study_rows`` under ``name``;
-    ``markdown(result)`` is what the command prints; ``write(result, out_dir)`` writes the files
-    (tables, JSON, plots) and returns them by kind.
+    ``result(result)`` is the published value (:class:`~nomad_lab.studies.result.Result`: its documents,
+    tables, figures), which the publish ring's one writer writes and whose first page the command
+    prints. ``pages(document)`` builds its markdown pages from its stored JSON ``document`` (a file
+    name in ``out_dir``) alone, so the committed pages can be checked and rebuilt without a rerun. A
+    study not yet moved onto that value gives ``markdown(result)`` (what the command prints) and
+    ``write(result, out_dir)`` (writes the files, returns them by kind) instead.
 
     ``out_dir`` (relative to the project root), ``figures`` and ``tables`` (file names in it) are what
     the gallery shows; ``command`` is the ``nomad-lab`` argv that publishes it. ``published`` says
@@ -252,8 +257,6 @@ class Study:
     title: str
     run: Callable[..., Any]  # (params: Params, **hooks) -> result
     rows: Callable[[Any], list[dict[str, Any]]]
-    markdown: Callable[[Any], str]
-    write: Callable[[Any, Path], dict[str, Path]]
     out_dir: str
     command: tuple[str, ...]
     figures: tuple[str, ...] = ()
@@ -266,6 +269,25 @@ class Study:
     hooks: tuple[str, ...] = ()
     also: tuple[Output, ...] = ()
     prefix: str = ""
+    result: Callable[[Any], Result] | None = field(default=None, kw_only=True)
+    document: str | None = field(default=None, kw_only=True)
+    pages: Callable[[Mapping[str, Any]], tuple[Page, ...]] | None = field(default=None, kw_only=True)
+    markdown: Callable[[Any], str] | None = field(default=None, kw_only=True)
+    write: Callable[[Any, Path], dict[str, Path]] | None = field(default=None, kw_only=True)
+
+    def __post_init__(self) -> None:
+        if (self.result is None) == (self.write is None or self.markdown is None):
+            raise ValueError(f"study {self.name}: give result=, or markdown= and write= (not both)")
+        if (self.pages is None) != (self.document is None):
+            raise ValueError(f"study {self.name}: pages= builds from a document=: give both or neither")
+
+    def documented(self, raw: Any, document: Mapping[str, Any], **more: Any) -> Result:
+        """The value of a study that publishes one JSON ``document`` and the pages built from it (its
+        ``document=`` file and ``pages=``), with ``more`` (artefacts, JSONL lines) beside them."""
+        if self.document is None or self.pages is None:
+            raise ValueError(f"study {self.name}: documented() needs document= and pages=")
+        json = {self.document: document}
+        return Result(self.name, value=raw, json=json, pages=self.pages(document), **more)
 
     @property
     def module_name(self) -> str:
@@ -296,12 +318,23 @@ def stored_params(params: Mapping[str, Any]) -> dict[str, Any]:
     return json.loads(json.dumps(kept, default=str))
 
 
-def execute(study: Study, params: Params | Mapping[str, Any], **hooks: Any) -> tuple[Any, dict[str, Path]]:
-    """Run ``study``, store its rows (a dict result gets the run id as ``run_id``), write its files.
+def execute(
+    study: Study,
+    params: Params | Mapping[str, Any],
+    *,
+    publish: Callable[[Result], dict[str, Path]] | None = None,
+    **hooks: Any,
+) -> tuple[Any, dict[str, Path]]:
+    """Run ``study`` and store its rows (a dict result gets the run id as ``run_id``).
+
+    A study with a ``result`` returns its :class:`~nomad_lab.studies.result.Result` (provenance and
+    folder set) and writes nothing itself: ``publish`` (the publish ring's writer, passed down by the
+    command) writes it and gives the files, else there are none. A study not yet moved onto that value
+    writes its own files to ``params.out`` and returns what ``run`` returned.
 
     A mapping is resolved against :func:`declared` first. The rows go to ``params.store`` when the study
-    declares one (else the workspace store), the files to ``params.out``. ``hooks`` are passed to
-    ``run`` as keyword arguments (see ``Study.hooks``).
+    declares one (else the workspace store). ``hooks`` are passed to ``run`` as keyword arguments (see
+    ``Study.hooks``).
     """
     if not isinstance(params, Params):
         params = resolve_params(declared(study), params, f"study {study.name}")
@@ -311,28 +344,31 @@ def execute(study: Study, params: Params | Mapping[str, Any], **hooks: Any) -> t
     run_id = record_study_rows(study.name, stored_params(values), study.rows(result), values.get("store"))
     if isinstance(result, dict):
         result["run_id"] = run_id
+    record = provenance_of(values, run_id, started, values.get("store"), declared(study))
+    if study.result is not None:
+        out = Path(params.out) if params.out is not None else None
+        value = study.result(result).placed(provenance=record, out=out)
+        return value, (publish(value) if publish is not None and out is not None else {})
+    assert study.write is not None  # a study without a result writes its own (checked by Study)
     paths = study.write(result, Path(params.out))
     for path in paths.values():  # every stored JSON portable: no machine path, no NaN
         if isinstance(path, str | Path) and Path(path).suffix == ".json":
             write_json(path, json.loads(Path(path).read_text(encoding="utf-8")))
-    paths["provenance"] = record_provenance(
-        values, run_id, started, params.out, values.get("store"), declared(study)
-    )
+    paths["provenance"] = write_provenance(params.out, record)
     return result, paths
 
 
-def record_provenance(
+def provenance_of(
     params: Mapping[str, Any],
     run_id: str,
     started: datetime,
-    out_dir: str | Path,
     store_path: str | Path | None,
     params_declared: Iterable[Param] = (),
-) -> Path:
-    """``out_dir/provenance.json`` beside the files a study wrote: its commit, dirty, command line, run
-    id, the corpora it read (runs stored since it started, the runs a parameter declaring ``names_runs``
-    names, with their fingerprints under ``namedRuns``, or the ids its plain ``run`` parameter gives), its
-    embedders and model digests (:func:`nomad_lab.eval.provenance.provenance_record`)."""
+) -> dict[str, Any]:
+    """The provenance record of a study's run: its commit, dirty, command line, run id, the corpora it
+    read (runs stored since it started, the runs a parameter declaring ``names_runs`` names, with their
+    fingerprints under ``namedRuns``, or the ids its plain ``run`` parameter gives), its embedders and
+    model digests (:func:`nomad_lab.eval.provenance.provenance_record`)."""
     kept = stored_params(params)
     named: dict[str, str] = {}
     for param in params_declared:
@@ -346,5 +382,4 @@ def record_provenance(
     fingerprints = stored_fingerprints(store_path, started, runs)
     if fingerprints is not None:
         fingerprints = [*named.values(), *fingerprints]
-    record = provenance_record(params=kept, run_id=run_id, fingerprints=fingerprints, named_runs=named)
-    return write_provenance(out_dir, record)
+    return provenance_record(params=kept, run_id=run_id, fingerprints=fingerprints, named_runs=named)

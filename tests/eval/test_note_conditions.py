@@ -100,9 +100,10 @@ def _planted(answers: dict[str, list[str]], stratum: str, must: tuple[str, ...] 
     return asked, obs
 
 
-def test_summaries_pair_each_question_across_conditions() -> None:
+def two_strata(claim: str = "It weighs 5 kg.") -> tuple[list[Asked], dict]:
+    """20 unanswerable questions (the note makes 8 hedge) and 20 answerable ones (the note costs one
+    correct answer, dropping the passages all of them)."""
     hedge = "The library does not state it."
-    claim = "It weighs 5 kg."
     u_asked, u_obs = _planted(
         {PLAIN: [claim] * 20, NOTE: [hedge] * 8 + [claim] * 12, DROP: [claim] * 20}, UNANSWERABLE
     )
@@ -111,7 +112,11 @@ def test_summaries_pair_each_question_across_conditions() -> None:
         ANSWERABLE,
         must=("410",),
     )
-    s = summarize(u_asked + a_asked, u_obs | a_obs)
+    return u_asked + a_asked, u_obs | a_obs
+
+
+def test_summaries_pair_each_question_across_conditions() -> None:
+    s = summarize(*two_strata())
     assert s[UNANSWERABLE]["abstained"][NOTE]["rate"][0] == pytest.approx(0.4)
     assert s[UNANSWERABLE]["abstained"][PLAIN]["count"] == 0 and "correct" not in s[UNANSWERABLE]
     paired = s[UNANSWERABLE]["abstainedPaired"]["note-plain"]

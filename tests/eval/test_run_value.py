@@ -135,11 +135,11 @@ def test_main_over_a_library_without_one_is_one_line_naming_the_command(
         resolve_run(store, "main", corpus=grown)
     message = str(caught.value)
     assert "\n" not in message and f"no core,off_topic run over {grown} stored yet" in message
-    assert f"run `{MAIN_RUN_COMMAND} --corpus {grown}` first" in message
+    assert f"; run `{MAIN_RUN_COMMAND} --corpus {grown}` first" in message
     out = tmp_path / "out"
     argv = ["study", "answerability", "--store", str(store), "--corpus", str(grown), "--out", str(out)]
     assert main([*argv, "--run", "main"]) == 1
     error = capsys.readouterr().err.strip()
     assert error.endswith(message) and "\n" not in error and not out.exists()
-    with pytest.raises(NoSuchRun, match=f"no store yet, so no run main: run `{MAIN_RUN_COMMAND}` first"):
+    with pytest.raises(NoSuchRun, match=f"no store yet, so no run main; run `{MAIN_RUN_COMMAND}` first"):
         resolve_run(tmp_path / "none.duckdb", "main")

@@ -16,8 +16,9 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.refusal_kinds import NEAR_DOMAIN, OFF_TOPIC
 from nomad_lab.eval.gating.label_free_vs_labels import Corpus, compare, row_of
 from nomad_lab.gate import crossval
+from nomad_lab.publish.results import write
 from nomad_lab.studies import registry
-from nomad_lab.studies.gating.label_free import markdown, write
+from nomad_lab.studies.gating.label_free import result
 
 
 def _row() -> dict:
@@ -43,9 +44,9 @@ def test_a_row_splits_its_leak_by_kind_with_n_summing_to_the_refusals() -> None:
     assert "unanswerable" not in row["byKind"]  # no such refusal: no figure, not a zero
 
 
-def test_the_table_has_a_column_per_kind_present_with_its_n(tmp_path: Path) -> None:
-    row = {**_row(), "recallMinusInFold": 0.01}
-    corpus = {
+def corpus(*rows: dict) -> dict:
+    """A corpus of 9 questions (3 off-topic and 2 near-domain refusals, no unanswerable one) with ``rows``."""
+    return {
         "name": "mine",
         "other": "theirs",
         "questions": 9,
@@ -54,16 +55,25 @@ def test_the_table_has_a_column_per_kind_present_with_its_n(tmp_path: Path) -> N
         "baseRecall": 1.0,
         "pseudoQuestions": 12,
         "pseudoBaseRecall": 0.8,
-        "rows": [row],
+        "rows": list(rows),
     }
-    out = {"command": "nomad-lab study label-free", "corpora": [corpus]}
-    table = markdown(out)
+
+
+def test_the_table_has_a_column_per_kind_present_with_its_n(tmp_path: Path) -> None:
+    out = {
+        "command": "nomad-lab study label-free",
+        "corpora": [corpus({**_row(), "recallMinusInFold": 0.01})],
+    }
+    table = result(out).markdown()
     head = next(line for line in table.splitlines() if line.startswith("| gate"))
     assert "off-topic leak (n = 3) [95% CI] | near-domain pass (n = 2) [95% CI]" in head
     assert "unanswerable" not in head and "blended" not in head
     assert "| floor | label-free | 0.250 | 1.000 [1.000, 1.000] | 33.3% [" in table
-    paths = write(out, tmp_path)
-    assert json.loads(paths["json"].read_text())["corpora"][0]["rows"][0]["byKind"][OFF_TOPIC]["n"] == 3
+    paths = write(result(out), tmp_path)
+    assert (
+        json.loads(paths["label_free.json"].read_text())["corpora"][0]["rows"][0]["byKind"][OFF_TOPIC]["n"]
+        == 3
+    )
 
 
 def test_two_corpora_of_one_name_are_refused_through_the_command(tmp_path: Path, capsys) -> None:

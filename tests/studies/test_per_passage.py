@@ -52,3 +52,7 @@ def test_per_passage_is_paired_cached_and_never_keeps_more_than_the_floor(tmp_pa
         assert first.recall[gate][0] <= first.recall["floor only"][0]
     assert first.recall_test.n > 0 and "per passage" in markdown([first], sampled=False)
     assert f"leak over its {first.leak_test.n} off-topic sets" in markdown([first], sampled=False)
+    floor_only = next(
+        line for line in markdown([first], sampled=False).splitlines() if "| floor only |" in line
+    )
+    assert floor_only.endswith("| 0 | – |")  # no judge call, no time: absent, never "nan"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nomad_lab.studies.gating.rewrite import MODES, RewriteRow, markdown, summarize
+from nomad_lab.studies.gating.rewrite import MODES, RewriteRow, pages, summarize
 
 
 def rows(recalls: dict[str, list[float]]) -> list[RewriteRow]:
@@ -24,5 +24,5 @@ def test_summary_pairs_questions_and_reports_each_mode() -> None:
     test = summary["paired"]["structured vs free-text"]["recall@5"]
     assert test["statistic"] == pytest.approx(0.25) and test["n"] == 4
     assert summary["paired"]["structured vs raw"]["miss@5 (McNemar)"]["statistic"] == pytest.approx(-0.5)
-    text = markdown(summary)
+    text = pages(summary)[0].markdown()
     assert all(f"| {mode} |" in text for mode in MODES)

@@ -7,6 +7,7 @@ import numpy as np
 
 from nomad_lab.gate import crossval
 from nomad_lab.studies.gating import sufficiency_report as report
+from nomad_lab.studies.gating.sufficiency import STUDY
 from nomad_lab.studies.gating.sufficiency_pairs import UnitQuestion
 
 KINDS = [""] * 40 + ["unanswerable"] * 20 + ["off-topic"] * 10 + ["near-domain"] * 10
@@ -57,5 +58,5 @@ def test_each_kind_has_its_own_pass_rate_and_the_best_row_is_paired_with_the_win
     # the off-topic refusals were planted far below everything: they never pass the strong row
     assert best["byKind"]["off-topic"]["passAtKeepTarget"][0] == 0.0
     assert s["paired"]["n"] == 20 and s["paired"]["difference"] < 0
-    text = report.markdown(planted())
+    text = STUDY.result(planted()).markdown()
     assert "| units |" in text and "unanswerable pass" in text and "20 unanswerable" in text

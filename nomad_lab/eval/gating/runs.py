@@ -27,7 +27,9 @@ from typing import Any
 
 from nomad_lab.core import workspace
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.eval.stored_runs import MAIN_RUN, MAIN_SUITE, main_run, main_run_command, shown
+from nomad_lab.core.first_run import first_run_line, shown
+from nomad_lab.eval.gating.sitting_runs import EDITS_SUITE
+from nomad_lab.eval.stored_runs import MAIN_RUN, MAIN_SUITE, main_run
 from nomad_lab.store import Store, StoreError
 
 LATEST = "latest"
@@ -179,19 +181,19 @@ def stored_run(store_path: str | Path, choice: RunChoice, corpus: str | Path | N
     if choice.missing is not None:
         raise NoSuchRun(choice.missing)
     if not path.is_file():
-        raise NoSuchRun(f"{path}: no store yet, so no run {choice}: {_store_first(choice, corpus)}")
+        raise NoSuchRun(_store_first(f"{path}: no store yet, so no run {choice}", choice, corpus))
     with Store(path, read_only=True) as store:
         if choice.pinned is not None:
             run_id = choice.pinned
         elif choice.main:
             run_id = main_run(store, corpus)
             if run_id is None:
-                over = f"no {MAIN_SUITE} run over {shown(corpus)} stored yet"
-                raise NoSuchRun(f"{path}: {over}: {_store_first(choice, corpus)}")
+                over = f"{path}: no {MAIN_SUITE} run over {shown(corpus)} stored yet"
+                raise NoSuchRun(_store_first(over, choice, corpus))
         elif choice.latest:
-            run_id = store.latest_run_id("retrieval")
+            run_id = newest_run(store)
             if run_id is None:
-                raise NoSuchRun(f"{path}: no retrieval run stored yet: {_store_first(choice, corpus)}")
+                raise NoSuchRun(_store_first(f"{path}: no retrieval run stored yet", choice, corpus))
         else:
             run_id = str(choice.run_id)
         try:
@@ -206,19 +208,28 @@ def stored_run(store_path: str | Path, choice: RunChoice, corpus: str | Path | N
     return run
 
 
+def newest_run(store: Any) -> str | None:
+    """The run ``latest`` names in an open store: the newest retrieval run, passing over the edited
+    wordings of a labelling sitting that stores kept as retrieval runs before edits had a kind of their
+    own (suite ``label-edits``)."""
+    for run_id in reversed(store.run_ids("retrieval")):
+        if store.get_run(run_id).suite != EDITS_SUITE:
+            return run_id
+    return None
+
+
 def stored_run_id(store_path: str | Path, choice: RunChoice, corpus: str | Path | None = None) -> str | None:
     """:func:`stored_run`'s run id."""
     run = stored_run(store_path, choice, corpus)
     return None if run is None else str(run.run_id)
 
 
-def _store_first(choice: RunChoice, corpus: str | Path | None) -> str:
-    """What to run before ``choice`` names a stored run."""
-    if choice.main:
-        return f"run `{main_run_command(corpus)}` first"
-    if choice.latest:
-        return "run `nomad-lab eval retrieval` first"
-    return f"give a stored run id, or retrieve first (--run {RETRIEVE})"
+def _store_first(missing: str, choice: RunChoice, corpus: str | Path | None) -> str:
+    """The line saying ``missing`` and what to run before ``choice`` names a stored run: the first-run
+    command for ``main`` and ``latest`` (:func:`nomad_lab.core.first_run.first_run_line`)."""
+    if choice.main or choice.latest:
+        return first_run_line(missing, corpus)
+    return f"{missing}: give a stored run id, or retrieve first (--run {RETRIEVE})"
 
 
 def named_runs(

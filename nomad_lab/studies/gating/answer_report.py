@@ -1,9 +1,11 @@
-"""What ``study answerability`` writes: the out-of-fold rows (fine-tuned vs zero-shot), the refusal tags
-that still pass at the chosen point, the cost, and the gate file (JSON + INT8 head) it saves."""
+"""What ``study answerability`` publishes, as a value: the out-of-fold rows (fine-tuned vs zero-shot), the
+refusal tags that still pass at the chosen point, the cost, and the gate file (JSON + INT8 head) it
+saves. Its page is built from the stored summary alone, so ``answerability.md`` can be rebuilt from
+``answerability.json``."""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from nomad_lab.eval.gating.fit import figures_json
 from nomad_lab.gate import crossval
 from nomad_lab.retrieval.answer_cache import save_gate_files
 from nomad_lab.retrieval.answer_model import MAX_LENGTH, WINDOW_STRIDE, WINDOW_WORDS
+from nomad_lab.studies.result import Field, Page, Table, Value, listing
 
 GATE_NAME = "answer-gate.json"
 TAG_SKIP = ("off-topic",)
@@ -67,70 +70,78 @@ def rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"row": name, **s[key]} for name, key in (("fine-tuned", "fineTuned"), ("zero-shot", "zeroShot"))]
 
 
-def _triple(t: list[float] | None, pct: bool = True) -> str:
-    if t is None:
-        return "not reached"
-    f = (lambda v: f"{100 * v:.1f}%") if pct else (lambda v: f"{v:.3f}")
-    return f"{f(t[0])} [{f(t[1])}, {f(t[2])}]"
-
-
-def markdown(result: dict[str, Any]) -> str:
-    s = summary(result)
-    lines = [
-        f"Answerability gate, run {s['run']} ({s['questions']} questions, {s['refusals']} refusals), "
-        f"{s['folds']}x{s['repeats']} grouped folds, thresholds chosen inside training folds.",
-        "",
-        f"| gate | leak at recall@5 >= {crossval.RECALL_TARGET:.2f} [95% CI] | recall@5 there "
-        "| ROC AUC [95% CI] | recall target met in training folds |",
-        "|---|---|---|---|---|",
+def training_costs(sec: dict[str, Any]) -> list[tuple[str, Value]]:
+    """The cost rows a fine-tuned check shares with the sufficiency study: pairs read, trainings, time."""
+    return [
+        (f"pairs read by the ONNX body this run (of {sec['pairs']})", Value(sec["readPairs"], "count")),
+        ("seconds reading them", Value(sec["read"], "s", ".0f")),
+        ("trainings", Value(sec["trainings"], "count")),
+        ("seconds per training (mean)", Value(sec["trainMean"], "s", ".1f")),
+        ("seconds in all", Value(sec["total"], "s", ".0f")),
     ]
-    for name, key in (
-        ("answerability (fine-tuned)", "fineTuned"),
-        ("ms-marco L12 zero-shot, same windows", "zeroShot"),
-    ):
-        f = s[key]
-        lines.append(
-            f"| {name} | {_triple(f['leakAtRecallTarget'])} | {_triple(f['recallAtRecallTarget'], False)} "
-            f"| {_triple(f['rocAuc'], False)} | {100 * f['recallTargetReachedInTraining']:.0f}% |"
-        )
-    lines += [
-        "",
-        "| refusal tag | refusals | retrieve anything | still pass (out of fold) | leak |",
-        "|---|---|---|---|---|",
+
+
+def examples_line(s: dict[str, Any]) -> str:
+    return "Training examples of the final model: " + ", ".join(f"{k} {v}" for k, v in s["examples"].items())
+
+
+GATE_FIELDS = (
+    Field("gate", "gate"),
+    Field(
+        "leakAtRecallTarget",
+        f"leak at recall@5 >= {crossval.RECALL_TARGET:.2f} [95% CI]",
+        "share",
+        ".1f",
+        100,
+        "%",
+        absent="not reached",
+    ),
+    Field("recallAtRecallTarget", "recall@5 there", "share", ".3f", absent="not reached"),
+    Field("rocAuc", "ROC AUC [95% CI]", "", ".3f", absent="not reached"),
+    Field("recallTargetReachedInTraining", "recall target met in training folds", "share", ".0f", 100, "%"),
+)
+TAG_FIELDS = (
+    Field("tag", "refusal tag"),
+    Field("refusals", "refusals", "count"),
+    Field("retrieving", "retrieve anything", "count"),
+    Field("passed", "still pass (out of fold)", "count", ".0f"),
+    Field("leak", "leak", "share", ".1f", 100, "%"),
+)
+
+
+def pages(s: Mapping[str, Any]) -> tuple[Page, ...]:
+    """``answerability.md`` from the stored summary alone (so it can be rebuilt from the JSON)."""
+    gates = (
+        {"gate": "answerability (fine-tuned)", **s["fineTuned"]},
+        {"gate": "ms-marco L12 zero-shot, same windows", **s["zeroShot"]},
+    )
+    timing = s["timing"]
+    costs = [
+        (
+            "ms per question (body over every window + head, uncached)",
+            Value(timing["msPerQuestion"], "ms", ".0f"),
+        ),
+        ("windows per question (timed sample)", Value(timing["windowsPerQuestion"], "count", ".1f")),
+        *training_costs(s["seconds"]),
     ]
-    lines += [
-        f"| {r['tag']} | {r['refusals']} | {r['retrieving']} | {r['passed']:.0f} | {100 * r['leak']:.1f}% |"
-        for r in s["perTag"]
-    ]
-    sec, timing = s["seconds"], s["timing"]
-    lines += [
-        "",
-        "| cost | value |",
-        "|---|---|",
-        f"| ms per question (body over every window + head, uncached) | {timing['msPerQuestion']:.0f} |",
-        f"| windows per question (timed sample) | {timing['windowsPerQuestion']:.1f} |",
-        f"| pairs read by the ONNX body this run (of {sec['pairs']}) | {sec['readPairs']} |",
-        f"| seconds reading them | {sec['read']:.0f} |",
-        f"| trainings | {sec['trainings']} |",
-        f"| seconds per training (mean) | {sec['trainMean']:.1f} |",
-        f"| seconds in all | {sec['total']:.0f} |",
-        "",
-        "Training examples of the final model: " + ", ".join(f"{k} {v}" for k, v in s["examples"].items()),
-    ]
-    return "\n".join(lines) + "\n"
+    return (
+        Page(
+            "answerability.md",
+            (
+                f"Answerability gate, run {s['run']} ({s['questions']} questions, {s['refusals']} refusals), "
+                f"{s['folds']}x{s['repeats']} grouped folds, thresholds chosen inside training folds.",
+                Table("gates", GATE_FIELDS, gates),
+                Table("per-tag", TAG_FIELDS, tuple(s["perTag"])),
+                listing("cost", ("cost", "value"), costs),
+                examples_line(s),
+            ),
+        ),
+    )
 
 
-def write(result: dict[str, Any], out: Path) -> dict[str, Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    md = out / "answerability.md"
-    md.write_text(markdown(result))
-    js = out / "answerability.json"
-    js.write_text(json.dumps(summary(result), indent=1, default=float) + "\n")
-    return {"table": md, "json": js}
-
-
-def save_gate(result: dict[str, Any], out: Path) -> Path:
-    """The final model (fitted on every question) as ``answer-gate.json`` + its INT8 ``answer-gate.npz``."""
+def save_gate(result: dict[str, Any], path: Path) -> Path:
+    """The final model (fitted on every question) as ``answer-gate.json`` + its INT8 ``answer-gate.npz``
+    (``path`` names the JSON)."""
     data = result["data"]
     s = summary(result)
     training = {
@@ -143,7 +154,7 @@ def save_gate(result: dict[str, Any], out: Path) -> Path:
         "config": s["config"],
     }
     return save_gate_files(
-        out / GATE_NAME,
+        path,
         result["head"],
         result["body"],
         result["threshold"],

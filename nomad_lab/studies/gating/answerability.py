@@ -18,6 +18,7 @@ minutes the first time (cached beside the store, so a rerun skips it).
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +37,10 @@ from nomad_lab.studies.gating.answer_pairs import (
     scoring_pairs,
     training_examples,
 )
-from nomad_lab.studies.gating.answer_report import markdown, rows, save_gate, write
+from nomad_lab.studies.gating.answer_report import GATE_NAME, pages, rows, save_gate, summary
 from nomad_lab.studies.gating.run_param import RUN, study_run
-from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, positive
+from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, INDEX, PROGRESS, STORE, positive
+from nomad_lab.studies.result import Artefact, Result
 from nomad_lab.studies.shape import Param, Params, Study
 
 SEED = 1341
@@ -50,6 +52,7 @@ PARAMS = (
     GOLDENS,
     Param("suite", str, "core,off_topic", "suites to retrieve when no --run is given"),
     EMBEDDER,
+    INDEX,
     Param("bank", Path, None, "out-of-scope question bank (default: datasets/out_of_scope/bank.jsonl)"),
     Param("bank_skip", str, (), "bank categories this corpus answers", many=True, metavar="CATEGORY"),
     Param("folds", int, crossval.FOLDS, "outer folds", check=positive),
@@ -185,10 +188,9 @@ def _time_questions(body: AnswerBody, head: Any, chosen: list[Question]) -> dict
     }
 
 
-def _write(result: dict[str, Any], out: Path) -> dict[str, Path]:
-    paths = write(result, out)
-    paths["gate"] = save_gate(result, out)
-    return paths
+def result(raw: dict[str, Any]) -> Result:
+    """The study's value: ``answerability.json``, its page, and the gate file it saves."""
+    return STUDY.documented(raw, summary(raw), artefacts=(Artefact(GATE_NAME, partial(save_gate, raw)),))
 
 
 STUDY = Study(
@@ -196,8 +198,9 @@ STUDY = Study(
     title="Answerability: a cross-encoder fine-tuned on the goldens, out of fold",
     run=compute,
     rows=rows,
-    markdown=markdown,
-    write=_write,
+    result=result,
+    document="answerability.json",
+    pages=pages,
     out_dir="results/answerability",
     command=("study", "answerability"),
     tables=("answerability.md",),

@@ -7,12 +7,13 @@ notebook, so the published table and plot are exactly what the command prints.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.first_run import DEFAULT_DUMP, first_run_line
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE as DEFAULT_FLOOR
 from nomad_lab.core.workspace import PROJECT_ROOT
 from nomad_lab.eval.gating import curve, load_run, subset_run
@@ -50,6 +51,8 @@ class FloorStudy:
     calibrated: CalibratedFloor
     tags_at_default: dict[str, tuple[float, int, int]]
     extra: tuple[OperatingCurve, ...] = ()  # the curves of gate specs asked for by name (--gate)
+    note: str = ""
+    """A warning the table leads with (too few of the refusals the leak counts), else empty."""
 
 
 def _spec_curves(
@@ -133,11 +136,39 @@ def run_floor_study(
     )
 
 
+FEW_REFUSALS = 30
+"""Fewer refusals of the counted kind than this in a dump, and the sweep warns: its leak intervals span
+tens of points (a core-only dump holds 8 off-topic refusals; the first run's, over a hundred)."""
+
+
+def counted_refusals(pools: PoolSet, refusal_tag: str | None, dump: str | Path) -> str:
+    """The note for a dump with few of the refusals the leak counts (``refusal_tag``; None: all), or "".
+
+    None at all is refused (one line naming the first-run command, whose dump holds the off-topic
+    suite): a leak over no refusals is no figure."""
+    named = refusals_named(pools, refusal_tag) if refusal_tag else pools.expect_refusal
+    n, what = int(named.sum()), f"{refusal_tag} refusals" if refusal_tag else "refusals"
+    if n == 0:
+        raise NomadLabError(
+            first_run_line(
+                f"{dump}: no {what} among its {pools.size} questions, so no leak to sweep", dump=dump
+            )
+        )
+    if n < FEW_REFUSALS:
+        return (
+            f"warning: {dump} holds only {n} {what} (fewer than {FEW_REFUSALS}), so every leak below "
+            f"rests on {n} questions; {first_run_line('for the off-topic suite', dump=dump)}"
+        )
+    return ""
+
+
 def markdown_table(
     study: FloorStudy, floors: tuple[float, ...] = (0.0, 0.55, 0.6, 0.62, 0.65, 0.66, 0.69, 0.72)
 ) -> str:
-    """The score-floor sweep at the seed's landmark floors, with intervals and margins."""
+    """The score-floor sweep at the seed's landmark floors, with intervals and margins (led by the
+    study's note, when it has one)."""
     lines = [
+        *([f"> {study.note}", ""] if study.note else []),
         "| floor | leak rate [95% CI] | recall@5 [95% CI] | empty on answerable "
         "| margin to weakest correct top hit |",
         "|---|---|---|---|---|",
@@ -204,7 +235,7 @@ PARAMS = (
     Param(
         "dump",
         Path,
-        PROJECT_ROOT / "runs" / "dumps" / "core-off_topic.json",
+        PROJECT_ROOT / DEFAULT_DUMP,
         "candidate dump (reference --dump JSON format; `nomad-lab eval retrieval --dump`)",
         metavar="PATH",
     ),
@@ -242,14 +273,17 @@ PARAMS = (
 def compute(params: Params) -> FloorStudy:
     """The study from its declared parameters: ``dump`` (candidate pools), ``alpha``, ``refusal_tag``,
     ``gate`` (gate spec strings, each one more curve, named by its canonical spec)."""
-    return run_floor_study(
-        load_dump(params.dump),
+    pools = load_dump(params.dump)
+    note = counted_refusals(pools, params.refusal_tag or None, params.dump)
+    study = run_floor_study(
+        pools,
         alpha=params.alpha,
         refusal_tag=params.refusal_tag or None,
         gate_specs=tuple(params.gate),  # GateSpec values, parsed once at the edge (GATE_SPEC)
         store=params.store,
         run=params.run,
     )
+    return replace(study, note=note)
 
 
 STUDY = Study(
@@ -266,7 +300,7 @@ STUDY = Study(
     command=(
         "sweep",
         "--dump",
-        "runs/dumps/core-off_topic.json",
+        DEFAULT_DUMP,
         "--refusal-tag",
         "off-topic",
         "--alpha",

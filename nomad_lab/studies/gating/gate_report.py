@@ -17,6 +17,7 @@ from nomad_lab.gate import crossval
 from nomad_lab.gate.decisions import row_decisions, write_decisions
 from nomad_lab.studies.gating.family_plot import RowPoint, plot_by_kind
 from nomad_lab.studies.plots import save
+from nomad_lab.studies.result import escape
 
 KIND_COLUMNS = {name: kind.label for name, kind in KINDS.items()}
 """Each refusal kind's column head, from its record: a leak for off-topic refusals (their context should
@@ -54,7 +55,9 @@ def leaderboard(result: dict[str, Any], rows_json: list[dict[str, Any]]) -> str:
     for row, js in zip(result["rows"], rows_json, strict=True):
         f = row.figures
         if f is None:
-            lines.append(f"| {row.name} | - | " + "- | " * len(kinds) + f"- | - | - | {row.note} |")
+            lines.append(
+                f"| {escape(row.name)} | - | " + "- | " * len(kinds) + f"- | - | - | {escape(row.note)} |"
+            )
             continue
         note = row.note
         if f.reached < 1:
@@ -64,9 +67,9 @@ def leaderboard(result: dict[str, Any], rows_json: list[dict[str, Any]]) -> str:
         auc = js.get("byKind", {}).get(OFF_TOPIC, {}).get("rocAuc")
         cells = " | ".join(_kind_cell(js, k) for k in kinds)
         lines.append(
-            f"| {row.name} | {_triple(f.recall_at_recall, False)} | {cells} "
+            f"| {escape(row.name)} | {_triple(f.recall_at_recall, False)} | {cells} "
             f"| {_triple(tuple(auc), False) if auc else '-'} "
-            f"| {row.calls:.2f} | {'-' if row.ms != row.ms else f'{row.ms:.3f}'} | {note} |"
+            f"| {row.calls:.2f} | {'-' if row.ms != row.ms else f'{row.ms:.3f}'} | {escape(note)} |"
         )
     return "\n".join(lines)
 

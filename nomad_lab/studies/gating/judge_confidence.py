@@ -23,6 +23,7 @@ from nomad_lab.gate import masks
 from nomad_lab.gate.agreement import agreement, reliability
 from nomad_lab.gate.operating_curves import curve_from_mask
 from nomad_lab.studies.gating.judged_run import JudgedRun
+from nomad_lab.studies.result import ABSENT, absent, formatted
 
 FLOORS = np.round(np.arange(0.0, 0.951, 0.05), 2)
 CASCADE_GRID = np.round(np.arange(0.30, 0.951, 0.05), 2)
@@ -103,8 +104,9 @@ def _reliability(judged: JudgedRun) -> list[tuple[float, float, int]]:
 
 
 def _ci(value: Any) -> str:
-    v, lo, hi = value
-    return f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+    """An interval ``v [lo, hi]``; a figure that was not measured (NaN: no such questions) shows
+    ``–`` (:func:`nomad_lab.studies.result.formatted`)."""
+    return ABSENT if absent(value) else formatted(list(value), ".3f")
 
 
 def _point(row: dict[str, Any] | None, *keys: str) -> str:
@@ -134,7 +136,8 @@ def markdown(study: dict[str, Any]) -> str:
     for r in study["agreement"]:
         out.append(
             f"| {r['scope']} | {r['n']} | {_ci(r['accuracy'])} | {_ci(r['kappa'])} | {_ci(r['auc'])} "
-            f"| {_ci(r['ece'])} | {r['accept_rate_on_topic']:.2f} | {r['accept_rate_off_topic']:.2f} |"
+            f"| {_ci(r['ece'])} | {formatted(r['accept_rate_on_topic'], '.2f')} "
+            f"| {formatted(r['accept_rate_off_topic'], '.2f')} |"
         )
     cascade = study["cascade"]
     every, cheap = cascade["judge_every_set"], cascade["cheapest_at_equal_leak_and_recall"]
@@ -288,7 +291,8 @@ def ladder_markdown(rows: list[dict[str, Any]], sampled: bool) -> str:
         )
         out.append(
             f"| {r['model']} | {r['file_mb']} | {r['questions']} | {a['n']} | {_ci(a['auc'])} "
-            f"| {_ci(a['kappa'])} | {_ci(a['accuracy'])} | {_ci(a['ece'])} | {cell} | {r['median_ms']:.0f} |"
+            f"| {_ci(a['kappa'])} | {_ci(a['accuracy'])} | {_ci(a['ece'])} | {cell} "
+            f"| {formatted(r['median_ms'], '.0f')} |"
         )
     out += [
         "",

@@ -41,6 +41,7 @@ from nomad_lab.studies.params import (
     positive,
     suite_param,
 )
+from nomad_lab.studies.result import ABSENT, absent, formatted
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
 
@@ -161,13 +162,13 @@ def markdown(rows: Sequence[GateComparison]) -> str:
             f"| {r.leak_test.p_value:.3g} "
             f"| {_ci(r.recall_floor)} | {_ci(r.recall_judge)} "
             f"| {r.recall_test.statistic:+.3f} [{r.recall_test.low:+.3f}, {r.recall_test.high:+.3f}] "
-            f"| {r.calls} | {r.failures} | {r.median_ms:.0f} | {r.p95_ms:.0f} |"
+            f"| {r.calls} | {r.failures} | {formatted(r.median_ms, '.0f')} | {formatted(r.p95_ms, '.0f')} |"
         )
     return "\n".join(out)
 
 
 def _ci(value: tuple[float, float, float]) -> str:
-    return f"{value[0]:.3f} [{value[1]:.3f}, {value[2]:.3f}]"
+    return ABSENT if absent(value) else formatted(list(value), ".3f")
 
 
 def run_judge_study(

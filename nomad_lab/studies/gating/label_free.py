@@ -7,8 +7,8 @@ refusals), never blended. Opt-in (``published=False``): about a minute and a hal
 
 from __future__ import annotations
 
-import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from nomad_lab.eval.gating.label_free_vs_labels import FEATURES, TOLERANCE, Corp
 from nomad_lab.eval.provenance import command_line
 from nomad_lab.gate import crossval
 from nomad_lab.studies.params import CORPUS, GOLDENS, PROGRESS, STORE, suite_param
+from nomad_lab.studies.result import Field, Page, Result, Table
 from nomad_lab.studies.shape import Param, Params, Study, argv
 
 PYDOCS = DATASETS_DIR / "corpora" / "pydocs"
@@ -64,54 +65,40 @@ def compute(params: Params) -> dict[str, Any]:
     }
 
 
-def _kind_cell(figure: dict[str, Any] | None) -> str:
-    if not figure or figure["pass"] is None:
-        return "-"
-    p = figure["pass"]
-    return f"{p[0]:.1%} [{p[1]:.1%}, {p[2]:.1%}]"
+def _kind_field(kind: str, n: int) -> Field:
+    name = "off-topic leak" if kind == OFF_TOPIC else f"{kind} pass"
+    return Field(f"byKind.{kind}.pass", f"{name} (n = {n}) [95% CI]", "share", ".1%", absent="-")
 
 
-def markdown(out: dict[str, Any]) -> str:
-    """One table per corpus; a column per refusal kind present (the off-topic leak first), its n in the
-    header."""
-    lines = [f"`{out['command']}`", ""]
-    for corpus in out["corpora"]:
-        kinds = [k for k in REFUSAL_KINDS if corpus["refusalsByKind"].get(k)]
-        names = [
-            f"{'off-topic leak' if k == OFF_TOPIC else k + ' pass'} (n = {corpus['refusalsByKind'][k]}) "
-            "[95% CI]"
-            for k in kinds
-        ]
-        lines += [
-            f"**{corpus['name']}** ({corpus['questions']} labelled questions, {corpus['refusals']} refusals; "
-            f"{corpus['pseudoQuestions']} pseudo-questions drafted, their recall@5 with no gate "
-            f"{corpus['pseudoBaseRecall']:.3f}; labelled {corpus['baseRecall']:.3f}; thresholds transferred "
-            f"from {corpus['other']})",
-            "",
-            f"| gate | threshold | point | recall@5 [95% CI] | {' | '.join(names)} | recall - in fold |",
-            "|---|---|---|---|" + "---|" * len(kinds) + "---|",
-        ]
-        for row in corpus["rows"]:
-            r = row["recall"]
-            point = "-" if row["point"] is None else f"{row['point']:.3f}"
-            delta = "" if row.get("recallMinusInFold") is None else f"{row['recallMinusInFold']:+.3f}"
-            cells = " | ".join(_kind_cell(row["byKind"].get(k)) for k in kinds)
-            lines.append(
-                f"| {row['gate']} | {row['threshold']} | {point} | {r[0]:.3f} [{r[1]:.3f}, {r[2]:.3f}] | "
-                f"{cells} | {delta} |"
-            )
-        lines.append("")
-    return "\n".join(lines)
+def corpus_table(corpus: Mapping[str, Any]) -> Table:
+    """One corpus's rows: a column per refusal kind present (the off-topic leak first), its n in the
+    header; the corpus's counts in the title line."""
+    kinds = [k for k in REFUSAL_KINDS if corpus["refusalsByKind"].get(k)]
+    fields = (
+        Field("gate", "gate"),
+        Field("threshold", "threshold"),
+        Field("point", "point", "", ".3f", absent="-"),
+        Field("recall", "recall@5 [95% CI]", "share", ".3f"),
+        *(_kind_field(k, corpus["refusalsByKind"][k]) for k in kinds),
+        Field("recallMinusInFold", "recall - in fold", "share", "+.3f", absent=""),
+    )
+    title = (
+        f"**{corpus['name']}** ({corpus['questions']} labelled questions, {corpus['refusals']} refusals; "
+        f"{corpus['pseudoQuestions']} pseudo-questions drafted, their recall@5 with no gate "
+        f"{corpus['pseudoBaseRecall']:.3f}; labelled {corpus['baseRecall']:.3f}; thresholds transferred "
+        f"from {corpus['other']})"
+    )
+    return Table(str(corpus["name"]), fields, tuple(corpus["rows"]), title=title)
 
 
-def write(out: dict[str, Any], out_dir: Path) -> dict[str, Path]:
-    """``label_free.json`` and ``label_free.md``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"json": out_dir / "label_free.json", "md": out_dir / "label_free.md"}
-    stored = {k: v for k, v in out.items() if k != "run_id"}
-    paths["json"].write_text(json.dumps(stored, indent=1) + "\n", encoding="utf-8")
-    paths["md"].write_text(markdown(out), encoding="utf-8")
-    return paths
+def pages(doc: Mapping[str, Any]) -> tuple[Page, ...]:
+    """``label_free.md`` from the stored document alone: the command, then one table per corpus."""
+    return (Page("label_free.md", (f"`{doc['command']}`", *(corpus_table(c) for c in doc["corpora"]))),)
+
+
+def result(out: dict[str, Any]) -> Result:
+    """``label_free.json`` (the run's id left out: the provenance record holds it) and its page."""
+    return STUDY.documented(out, {k: v for k, v in out.items() if k != "run_id"})
 
 
 STUDY = Study(
@@ -119,8 +106,9 @@ STUDY = Study(
     title="Thresholds without labels: label-free, in-fold and transferred, on both corpora, per refusal kind",
     run=compute,
     rows=lambda out: [{"corpus": c["name"], **row} for c in out["corpora"] for row in c["rows"]],
-    markdown=markdown,
-    write=write,
+    result=result,
+    document="label_free.json",
+    pages=pages,
     out_dir="results/label_free",
     command=argv("study label-free --store runs/label_free.duckdb"),
     tables=("label_free.md",),

@@ -14,9 +14,9 @@ Opt-in (``published=False``): the default model is the largest chat model that i
 
 from __future__ import annotations
 
-import json
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,17 @@ from nomad_lab.eval.note_conditions import (
 from nomad_lab.services.pipeline import PipelineConfig
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.run_param import RUN, study_run
-from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, on_second_corpus, positive
+from nomad_lab.studies.params import (
+    CORPUS,
+    EMBEDDER,
+    GOLDENS,
+    INDEX,
+    PROGRESS,
+    STORE,
+    on_second_corpus,
+    positive,
+)
+from nomad_lab.studies.result import Field, Page, Result, Table
 from nomad_lab.studies.shape import Param, Params, Study
 
 DEFAULT_MODEL = "embedded:qwen2.5-coder-1.5b"
@@ -70,6 +80,7 @@ PARAMS = (
     GOLDENS,
     Param("suite", str, "core,off_topic,hard_refusals?", "suites to retrieve when no --run is given"),
     EMBEDDER,
+    INDEX,
     Param("model", BACKEND_SPEC, DEFAULT_MODEL, "the chat model that answers", metavar="SPEC"),
     Param("per_stratum", int, 30, "questions drawn per stratum", check=positive),
     Param("refusals", _kinds, (UNANSWERABLE,), "refusal kinds sampled beside answerable questions"),
@@ -180,45 +191,54 @@ def rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _pct(t: list[float]) -> str:
-    return f"{100 * t[0]:.1f}% [{100 * t[1]:.1f}, {100 * t[2]:.1f}]"
+def _rate(condition: str) -> Field:
+    return Field(f"{condition}.rate", condition, "share", ".1f", 100, "%")
 
 
-def _points(t: list[float]) -> str:
-    return f"{100 * t[0]:+.1f} [{100 * t[1]:+.1f}, {100 * t[2]:+.1f}]"
+def _difference(a: str, b: str) -> tuple[Field, Field]:
+    pair = f"{b}-{a}"
+    return Field(f"{pair}.diff", f"{b} - {a} (points)", "points", "+.1f", 100), Field(
+        f"{pair}.p", "p", "", ".4f"
+    )
 
 
-def markdown(result: dict[str, Any]) -> str:
-    s = result["summary"]
-    lines = [
-        f"Does the sufficiency note change the answer? Model {result['model']}, run {result['run']}; "
+RATE_FIELDS = (
+    Field("stratum", "stratum"),
+    Field("n", "n", "count", right=True),
+    Field("measure", "measure"),
+    *(_rate(c) for c in CONDITIONS),
+)
+PAIRED_FIELDS = (
+    Field("stratum", "stratum"),
+    Field("measure", "measure"),
+    *(f for a, b in COMPARISONS for f in _difference(a, b)),
+)
+MEASURES = ("abstained", "correct")
+
+
+def pages(doc: Mapping[str, Any]) -> tuple[Page, ...]:
+    """``note_effect.md`` from the stored document alone (so it can be rebuilt from the JSON)."""
+    s, c = doc["summary"], doc["costs"]
+    rates = [
+        {"stratum": stratum, "n": entry["n"], "measure": m, **entry[m]}
+        for stratum, entry in s.items()
+        for m in MEASURES
+        if m in entry
+    ]
+    paired = [
+        {"stratum": stratum, "measure": m, **entry[f"{m}Paired"]}
+        for stratum, entry in s.items()
+        for m in MEASURES
+        if f"{m}Paired" in entry
+    ]
+    intro = (
+        f"Does the sufficiency note change the answer? Model {doc['model']}, run {doc['run']}; "
         f"each question answered from its top-5 passages under {', '.join(CONDITIONS)} (temperature 0; "
         "the planner admits the first ones, the same in every condition: the size tier's token cap is "
         "not enforced, so the note cannot displace one). Abstained: any refusal phrasing of the generation "
-        "checks; correct: every `mustInclude` pattern and no `mustNotInclude` one.",
-        "",
-        "| stratum | n | measure | " + " | ".join(CONDITIONS) + " |",
-        "|---|---:|---|" + "---|" * len(CONDITIONS),
-    ]
-    for stratum, entry in s.items():
-        for measure in ("abstained", "correct"):
-            if measure in entry:
-                cells = " | ".join(_pct(entry[measure][c]["rate"]) for c in CONDITIONS)
-                lines.append(f"| {stratum} | {entry['n']} | {measure} | {cells} |")
-    lines += ["", "| stratum | measure | " + " | ".join(f"{b} - {a}" for a, b in COMPARISONS) + " |"]
-    lines.append("|---|---|" + "---|" * len(COMPARISONS))
-    for stratum, entry in s.items():
-        for measure in ("abstained", "correct"):
-            if f"{measure}Paired" in entry:
-                tests = entry[f"{measure}Paired"]
-                cells = " | ".join(
-                    f"{_points(tests[f'{b}-{a}']['diff'])} pts, p {tests[f'{b}-{a}']['p']:.4f}"
-                    for a, b in COMPARISONS
-                )
-                lines.append(f"| {stratum} | {measure} | {cells} |")
-    c = result["costs"]
-    lines += [
-        "",
+        "checks; correct: every `mustInclude` pattern and no `mustNotInclude` one."
+    )
+    costs = (
         "Median per answer: "
         + "; ".join(
             f"{k} {c[k]['medianMs'] / 1000:.1f} s ({c[k]['medianPromptTokens']:.0f} prompt tokens, "
@@ -227,36 +247,32 @@ def markdown(result: dict[str, Any]) -> str:
             for k in CONDITIONS
         )
         + f". Answering took {sum(v['seconds'] for v in c.values()) / 60:.1f} min in all (load average "
-        f"when the study began {result['loadAtStart'][0]:.2f}).",
-    ]
-    if result["choice"]:
-        lines += ["", f"Default `sufficiency_action` by the study's rule: **{result['choice']['action']}**."]
-    return "\n".join(lines) + "\n"
+        f"when the study began {doc['loadAtStart'][0]:.2f})."
+    )
+    choice = (
+        doc["choice"] and f"Default `sufficiency_action` by the study's rule: **{doc['choice']['action']}**."
+    )
+    blocks = (intro, Table("rates", RATE_FIELDS, tuple(rates)), Table("paired", PAIRED_FIELDS, tuple(paired)))
+    return (Page("note_effect.md", (*blocks, costs, *([choice] if choice else []))),)
 
 
-def write(result: dict[str, Any], out: Path) -> dict[str, Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    md = out / "note_effect.md"
-    md.write_text(markdown(result))
-    js = out / "note_effect.json"
-    js.write_text(json.dumps(_json(result), indent=1, default=float) + "\n")
-    answers = out / "answers.jsonl"
-    with answers.open("w") as handle:
-        for q in result["asked"]:
-            for condition in CONDITIONS:
-                obs = result["answers"][q.golden.id][condition]
-                line = {
-                    "id": q.golden.id,
-                    "stratum": q.stratum,
-                    "condition": condition,
-                    "query": q.golden.query,
-                }
-                checks = scored(q, obs)
-                if q.stratum != ANSWERABLE:
-                    del checks["correct"]  # defined by mustInclude patterns, which refusals do not have
-                line |= checks | {"answer": obs["answer"], "injected": obs["injected"]}
-                handle.write(json.dumps(line) + "\n")
-    return {"table": md, "json": js, "answers": answers}
+def _answers(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every answer, one line per question and condition (``answers.jsonl``)."""
+    lines = []
+    for q in result["asked"]:
+        for condition in CONDITIONS:
+            obs = result["answers"][q.golden.id][condition]
+            line = {"id": q.golden.id, "stratum": q.stratum, "condition": condition, "query": q.golden.query}
+            checks = scored(q, obs)
+            if q.stratum != ANSWERABLE:
+                del checks["correct"]  # defined by mustInclude patterns, which refusals do not have
+            lines.append(line | checks | {"answer": obs["answer"], "injected": obs["injected"]})
+    return lines
+
+
+def result(raw: dict[str, Any]) -> Result:
+    """The study's value: ``note_effect.json``, its page and every answer (``answers.jsonl``)."""
+    return STUDY.documented(raw, _json(raw), lines={"answers.jsonl": _answers(raw)})
 
 
 STUDY = Study(
@@ -264,8 +280,9 @@ STUDY = Study(
     title="Does the sufficiency note change the answer? Abstention and correctness, paired",
     run=compute,
     rows=rows,
-    markdown=markdown,
-    write=write,
+    result=result,
+    document="note_effect.json",
+    pages=pages,
     out_dir="results/note_effect",
     command=("study", "note-effect"),
     tables=("note_effect.md",),

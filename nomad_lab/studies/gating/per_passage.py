@@ -27,6 +27,7 @@ from nomad_lab.store import Store, Verdict
 from nomad_lab.studies.gating.judge_confidence import LADDER_MODELS
 from nomad_lab.studies.gating.run_param import RUN, study_run
 from nomad_lab.studies.params import WORKSPACE, floor_param, not_negative, suite_param
+from nomad_lab.studies.result import formatted
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
 
@@ -136,7 +137,7 @@ def markdown(rows: Sequence[PerPassageComparison], sampled: bool) -> str:
             out.append(
                 f"| {r.model} | {r.sets} | {gate} | {lk[0]:.3f} [{lk[1]:.3f}, {lk[2]:.3f}] "
                 f"| {rc[0]:.3f} [{rc[1]:.3f}, {rc[2]:.3f}] | {r.calls[gate]} "
-                f"| {r.median_ms_per_set.get(gate, float('nan')):.0f} |"
+                f"| {formatted(r.median_ms_per_set.get(gate), '.0f')} |"
             )
         out.append(
             f"\nPer passage minus one verdict: recall@5 {r.recall_test.statistic:+.3f} "

@@ -16,7 +16,7 @@ so an interrupted run resumes.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from nomad_lab.retrieval.index import build_index
 from nomad_lab.services.query_rewrite import rewrite_query
 from nomad_lab.store import Store
 from nomad_lab.studies.params import WORKSPACE, suite_param
+from nomad_lab.studies.result import Field, Page, Result, Table
 from nomad_lab.studies.shape import Param, Params, Study, argv
 
 MODES = ("raw", "free-text", "structured")
@@ -165,35 +166,53 @@ def summarize(rows: Sequence[RewriteRow], tasks_model: str, suite: str) -> dict[
     return {"tasksModel": tasks_model, "suite": suite, "k": K, "modes": means, "paired": tests}
 
 
-def markdown(summary: dict[str, Any]) -> str:
-    lines = [
+MODE_FIELDS = (
+    Field("mode", "rewrite"),
+    Field("recall@5", "recall@5", "share", ".3f", right=True),
+    Field("hit@5", "hit@5", "share", ".3f", right=True),
+    Field("rewrittenOf", "rewritten", "count", right=True),
+)
+PAIRED_FIELDS = (
+    Field("comparison", "comparison"),
+    Field("recall@5.statistic", "Δ recall@5 [95% CI]", "share", "+.3f", right=True),
+    Field("recall@5.p_value", "p (bootstrap)", "", ".3f", right=True),
+    Field("miss@5 (McNemar).statistic", "Δ miss@5", "share", "+.3f", right=True),
+    Field("miss@5 (McNemar).p_value", "p (exact McNemar)", "", ".3f", right=True),
+)
+
+
+def pages(summary: Mapping[str, Any]) -> tuple[Page, ...]:
+    """``summary.md`` from ``summary.json`` alone: the means per mode and the paired tests."""
+    modes = tuple(
+        {"mode": mode, **m, "rewrittenOf": f"{m['rewritten']}/{m['n']}"}
+        for mode, m in summary["modes"].items()
+    )
+    paired = tuple(
+        {
+            "comparison": name,
+            **test,
+            "recall@5": {**test["recall@5"], "statistic": _interval(test["recall@5"])},
+        }
+        for name, test in summary["paired"].items()
+    )
+    intro = (
         f"Tasks model `{summary['tasksModel']}`, multi-turn goldens of `{summary['suite']}` "
-        f"(n = {summary['modes']['raw']['n']}).",
-        "",
-        "| rewrite | recall@5 | hit@5 | rewritten |",
-        "|---|---:|---:|---:|",
-    ]
-    for mode, m in summary["modes"].items():
-        lines.append(f"| {mode} | {m['recall@5']:.3f} | {m['hit@5']:.3f} | {m['rewritten']}/{m['n']} |")
-    lines += ["", "| comparison | Δ recall@5 [95% CI] | p (bootstrap) | Δ miss@5 | p (exact McNemar) |"]
-    lines.append("|---|---:|---:|---:|---:|")
-    for name, test in summary["paired"].items():
-        r, m = test["recall@5"], test["miss@5 (McNemar)"]
-        lines.append(
-            f"| {name} | {r['statistic']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}] | {r['p_value']:.3f} "
-            f"| {m['statistic']:+.3f} | {m['p_value']:.3f} |"
-        )
-    return "\n".join(lines) + "\n"
+        f"(n = {summary['modes']['raw']['n']})."
+    )
+    return (
+        Page(
+            "summary.md", (intro, Table("modes", MODE_FIELDS, modes), Table("paired", PAIRED_FIELDS, paired))
+        ),
+    )
 
 
-def write(result: dict[str, Any], out_dir: Path) -> dict[str, Path]:
-    """``summary.json`` and ``summary.md`` beside the resume log ``rows.jsonl``."""
-    summary = {k: v for k, v in result.items() if k not in ("rows", "run_id")}
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"json": out_dir / "summary.json", "md": out_dir / "summary.md"}
-    paths["json"].write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    paths["md"].write_text(markdown(summary), encoding="utf-8")
-    return paths
+def _interval(test: Mapping[str, Any]) -> list[float]:
+    return [test["statistic"], test["low"], test["high"]]
+
+
+def result(raw: dict[str, Any]) -> Result:
+    """``summary.json`` (the per-question rows stay in ``rows.jsonl``, the resume log) and its page."""
+    return STUDY.documented(raw, {k: v for k, v in raw.items() if k not in ("rows", "run_id")})
 
 
 STUDY = Study(
@@ -201,8 +220,9 @@ STUDY = Study(
     title="Query rewrite: free text against the structured form (paired)",
     run=compute,
     rows=lambda result: result["rows"],
-    markdown=markdown,
-    write=write,
+    result=result,
+    document="summary.json",
+    pages=pages,
     out_dir="results/rewrite",
     command=argv("study rewrite --store runs/budget.duckdb"),
     tables=("summary.md",),

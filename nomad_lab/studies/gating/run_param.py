@@ -70,6 +70,7 @@ def study_run(p: Params, run: Any = None, **retrieval: Any) -> str:
         "goldens": given.get("goldens"),
         "suite": given.get("suite"),
         "embedder": given.get("embedder"),
+        "index": given.get("index"),
         "progress": not given.get("no_progress", True),
     }
     asked = {k: v for k, v in (defaults | retrieval).items() if v is not None}

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +56,18 @@ from nomad_lab.studies.gating.sufficiency_pairs import (
     run_questions,
     scoring_pairs,
 )
-from nomad_lab.studies.gating.sufficiency_report import markdown, rows, save_gate, write
-from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, on_second_corpus, positive
+from nomad_lab.studies.gating.sufficiency_report import GATE_NAME, pages, rows, save_gate, summary
+from nomad_lab.studies.params import (
+    CORPUS,
+    EMBEDDER,
+    GOLDENS,
+    INDEX,
+    PROGRESS,
+    STORE,
+    on_second_corpus,
+    positive,
+)
+from nomad_lab.studies.result import Artefact, Result
 from nomad_lab.studies.shape import Param, Params, Study
 
 SEED = 1341
@@ -75,6 +86,7 @@ PARAMS = (
     GOLDENS,
     Param("suite", str, "core,off_topic,hard_refusals?", "suites to retrieve when no --run is given"),
     EMBEDDER,
+    INDEX,
     Param("units", int, 8, "sentence units read per question", check=positive),
     Param("pseudo", int, PSEUDO, "pseudo-questions drafted from the corpus", check=positive),
     Param("folds", int, crossval.FOLDS, "outer folds", check=positive),
@@ -236,10 +248,9 @@ def _time_questions(body: AnswerBody, head: Any, chosen: list, store: Path, data
     }
 
 
-def _write(result: dict[str, Any], out: Path) -> dict[str, Path]:
-    paths = write(result, out)
-    paths["gate"] = save_gate(result, out)
-    return paths
+def result(raw: dict[str, Any]) -> Result:
+    """The study's value: ``sufficiency.json``, its page, and the gate file it saves."""
+    return STUDY.documented(raw, summary(raw), artefacts=(Artefact(GATE_NAME, partial(save_gate, raw)),))
 
 
 STUDY = Study(
@@ -247,8 +258,9 @@ STUDY = Study(
     title="Sufficiency: does a top-5 passage state the answer? Per refusal kind, out of fold",
     run=compute,
     rows=rows,
-    markdown=markdown,
-    write=_write,
+    result=result,
+    document="sufficiency.json",
+    pages=pages,
     out_dir="results/sufficiency",
     command=("study", "sufficiency"),
     tables=("sufficiency.md",),

@@ -1,10 +1,12 @@
-"""What ``study sufficiency`` writes: per row, each refusal kind's pass rate at answerable keep >= 0.90
-(never blended), the keep reached, ROC AUC answerable vs unanswerable, the paired test of the best row
-against the zero-shot window, the cost, and the gate file (JSON + INT8 head)."""
+"""What ``study sufficiency`` publishes, as a value (its page built from the stored summary alone): per
+row, each refusal kind's pass rate at answerable keep >= 0.90 (never blended), the keep reached, ROC AUC
+answerable vs unanswerable, the paired test of the best row against the zero-shot window, the cost, and
+the gate file (JSON + INT8 head)."""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,8 @@ from nomad_lab.gate import crossval
 from nomad_lab.gate.answer_file import SufficiencyGate
 from nomad_lab.gate.stats import bootstrap_means, paired_bootstrap
 from nomad_lab.retrieval.answer_cache import save_gate_files
+from nomad_lab.studies.gating.answer_report import examples_line, training_costs
+from nomad_lab.studies.result import Field, Page, Table, Value, listing
 
 GATE_NAME = "sufficiency-gate.json"
 
@@ -116,74 +120,64 @@ def rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     return summary(result)["rows"]
 
 
-def _triple(t: list[float], pct: bool = True) -> str:
-    f = (lambda v: f"{100 * v:.1f}%") if pct else (lambda v: f"{v:.3f}")
-    return f"{f(t[0])} [{f(t[1])}, {f(t[2])}]"
+def _kind_field(kind: str) -> Field:
+    return Field(f"byKind.{kind}.passAtKeepTarget", f"{kind} pass", "share", ".1f", 100, "%")
 
 
-def markdown(result: dict[str, Any]) -> str:
-    s = summary(result)
-    n = s["refusals"]
-    lines = [
+ROW_FIELDS = (
+    Field("row", "check"),
+    replace(_kind_field(UNANSWERABLE), label=f"{UNANSWERABLE} pass [95% CI]"),
+    Field("answerableKeep", "answerable keep reached", "share", ".3f"),
+    _kind_field(NEAR_DOMAIN),
+    _kind_field(OFF_TOPIC),
+    Field("rocAucAnswerableVsUnanswerable", f"ROC AUC answerable vs {UNANSWERABLE}", "", ".3f"),
+    Field("spec", "spec", absent="-", code=True),
+)
+
+
+def pages(s: Mapping[str, Any]) -> tuple[Page, ...]:
+    """``sufficiency.md`` from the stored summary alone (so it can be rebuilt from the JSON)."""
+    n, pt, timing, read = s["refusals"], s["paired"], s["timing"], s["answerRead"]
+    costs = [
+        (
+            "ms per question (cut, choose, body over the units, head; uncached)",
+            Value(timing["msPerQuestion"], "ms", ".0f"),
+        ),
+        (
+            f"units per question (timed sample of {timing['questions']})",
+            Value(timing["unitsPerQuestion"], "count", ".1f"),
+        ),
+        (
+            "load average (1, 5, 15 min) when the study began",
+            Value(", ".join(f"{v:.2f}" for v in timing["loadAtStart"]), "load"),
+        ),
+        (
+            "answerable questions with a mustInclude answer unit among the units read",
+            Value(f"{read['read']} of {read['questions']} ({100 * read['share']:.0f}%)", "count"),
+        ),
+        ("pseudo-questions drafted from the corpus", Value(s["pseudoQuestions"], "count")),
+        *training_costs(s["seconds"]),
+    ]
+    intro = (
         f"Sufficiency check, run {s['run']} ({s['answerable']} answerable; refusals: "
         + ", ".join(f"{n[k]} {k}" for k in REFUSAL_KINDS)
         + f"), {s['folds']}x{s['repeats']} grouped folds, thresholds chosen inside training folds for "
-        f"answerable keep >= {s['keepTarget']:.2f}; {s['units']} sentence units read per question.",
-        "",
-        f"| check | {UNANSWERABLE} pass [95% CI] | answerable keep reached | {NEAR_DOMAIN} pass "
-        f"| {OFF_TOPIC} pass | ROC AUC answerable vs {UNANSWERABLE} | spec |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in s["rows"]:
-        k = r["byKind"]
-        lines.append(
-            f"| {r['row']} | {_triple(k[UNANSWERABLE]['passAtKeepTarget'])} "
-            f"| {_triple(r['answerableKeep'], False)} "
-            f"| {_triple(k[NEAR_DOMAIN]['passAtKeepTarget'])} | {_triple(k[OFF_TOPIC]['passAtKeepTarget'])} "
-            f"| {_triple(r['rocAucAnswerableVsUnanswerable'], False)} | `{r['spec'] or '-'}` |"
-        )
-    pt, sec, timing, read = s["paired"], s["seconds"], s["timing"], s["answerRead"]
-    lines += [
-        "",
+        f"answerable keep >= {s['keepTarget']:.2f}; {s['units']} sentence units read per question."
+    )
+    paired = (
         f"Paired over the same {pt['n']} {UNANSWERABLE} refusals, {pt['best']} against {pt['baseline']}: "
         f"pass difference {100 * pt['difference']:+.1f} points "
-        f"[{100 * pt['low']:+.1f}, {100 * pt['high']:+.1f}] "
-        f"({pt['method']}, p {pt['p']:.3g}).",
-        "",
-        "| cost and coverage | value |",
-        "|---|---|",
-        "| ms per question (cut, choose, body over the units, head; uncached) "
-        f"| {timing['msPerQuestion']:.0f} |",
-        f"| units per question (timed sample of {timing['questions']}) | {timing['unitsPerQuestion']:.1f} |",
-        "| load average (1, 5, 15 min) when the study began | "
-        + ", ".join(f"{v:.2f}" for v in timing["loadAtStart"])
-        + " |",
-        f"| answerable questions with a mustInclude answer unit among the units read | {read['read']} of "
-        f"{read['questions']} ({100 * read['share']:.0f}%) |",
-        f"| pseudo-questions drafted from the corpus | {s['pseudoQuestions']} |",
-        f"| pairs read by the ONNX body this run (of {sec['pairs']}) | {sec['readPairs']} |",
-        f"| seconds reading them | {sec['read']:.0f} |",
-        f"| trainings | {sec['trainings']} |",
-        f"| seconds per training (mean) | {sec['trainMean']:.1f} |",
-        f"| seconds in all | {sec['total']:.0f} |",
-        "",
-        "Training examples of the final model: " + ", ".join(f"{k} {v}" for k, v in s["examples"].items()),
-    ]
-    return "\n".join(lines) + "\n"
+        f"[{100 * pt['low']:+.1f}, {100 * pt['high']:+.1f}] ({pt['method']}, p {pt['p']:.3g})."
+    )
+    table = Table("checks", ROW_FIELDS, tuple(s["rows"]))
+    costs_table = listing("cost", ("cost and coverage", "value"), costs)
+    return (Page("sufficiency.md", (intro, table, paired, costs_table, examples_line(s))),)
 
 
-def write(result: dict[str, Any], out: Path) -> dict[str, Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    md = out / "sufficiency.md"
-    md.write_text(markdown(result))
-    js = out / "sufficiency.json"
-    js.write_text(json.dumps(summary(result), indent=1, default=float) + "\n")
-    return {"table": md, "json": js}
-
-
-def save_gate(result: dict[str, Any], out: Path) -> Path:
+def save_gate(result: dict[str, Any], path: Path) -> Path:
     """The final head (fitted on every question and the pseudo-questions) as ``sufficiency-gate.json``
-    + its INT8 ``.npz``, with the unit settings and the answer-type weight the folds chose most."""
+    (``path``) + its INT8 ``.npz``, with the unit settings and the answer-type weight the folds chose
+    most."""
     data = result["data"]
     s = summary(result)
     training = {
@@ -196,6 +190,6 @@ def save_gate(result: dict[str, Any], out: Path) -> Path:
     }
     scoring = {"units": s["units"], "unitWords": UNIT_WORDS, "typeWeight": s["typeWeight"]}
     return save_gate_files(
-        out / GATE_NAME, result["head"], result["body"], result["threshold"], data.embedder, training,
+        path, result["head"], result["body"], result["threshold"], data.embedder, training,
         s["rows"][-1], kind=SufficiencyGate, scoring=scoring,
     )  # fmt: skip

@@ -1,0 +1,140 @@
+"""Each moved study's files from a planted raw result, through whichever code is on the path: the old
+study writer (``study.write`` + ``execute``'s JSON rewrite) or the result value + the publish writer.
+
+Why: a study moved onto the value must publish the same figures, and rerunning the heavy ones (model
+training, a chat model over 60 questions) proves nothing the fixtures do not. Run it at the commit
+before a move and at the move, then compare (``scripts/results_equal.py``)::
+
+    git worktree add /tmp/old HEAD~1
+    (cd /tmp/old && PYTHONPATH=/tmp/old python /work/wt/scripts/writer_fixtures.py /tmp/before)
+    PYTHONPATH=$PWD python scripts/writer_fixtures.py /tmp/after
+    python scripts/results_equal.py /tmp/before /tmp/after
+"""
+
+import json
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+sys.path.insert(0, str(Path.cwd() / "tests" / "studies"))
+from nomad_lab.eval.provenance import write_json
+
+out = Path(sys.argv[1])
+
+
+def planted_answerability():
+    from test_sufficiency_report import planted
+
+    raw = planted()
+    kinds = raw["kinds"]
+    refusal = np.array([k != "" for k in kinds])
+    tags = [("off-topic", "fictional") if k == "off-topic" else (k,) if k else () for k in kinds]
+    row = raw["rows"][1]
+    data = SimpleNamespace(
+        pools=SimpleNamespace(
+            expect_refusal=refusal,
+            tags=tags,
+            size=len(kinds),
+            fingerprint="fp",
+            ids=[str(i) for i in range(len(kinds))],
+        ),
+        base_nonempty=np.ones(len(kinds), dtype=bool),
+        embedder={},
+    )
+    return {
+        "run": "r1",
+        "bank_run": "b1",
+        "data": data,
+        "figures": row["figures"],
+        "zero_figures": raw["rows"][0]["figures"],
+        "keep": row["figures"].extra["kept"],
+        "splits": raw["splits"],
+        "threshold": 0.5,
+        "examples": {"gold": 3, "bank": 2},
+        "config": SimpleNamespace(epochs=1, seed=3),
+        "seconds": {"total": 1.0, "read": 0.5, "readPairs": 2, "pairs": 4, "trainMean": 0.1, "trainings": 1},
+        "timing": {"questions": 2, "windows": 8, "windowsPerQuestion": 4.0, "msPerQuestion": 50.0},
+    }
+
+
+def planted_note_effect():
+    sys.path.insert(0, str(Path.cwd()))
+    from nomad_lab.data.refusal_kinds import UNANSWERABLE
+    from nomad_lab.eval.note_conditions import CONDITIONS, choose_action, costs, summarize
+    from tests.eval.test_note_conditions import two_strata
+
+    asked, answers = two_strata(claim="It weighs 5 kg | or 6.")
+    for i, by in enumerate(answers.values()):
+        for c in CONDITIONS:
+            by[c] |= {"ms": 100.0 + i, "promptTokens": 80 + i, "cachedPromptTokens": 10, "injected": 1}
+    s = summarize(asked, answers)
+    return {
+        "run": "r1",
+        "model": "m",
+        "params": {"perStratum": 20},
+        "available": {"x": 3},
+        "asked": asked,
+        "answers": answers,
+        "summary": s,
+        "costs": costs(answers),
+        "choice": choose_action(s, UNANSWERABLE),
+        "seconds": 3.0,
+        "loadAtStart": [0.5, 0.4, 0.3],
+        "run_id": "study-1",
+    }
+
+
+def planted_label_free():
+    from test_label_free_study import _row, corpus
+
+    piped = {**_row(), "gate": "floor | a piped name", "recallMinusInFold": None}
+    mine = corpus(piped, {**_row(), "recallMinusInFold": 0.01})
+    return {"command": "nomad-lab study label-free", "corpora": [mine], "seconds": 1.0, "run_id": "x"}
+
+
+def planted_rewrite():
+    from dataclasses import asdict
+
+    from test_rewrite import rows
+
+    from nomad_lab.studies.gating.rewrite import summarize
+
+    planted = rows({"raw": [0, 0, 1, 1], "free-text": [1, 0, 1, 1], "structured": [1, 1, 1, 1]})
+    return summarize(planted, "m", "core") | {"rows": [asdict(r) for r in planted], "run_id": "x"}
+
+
+def cases():
+    from test_sufficiency_report import planted
+
+    yield "rewrite", "nomad_lab.studies.gating.rewrite", planted_rewrite()
+
+    yield "label_free", "nomad_lab.studies.gating.label_free", planted_label_free()
+
+    yield "note_effect", "nomad_lab.studies.gating.note_effect", planted_note_effect()
+    yield "answerability", "nomad_lab.studies.gating.answerability", planted_answerability()
+    yield "sufficiency", "nomad_lab.studies.gating.sufficiency", planted()
+
+
+for name, module, raw in cases():
+    import importlib
+
+    study = importlib.import_module(module).STUDY
+    folder = out / name
+    if study.write is not None:  # the old way: the study's own writer (its gate file left out: no model here)
+        from nomad_lab.studies.gating import answer_report, sufficiency_report
+
+        writers = {
+            "answerability": getattr(answer_report, "write", None),
+            "sufficiency": getattr(sufficiency_report, "write", None),
+        }
+        paths = (writers.get(name) or study.write)(raw, folder)
+        for path in paths.values():
+            if Path(path).suffix == ".json":
+                write_json(path, json.loads(Path(path).read_text()))
+    else:
+        from nomad_lab.publish.results import write
+
+        write(study.result(raw).placed(artefacts=()), folder)
+    print(name, sorted(p.name for p in folder.iterdir()))
