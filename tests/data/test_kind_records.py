@@ -1,6 +1,7 @@
 """A refusal kind is one record, and a new kind is one file: plant a fourth kind's module beside the three
 and every table that lists kinds (tags, definitions, the leaderboard's columns and axes, the figure's
-panel questions, the labelling widget's keys and choices, the labelling page's heads) picks it up.
+panel questions, the labelling widget's keys and choices, the labelling and label-free pages' heads)
+picks it up.
 
 Each case runs in a fresh process: the tables are read from the records when their modules load, so the
 planted folder joins the package's ``__path__`` before anything imports them.
@@ -37,7 +38,7 @@ import nomad_lab.data.kind_records as records
 records.__path__.append(sys.argv[1])
 from nomad_lab.data import refusal_kinds
 from nomad_lab.data.golden_lines import parse_line
-from nomad_lab.studies.gating import family_plot, gate_report, labeller, labelling
+from nomad_lab.studies.gating import family_plot, gate_report, label_figure, label_free, labeller, labelling
 errors = []
 line = json.dumps({"id": "q", "query": "Will it rain?", "expectRefusal": True, "refusalKind": "speculative"})
 golden = parse_line(line, "s.jsonl:1", "s", "s.jsonl", 1, None, errors)
@@ -52,6 +53,8 @@ print(json.dumps({
     "choice": ["refusal: speculative", "speculative"] in [list(c) for c in labeller.CHOICES],
     "help": labeller.KEY_HELP,
     "head": labelling._what("speculative"),
+    "figureHead": label_figure._kind_name("speculative"),
+    "freeHead": label_free._kind_field("speculative", 3).label,
     "golden": golden.refusal_kind if golden else errors,
 }))
 """
@@ -78,7 +81,8 @@ def test_a_fourth_kind_is_one_file_and_every_table_reads_it(tmp_path: Path) -> N
     assert (seen["column"], seen["axis"]) == ("speculative pass", "pass rate")
     assert seen["panel"] == "does the library know yet?"
     assert seen["key"] == "speculative" and seen["choice"] and " p refusal" in seen["help"]
-    assert seen["head"] == "speculative pass"
+    assert seen["head"] == seen["figureHead"] == "speculative pass"
+    assert seen["freeHead"] == "speculative pass (n = 3) [95% CI]"
     assert seen["golden"] == "speculative"  # a golden may name it in refusalKind
 
 

@@ -21,6 +21,7 @@ from nomad_lab.eval.gating.gate_spec_type import GATE_SPEC
 from nomad_lab.eval.gating.runs import LATEST, RunChoice, parse_run, resolve_run
 from nomad_lab.gate import masks
 from nomad_lab.gate.apply import spec_curve, spec_needs
+from nomad_lab.gate.families import Need
 from nomad_lab.gate.operating_curves import (
     OperatingCurve,
     floor_margins,
@@ -29,6 +30,7 @@ from nomad_lab.gate.operating_curves import (
     restrict_refusals,
 )
 from nomad_lab.gate.pools import PoolSet, load_dump
+from nomad_lab.gate.spec import GateSpec, parse_gate_spec
 from nomad_lab.gate.stats import CalibratedFloor
 from nomad_lab.studies.gating.curves import plot_floor_sweep, plot_leak_vs_recall
 from nomad_lab.studies.gating.run_param import named_by, pinned
@@ -55,7 +57,7 @@ class FloorStudy:
 
 def _spec_curves(
     pools: PoolSet,
-    specs: tuple[str, ...],
+    specs: tuple[GateSpec, ...],
     refusal_tag: str | None,
     store: Path | None,
     run: str | RunChoice,
@@ -66,17 +68,25 @@ def _spec_curves(
     curves = []
     data = None
     for spec in specs:
-        if not spec_needs(spec):
+        needs = spec_needs(spec)
+        if not needs:
             curves.append(spec_curve(pools, spec))
             continue
         if data is None:
-            data = _stored_run(pools, spec, store, run, refusal_tag)
+            data = _stored_run(pools, spec, needs, store, run, refusal_tag)
         curves.append(curve(store, data, spec))
     return tuple(curves)
 
 
-def _stored_run(pools: PoolSet, spec: str, store: Path | None, run: str | RunChoice, refusal_tag: str | None):
-    where = f"gate {spec} needs {', '.join(map(str, spec_needs(spec)))} from a stored run"
+def _stored_run(
+    pools: PoolSet,
+    spec: GateSpec,
+    needs: tuple[Need, ...],
+    store: Path | None,
+    run: str | RunChoice,
+    refusal_tag: str | None,
+):
+    where = f"gate {spec} needs {', '.join(map(str, needs))} from a stored run"
     if store is None:
         raise NomadLabError(f"{where}: give --store (and --run RUN)")
     data = load_run(store, resolve_run(store, run))  # a stored run: the dump holds no corpus to retrieve
@@ -97,7 +107,7 @@ def run_floor_study(
     alpha: float = 0.05,
     refusal_tag: str | None = None,
     default_floor: float = DEFAULT_FLOOR,
-    gate_specs: tuple[str, ...] = (),
+    gate_specs: tuple[GateSpec | str, ...] = (),
     store: Path | None = None,
     run: str | RunChoice = LATEST,
 ) -> FloorStudy:
@@ -105,16 +115,19 @@ def run_floor_study(
 
     ``gate_specs`` (``floor@0.4+contrast``, ``judge:SPEC``, ``ce:SPEC``, ...) add one curve each, named
     by the canonical spec; a spec that needs more than the pools is evaluated by the gating service on
-    the stored ``run`` in ``store``.
+    the stored ``run`` in ``store``. Each spec is parsed once, here (a :class:`GateSpec` given, as the
+    study's GATE_SPEC parameter makes it at the edge, is never parsed again).
     """
-    extra = _spec_curves(pools, gate_specs, refusal_tag, store, run)
+    specs = tuple(parse_gate_spec(s) if isinstance(s, str) else s for s in gate_specs)
+    extra = _spec_curves(pools, specs, refusal_tag, store, run)
     pools = restrict_refusals(pools, refusal_tag)
-    score = spec_curve(pools, "floor")
+    floor, cosine, contrast = (parse_gate_spec(text) for text in ("floor", "cosine", "contrast"))
+    score = spec_curve(pools, floor)
     return FloorStudy(
         pools=pools,
         score=score,
-        cosine=spec_curve(pools, "cosine"),
-        contrast=spec_curve(pools, "contrast"),
+        cosine=spec_curve(pools, cosine),
+        contrast=spec_curve(pools, contrast),
         margins=floor_margins(pools, masks.FLOOR_GRID),
         weakest_correct_top_hit=masks.weakest_correct_top_hit(pools),
         calibrated=score.calibrated(alpha),
@@ -266,7 +279,7 @@ def compute(params: Params) -> FloorStudy:
         pools,
         alpha=params.alpha,
         refusal_tag=params.refusal_tag or None,
-        gate_specs=tuple(str(spec) for spec in params.gate),
+        gate_specs=tuple(params.gate),  # GateSpec values, parsed once at the edge (GATE_SPEC)
         store=params.store,
         run=params.run,
     )

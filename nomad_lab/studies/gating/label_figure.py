@@ -15,7 +15,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from nomad_lab.data.refusal_kinds import OFF_TOPIC
+from nomad_lab.data.refusal_kinds import OFF_TOPIC, kind_label
 from nomad_lab.eval.gating.label_sitting import MIN_PER_CLASS, LabelSession
 
 REPLAY_POINTS = 40
@@ -118,7 +118,7 @@ def figures_line(figures: dict[str, Any]) -> str:
 
 
 def _kind_name(kind: str) -> str:
-    return "off-topic leak" if kind == OFF_TOPIC else f"{kind} pass"
+    return kind_label(kind)
 
 
 def _rate(figures: dict[str, Any]) -> str:
