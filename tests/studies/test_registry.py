@@ -29,6 +29,7 @@ STUDIES = {
     "judges",
     "injection",
     "growth",
+    "gates-at-size",
     "ladder",
     "per-passage",
     "embedders",

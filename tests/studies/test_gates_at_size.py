@@ -1,0 +1,102 @@
+"""The gates-at-size study on a small real library: every size gets a leaderboard, the gate carried from
+the smallest size is scored on the same held-out questions at each size, and the page reads it all.
+
+WordLlama embeds (fast, real); the "library" is the pydocs corpus's documents, added to the default
+corpus 8 and then 24 at a time; two folds and one repeat keep it to seconds. No cross-encoder here (its
+rows are the leaderboard's own, tested there).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from nomad_lab.core.workspace import DATASETS_DIR
+from nomad_lab.data.refusal_kinds import OFF_TOPIC
+from nomad_lab.studies.gating import gates_at_size
+from nomad_lab.studies.gating.size_report import deploy_rows, families, markdown
+from nomad_lab.studies.shape import resolve_params
+
+pytest.importorskip("wordllama")
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root = tmp_path_factory.mktemp("size")
+    library = root / "library"
+    shutil.copytree(DATASETS_DIR / "corpora" / "pydocs" / "corpus", library)
+    params = resolve_params(
+        gates_at_size.PARAMS,
+        {
+            "library": library,
+            "docs": [8, 24],
+            "embedder": "wordllama:64",
+            "no_ce": True,
+            "compare_index": "hnsw",
+            "folds": 2,
+            "repeats": 1,
+            "store": root / "store.duckdb",
+            "bank_skip": ["coding"],
+            "no_progress": True,
+        },
+        "study gates-at-size",
+    )
+    old = gates_at_size.WORK_DIR
+    gates_at_size.WORK_DIR = root / "work"
+    try:
+        return gates_at_size.compute(params)
+    finally:
+        gates_at_size.WORK_DIR = old
+
+
+def test_every_size_has_a_leaderboard_and_grows(result: dict) -> None:
+    sizes = result["sizes"]
+    assert [s["documents"] > 0 for s in sizes] == [True] * 3
+    assert sizes[0]["megabytes"] < sizes[1]["megabytes"] < sizes[2]["megabytes"]
+    for size in sizes:
+        found = families(size)
+        assert "floor" in found and "best refit here" in found
+        assert found["floor"]["byKind"][OFF_TOPIC]["n"] == size["refusalsByKind"][OFF_TOPIC] > 0
+        assert (
+            len(size["passedAtRecallTarget"]["floor (swept)"]) == size["questions"]
+        )  # decisions per question
+
+
+def test_the_carried_gate_is_the_same_gate_at_every_size(result: dict) -> None:
+    small, *larger = result["sizes"]
+    assert "transfer" not in small
+    carried = [t for s in larger for t in s["transfer"]]
+    assert {t["recipe"] for t in carried} == {
+        "learned: pool + coverage + bank"
+    }  # no ce: its recipe is left out
+    # the fold gates and their held-out questions at the small size do not depend on the larger size
+    assert larger[0]["transfer"][0]["atSmall"] == larger[1]["transfer"][0]["atSmall"]
+    change = carried[0]["change"][OFF_TOPIC]
+    at_small = carried[0]["atSmall"][OFF_TOPIC]["passAtRecallTarget"][0]
+    at_large = carried[0]["byKind"][OFF_TOPIC]["passAtRecallTarget"][0]
+    assert change["difference"] == pytest.approx(at_large - at_small, abs=1e-9)
+    assert change["low"] <= change["difference"] <= change["high"] and change["n"] > 0
+
+
+def test_the_page_reads_every_size_and_names_what_to_deploy(result: dict, tmp_path: Path) -> None:
+    text = markdown(result)
+    assert not re.search(r"\bnan\b", text, re.IGNORECASE)
+    for size in result["sizes"]:
+        assert size["label"] in text
+    table, _ = deploy_rows(result)
+    assert len(table) == 3 and "What to deploy at your size" in text
+    written = gates_at_size.STUDY.write(result, tmp_path)
+    assert written["png"].exists() and written["json"].exists()
+
+
+def test_hnsw_is_compared_with_exact_at_the_largest_size(result: dict) -> None:
+    compared = result["indexComparison"]
+    assert compared["index"] == "hnsw" and compared["against"] == "exact"
+    assert compared["questions"] == result["sizes"][-1]["questions"]
+    recall = compared["recallAt5NoFloor"]
+    assert recall["difference"] == pytest.approx(recall["b"] - recall["a"], abs=1e-9)
+    assert 0 <= compared["sameTop5"] <= 1 and "0.62" in compared["offTopicLeakAtFloor"]
+    assert "Index `hnsw` against `exact`" in markdown(result)
