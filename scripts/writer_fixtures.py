@@ -108,6 +108,12 @@ def planted_rewrite():
 def cases():
     from test_sufficiency_report import planted
 
+    yield (
+        "placement",
+        "nomad_lab.studies.budgeting.placement",
+        json.loads(Path("results/placement/placement.json").read_text()),
+    )
+
     yield "rewrite", "nomad_lab.studies.gating.rewrite", planted_rewrite()
 
     yield "label_free", "nomad_lab.studies.gating.label_free", planted_label_free()
