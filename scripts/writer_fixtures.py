@@ -108,6 +108,8 @@ def planted_rewrite():
 def cases():
     from test_sufficiency_report import planted
 
+    ladder = json.loads(Path("results/judge_ladder/ladder.json").read_text())
+    yield "ladder", "nomad_lab.studies.gating.ladder", {"rows": ladder, "sampled": True}
     yield (
         "placement",
         "nomad_lab.studies.budgeting.placement",
