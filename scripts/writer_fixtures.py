@@ -108,6 +108,13 @@ def planted_rewrite():
 def cases():
     from test_sufficiency_report import planted
 
+    from nomad_lab.studies.budgeting.transport import TransportResult
+
+    yield (
+        "transport",
+        "nomad_lab.studies.budgeting.transport",
+        TransportResult("http://h:1", "m", 4000, 1000, 2048, 1000, 980),
+    )
     ladder = json.loads(Path("results/judge_ladder/ladder.json").read_text())
     yield "ladder", "nomad_lab.studies.gating.ladder", {"rows": ladder, "sampled": True}
     yield (
