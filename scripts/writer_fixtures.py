@@ -123,6 +123,9 @@ def cases():
         tests = {k: PairedTest(**row[k]) for k in ("leak_test", "recall_test")}
         raw = {"row": PerPassageComparison(**(row | tests)), "sampled": True}
         yield f"per_passage/{folder}", "nomad_lab.studies.gating.per_passage", raw
+    narrowed = json.loads(Path("results/labelling/narrowing.json").read_text())
+    shares = json.loads(Path("results/labelling/draft_share.json").read_text())
+    yield "labelling", "nomad_lab.studies.gating.labelling", {"narrowing": narrowed, "draftShare": shares}
     ladder = json.loads(Path("results/judge_ladder/ladder.json").read_text())
     yield "ladder", "nomad_lab.studies.gating.ladder", {"rows": ladder, "sampled": True}
     yield (
