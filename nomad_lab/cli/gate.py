@@ -9,9 +9,11 @@ run with it (refused when that run was embedded by another embedder). Python: ``
 malformed and resolved by :func:`nomad_lab.eval.gating.runs.resolve_run` before any model loads.
 
 ``gate export GATE_FILE --to ts`` writes one self-contained TypeScript module for the reference server
-(``--to json``: the portable gate :mod:`nomad_lab.gate.runtime` loads); a gate reading a cross-encoder or
-a judge is refused in one line. ``gate export floor[@F] --run RUN --to ts`` writes the floor as a
-``RAG_MIN_FINAL_SCORE`` snippet for the run's embedder (``floor``: its balanced preset).
+(``--to json``: the portable gate :mod:`nomad_lab.gate.runtime` loads); ``--bundle DIR`` writes a folder
+with the cross-encoder a gate reads and a drop-in for the reference's relevance judge
+(:mod:`nomad_lab.gate.bundle`); a gate reading a judge is refused in one line.
+``gate export floor[@F] --run RUN --to ts`` writes the floor as a ``RAG_MIN_FINAL_SCORE`` snippet for the
+run's embedder (``floor``: its balanced preset).
 
 ``gate fit --no-labels --corpus DIR --out gates/x.json`` needs no goldens: questions drafted from the
 corpus's headings and sentences stand in for in-domain questions and the out-of-scope bank for off-topic
@@ -83,6 +85,18 @@ def register(subparsers: Any) -> None:
     export.add_argument("gate", help="a gate file written by gate fit, or floor@F / floor (the run's preset)")
     export.add_argument("--to", choices=("ts", "json"), default="ts", help="target (default: %(default)s)")
     export.add_argument("--out", type=Path, help="file to write (default: standard output)")
+    export.add_argument(
+        "--bundle",
+        type=Path,
+        metavar="DIR",
+        help="with --to ts: write a folder for the reference server (gate module, the cross-encoder it "
+        "reads, package.json, the drop-in relevance check, README); needed for a cross-encoder gate",
+    )
+    export.add_argument(
+        "--model-path",
+        metavar="DIR",
+        help="with --bundle: the folder the server keeps model.onnx and tokenizer.json in (not copied)",
+    )
     add_stored_run_argument(export, "for floor: the run whose embedder (and preset) it is for")
     add_store_argument(export)
     export.set_defaults(func=run_export)
@@ -127,6 +141,7 @@ def run_fit_without_labels(args: argparse.Namespace) -> int:
 def run_fit(args: argparse.Namespace) -> int:
     if args.no_labels:
         return run_fit_without_labels(args)
+    from nomad_lab.data.refusal_kinds import KINDS
     from nomad_lab.eval.gating import load_run
     from nomad_lab.eval.gating.fit import CANDIDATE_KINDS, bank_run, default_bank, fit_gate, with_features
     from nomad_lab.eval.gating.runs import parse_stored_run, resolve_run
@@ -157,7 +172,7 @@ def run_fit(args: argparse.Namespace) -> int:
     print(f"out of fold ({f['repeats']}x{f['folds']}-fold, grouped): ROC AUC {_triple(f['rocAuc'])}")
     print(f"  at recall@5 >= {f['recallTarget']}: recall@5 {_triple(f['recallAtRecallTarget'])}")
     for kind, figures in f["byKind"].items():
-        what = "leak" if kind == "off-topic" else "pass rate"
+        what = KINDS[kind].axis if kind in KINDS else "pass rate"
         print(f"    {kind} refusals (n = {figures['n']}): {what} {_triple(figures['passAtRecallTarget'])}")
     print(
         f"  at leak <= {f['leakTarget']} over all {refusals} refusals (95% bound): recall@5 "
@@ -181,6 +196,8 @@ def run_export(args: argparse.Namespace) -> int:
 
     run = ["--run", str(args.run)] if args.run else []
     command = "written by: nomad-lab " + shlex.join(["gate", "export", str(args.gate), "--to", args.to, *run])
+    if args.bundle is not None or args.model_path is not None:
+        return _export_bundle(args, command)
     text = export_text(args.store, args.gate, args.to, command, args.run)
     if args.out is None:
         sys.stdout.write(text)
@@ -188,6 +205,23 @@ def run_export(args: argparse.Namespace) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _export_bundle(args: argparse.Namespace, command: str) -> int:
+    import sys
+
+    from nomad_lab.core.errors import NomadLabError
+    from nomad_lab.eval.gating.export import export_bundle
+
+    if args.bundle is None:
+        raise NomadLabError("gate export: --model-path goes with --bundle DIR")
+    if args.to != "ts" or args.out is not None:
+        raise NomadLabError("gate export: --bundle writes a TypeScript folder (--to ts, no --out)")
+    command += f" --bundle {args.bundle}"
+    written = export_bundle(args.store, args.gate, args.bundle, command, args.model_path)
+    size = sum(p.stat().st_size for p in written)
+    print(f"wrote {args.bundle} ({len(written)} files, {size / 1e6:.1f} MB)", file=sys.stderr)
     return 0
 
 

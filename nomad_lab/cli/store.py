@@ -55,12 +55,13 @@ def register_runs(actions: Any) -> None:
 def run_runs(args: argparse.Namespace) -> int:
     """Every run (its corpus recognised among the default corpus and ``--corpus``), ``main`` marked:
     the main job's run over ``--corpus``."""
+    from nomad_lab.core.first_run import first_run_line
     from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR
     from nomad_lab.eval.stored_runs import list_runs, main_run, runs_table
     from nomad_lab.store import Store
 
     if not Path(args.store).is_file():
-        print(f"{args.store}: no store yet")
+        print(first_run_line(f"{args.store}: no store yet, so no runs", args.corpus))
         return 0
     with Store(args.store, read_only=True) as store:
         runs = list_runs(store, list(dict.fromkeys([Path(args.corpus), DEFAULT_CORPUS_DIR])))

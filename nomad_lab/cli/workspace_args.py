@@ -97,8 +97,10 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_embedder_argument(parser: argparse.ArgumentParser) -> None:
-    """``--embedder SPEC``: which model embeds the corpus and the queries (the floor depends on it)."""
+    """``--embedder SPEC`` and ``--index SPEC``: which model embeds the corpus and the queries (the floor
+    depends on it), and which index the candidate net is searched in."""
     from nomad_lab.cli.study import add_param
-    from nomad_lab.studies.params import EMBEDDER
+    from nomad_lab.studies.params import EMBEDDER, INDEX
 
     add_param(parser, EMBEDDER)
+    add_param(parser, INDEX)

@@ -10,6 +10,8 @@ so existing ``except ValueError`` callers behave as before. Standard library onl
 
 from __future__ import annotations
 
+import os
+
 __all__ = ["DEBUG_ENV", "NomadLabError"]
 
 DEBUG_ENV = "NOMAD_LAB_DEBUG"
@@ -17,4 +19,14 @@ DEBUG_ENV = "NOMAD_LAB_DEBUG"
 
 
 class NomadLabError(Exception):
-    """An error in what the user handed over or in the environment, with a message meant for them."""
+    """An error in what the user handed over or in the environment, with a message meant for them.
+
+    In a notebook it is shown as that one line too: IPython renders an exception through its
+    ``_render_traceback_`` when it has one, so a missing run or dump reads as the command to run, not
+    a traceback, while the cell still fails (papermill and Run All stop on it). ``NOMAD_LAB_DEBUG=1``
+    brings the traceback back."""
+
+    def _render_traceback_(self) -> list[str]:
+        if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+            raise NotImplementedError  # IPython then shows the full traceback
+        return [f"{type(self).__name__}: {self}"]

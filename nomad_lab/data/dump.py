@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.first_run import first_run_line
 from nomad_lab.data.corpus import is_fingerprint
 from nomad_lab.data.golden_suites import check_doc_id
 from nomad_lab.data.refusal_kinds import REFUSAL_KINDS
@@ -107,10 +108,7 @@ def load_dump(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         dump = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise DumpError(
-            f"{source}: no such dump yet; write it with `nomad-lab eval retrieval --dump {source}` "
-            "(`nomad-lab reproduce` writes the main job's)"
-        ) from None
+        raise DumpError(first_run_line(f"{source}: no such dump yet", dump=path)) from None
     except OSError as exc:
         raise DumpError(f"{source}: cannot read: {exc}") from exc
     except UnicodeDecodeError as exc:

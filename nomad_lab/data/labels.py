@@ -12,6 +12,7 @@ document) is never copied as a label: only a person's decision writes a golden l
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 from collections.abc import Iterable
@@ -73,8 +74,15 @@ class Decision:
 
 
 def default_labeller() -> str:
-    """Who labels, when nobody says: the account name (recorded per label, never required)."""
-    return os.environ.get("NOMAD_LAB_LABELLER") or os.environ.get("USER") or "unknown"
+    """Who labels, when nobody says: ``$NOMAD_LAB_LABELLER``, else the account's login name
+    (:func:`getpass.getuser`, which a Jupyter kernel without ``$USER`` still answers from the password
+    database); "unknown" only when the account has no name at all. Recorded per label, never required."""
+    if os.environ.get("NOMAD_LAB_LABELLER"):
+        return os.environ["NOMAD_LAB_LABELLER"]
+    try:
+        return getpass.getuser() or "unknown"
+    except (OSError, KeyError):  # no login variable and no password-database entry for the uid
+        return "unknown"
 
 
 def decide(

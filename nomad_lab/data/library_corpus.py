@@ -39,6 +39,8 @@ __all__ = [
 ]
 
 MANIFEST_NAME = "library.json"
+BUILDS_NAME = "index_builds.json"
+"""Beside the manifest: each embedder's last index build of the library (``nomad-lab library build``)."""
 MIN_DOC_BYTES = 500
 """Shorter files (index stubs, one-line redirects) are skipped and counted: they are not library text."""
 
@@ -61,6 +63,8 @@ class LibrarySource:
     package: str
     pattern: str  # regular expression on the installed path
     licence: str
+    exclude: str = ""  # regular expression on the installed path: files left out (source listings)
+    strip_repeated: bool = False  # generated HTML: drop the lines most of its pages repeat (navigation)
 
 
 DEBIAN_SOURCES: tuple[LibrarySource, ...] = (
@@ -129,6 +133,28 @@ def read_text(path: Path) -> str:
     return html_text(text) if re.search(r"\.html?(\.gz)?$", path.name) else text
 
 
+REPEATED_SHARE = 0.02
+"""A line found in more than this share of a generated source's pages (and in at least
+:data:`REPEATED_MIN_PAGES` of them) is navigation or template, not prose."""
+REPEATED_MIN_PAGES = 20
+
+
+def strip_repeated_lines(texts: Sequence[str]) -> list[str]:
+    """Each text without the lines that many of the texts repeat (a generated site's menus, footers,
+    "Expand description" buttons), blank-line runs collapsed again.
+
+    Why: API documentation generators wrap every page in the same navigation; left in, thousands of
+    chunks share it and a question about "settings" or "search" finds them all. A line counts once per
+    page; kept when it is in at most ``max(REPEATED_MIN_PAGES, REPEATED_SHARE * pages)`` pages."""
+    from collections import Counter
+
+    pages = Counter(line for text in texts for line in {ln.strip() for ln in text.splitlines()} if line)
+    limit = max(REPEATED_MIN_PAGES, int(REPEATED_SHARE * len(texts)))
+    common = {line for line, n in pages.items() if n > limit}
+    kept = ("\n".join(ln for ln in text.splitlines() if ln.strip() not in common) for text in texts)
+    return [re.sub(r"\n\s*\n+", "\n\n", text).strip() for text in kept]
+
+
 def _run(argv: Sequence[str]) -> str | None:
     try:
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
@@ -170,8 +196,10 @@ def _origins(
             "version": version,
             "licence": source.licence,
         }
+        excluded = re.compile(source.exclude) if source.exclude else None
         for path in sorted(p for p in files if matcher.search(str(p)) and p.is_file()):
-            yield described, path, str(path)
+            if excluded is None or not excluded.search(str(path)):
+                yield described, path, str(path)
     for folder in extra_dirs:
         if not folder.is_dir():
             raise NomadLabError(f"library folder {folder}: not a directory")
@@ -209,8 +237,18 @@ def build_library(
     counts: dict[str, tuple[int, int]] = {}  # source name -> (files, bytes)
     skipped = 0
     origins = list(_origins(sources, [Path(d) for d in extra_dirs], files_of))
-    for source, path, shown in tqdm(origins, desc="library", unit="file", disable=not progress):
-        text = read_text(path).strip()
+    texts = [
+        read_text(path).strip()
+        for _, path, _ in tqdm(origins, desc="library", unit="file", disable=not progress)
+    ]
+    stripping = {s.name for s in sources if s.strip_repeated}
+    before: dict[str, int] = {}
+    for name in stripping:
+        mine = [i for i, (source, _, _) in enumerate(origins) if source["name"] == name]
+        before[name] = sum(len(texts[i].encode("utf-8")) for i in mine)
+        for i, text in zip(mine, strip_repeated_lines([texts[i] for i in mine]), strict=True):
+            texts[i] = text
+    for (source, path, shown), text in zip(origins, texts, strict=True):
         if len(text.encode("utf-8")) < MIN_DOC_BYTES:
             skipped += 1
             continue
@@ -236,7 +274,15 @@ def build_library(
         if stale.name not in kept:
             stale.unlink()
     library = Library(
-        sources=[{**per_source[n], "files": f, "bytes": b} for n, (f, b) in counts.items()],
+        sources=[
+            {
+                **per_source[n],
+                "files": f,
+                "bytes": b,
+                **({"bytesBeforeStrip": before[n]} if n in before else {}),
+            }
+            for n, (f, b) in counts.items()
+        ],
         documents=sorted(documents, key=lambda d: str(d["file"])),
         skipped_short=skipped,
         total_bytes=sum(b for _, b in counts.values()),

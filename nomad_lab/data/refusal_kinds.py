@@ -23,45 +23,38 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-OFF_TOPIC = "off-topic"
-UNANSWERABLE = "unanswerable"
-NEAR_DOMAIN = "near-domain"
-REFUSAL_KINDS = (OFF_TOPIC, UNANSWERABLE, NEAR_DOMAIN)
-"""Every refusal has exactly one of these; the first is the headline (the reference's question)."""
+from nomad_lab.core.errors import NomadLabError
+from nomad_lab.data.kind_records import RefusalKind, kind_records
 
-KIND_DEFINITIONS = {
-    OFF_TOPIC: "no document of the library is about it; the context retrieved for it is off topic",
-    UNANSWERABLE: "a document is about its entity or subject, but none states what is asked",
-    NEAR_DOMAIN: "a sibling topic of one the library covers, which the library itself does not cover",
-}
+KINDS: dict[str, RefusalKind] = {k.name: k for k in kind_records()}
+"""Every refusal kind's record by name, in table order (the headline first): one module each under
+:mod:`nomad_lab.data.kind_records`, read by every table that lists kinds."""
+REFUSAL_KINDS = tuple(KINDS)
+"""Every refusal has exactly one of these; the first is the headline (the reference's question)."""
+OFF_TOPIC, UNANSWERABLE, NEAR_DOMAIN = "off-topic", "unanswerable", "near-domain"
+"""The kinds code asks for by name (a sufficiency check measures unanswerable refusals)."""
+if REFUSAL_KINDS[0] != OFF_TOPIC or not {UNANSWERABLE, NEAR_DOMAIN} <= set(REFUSAL_KINDS):
+    raise NomadLabError(
+        f"refusal kinds {REFUSAL_KINDS}: off-topic first, unanswerable and near-domain among them"
+    )
+
+KIND_DEFINITIONS = {name: kind.definition for name, kind in KINDS.items()}
 """One sentence per kind, shown wherever a person labels or reads a kind (widgets, pages)."""
 
 TAG_KINDS: dict[str, str] = {
-    # the kind names themselves
-    OFF_TOPIC: OFF_TOPIC,
-    UNANSWERABLE: UNANSWERABLE,
-    NEAR_DOMAIN: NEAR_DOMAIN,
-    # a named entity or subject the library covers, an attribute no document states
-    "adversarial": UNANSWERABLE,
-    "fictional": UNANSWERABLE,
-    "adversarial/fictional": UNANSWERABLE,
-    # no document on it at all
-    "out-of-corpus": OFF_TOPIC,
-    "missing-domain": OFF_TOPIC,
-    "other-domain": OFF_TOPIC,
-    "other-language": OFF_TOPIC,
-    "general-knowledge": OFF_TOPIC,
-    "chit-chat": OFF_TOPIC,
-    "personal": OFF_TOPIC,
-    "instruction": OFF_TOPIC,
-    "gibberish": OFF_TOPIC,
-    "prompt-injection": OFF_TOPIC,
-    "coding": OFF_TOPIC,
+    **{name: name for name in KINDS},  # the kind names themselves
+    **{tag: kind.name for kind in KINDS.values() for tag in kind.tags},
 }
-"""The one table from golden tags to a refusal kind. A tag naming ``unanswerable`` or ``near-domain``
-outranks the generic off-topic tags (suites tag near-domain questions ``off-topic, near-domain``)."""
+"""The one table from golden tags to a refusal kind, read from the kinds' records. A tag naming a specific
+kind (any but the headline) outranks the generic off-topic tags (suites tag near-domain questions
+``off-topic, near-domain``)."""
 
-_SPECIFIC = (UNANSWERABLE, NEAR_DOMAIN)
+_SPECIFIC = REFUSAL_KINDS[1:]
+
+
+def kind_label(name: str) -> str:
+    """A kind's column head (``off-topic leak``, ``unanswerable pass``); an unknown name as it is."""
+    return KINDS[name].label if name in KINDS else name
 
 
 class KindError(ValueError):
@@ -79,7 +72,7 @@ def tag_kind(tags: Iterable[str]) -> str | None:
         raise KindError(f"tags name two refusal kinds ({' and '.join(specific)}): set refusalKind to one")
     if specific:
         return specific[0]
-    return OFF_TOPIC if OFF_TOPIC in named else None
+    return REFUSAL_KINDS[0] if REFUSAL_KINDS[0] in named else None
 
 
 def kind_of(tags: Iterable[str], explicit: str | None = None) -> str:
@@ -89,7 +82,7 @@ def kind_of(tags: Iterable[str], explicit: str | None = None) -> str:
         if explicit not in REFUSAL_KINDS:
             raise KindError(f"refusalKind must be one of {', '.join(REFUSAL_KINDS)}, got {explicit!r}")
         return explicit
-    return tag_kind(tags) or OFF_TOPIC
+    return tag_kind(tags) or REFUSAL_KINDS[0]
 
 
 def question_kinds(

@@ -55,6 +55,8 @@ from nomad_lab.store import CaseRecord, PoolEntry, RunRecord, Store
 
 __all__ = ["RetrievalRequest", "RetrievalRun", "retrieve"]
 
+LABEL_EDITS_KIND = "label-edits"
+"""The run kind of a labelling sitting's edited wordings (:attr:`RetrievalRequest.edits_of`)."""
 MetricRow = tuple[str, str, float | None, float | None, float | None, str | None]
 
 
@@ -75,9 +77,14 @@ class RetrievalRequest:
     progress: bool = True
     k_values: tuple[int, ...] = DEFAULT_K_VALUES
     embedder: str | None = None  # an embedder spec (see retrieval.embedder_spec); None: MiniLM
+    index: str | None = None  # an index spec (see retrieval.index_spec); None: exact
     ablate: bool = False  # also score dense only / +rerank / +diversity (eval.ablation)
     standalone: bool = False  # retrieve a follow-up by its golden's standalone rewrite (gating pools only)
     drafts: bool = False  # drafted questions too (a labelling sitting, label-free thresholds); never scored
+    edits_of: str | None = None
+    """A sitting's drafts run whose edited wordings these are: stored as a run of kind
+    :data:`LABEL_EDITS_KIND` recording ``editsOf``, so ``latest`` and ``store runs`` never take it for a
+    retrieval run of its own."""
 
     def __post_init__(self) -> None:
         if not (isinstance(self.floor, int | float) and math.isfinite(self.floor) and 0 <= self.floor <= 1):
@@ -154,7 +161,7 @@ def retrieve(
     k_values = request.k_values
     with Store(request.store_path) as store:
         embedder = embedder or load_embedder(request.embedder)
-        index, build = build_index(corpus, store, embedder, progress=request.progress)
+        index, build = build_index(corpus, store, embedder, progress=request.progress, index=request.index)
         judge = None
         if request.judge_model:
             judge = CachedJudge(request.judge_model, store, request.judge_retry_failed, judge_backend)
@@ -228,12 +235,15 @@ def retrieve(
             "embeddingMethod": embedder.method,
             "embedder": embedder.identity(),
             "ingestParts": index.params.parts(),
+            **({"index": index.index_spec.identity()} if index.index_spec.kind != "exact" else {}),
             **({"standalone": True} if request.standalone else {}),
+            **({"editsOf": request.edits_of} if request.edits_of else {}),
         }
+        kind = LABEL_EDITS_KIND if request.edits_of else "retrieval"
         git = git_state()
         versions = {**package_versions(), "embeddingModel": embedder.model_version}
         meta = {
-            "kind": "retrieval",
+            "kind": kind,
             "createdAt": created_at,
             "corpusFingerprint": index.fingerprint,
             **git,
@@ -247,7 +257,7 @@ def retrieve(
             rows += metric_rows(agg.metrics(), tag_intervals[tag], f"tag:{tag}")
         run = RunRecord.with_git(
             git,
-            kind="retrieval",
+            kind=kind,
             fingerprint=index.fingerprint,
             params=params,
             suite=request.suite,

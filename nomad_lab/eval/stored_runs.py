@@ -19,15 +19,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, PROJECT_ROOT
+from nomad_lab.core.first_run import FIRST_RUN_COMMAND, first_run_line, shown
+from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR
 from nomad_lab.data.corpus import compute_fingerprint, load_corpus
 
 MAIN_RUN = "main"
 """The RUN value meaning the main job's run of the corpus (:func:`main_run`)."""
 MAIN_SUITE = "core,off_topic"
 """The suites of that run: ``nomad-lab reproduce`` stores them together (with their dump) for the gates."""
-MAIN_RUN_COMMAND = "nomad-lab eval retrieval --suite core,off_topic --floor 0"
-"""The command that stores such a run (pools are stored before any floor, so the floor does not matter)."""
+MAIN_RUN_COMMAND = FIRST_RUN_COMMAND
+"""The command that stores such a run: the first-run route (:mod:`nomad_lab.core.first_run`)."""
 
 
 @dataclass(frozen=True)
@@ -76,13 +77,6 @@ def embedder_spec(params: dict[str, Any]) -> str:
     return str(spec or params.get("embeddingModel") or "")
 
 
-def shown(folder: str | Path | None) -> str:
-    """A corpus folder as messages name it: relative to the repository when inside it (None: the default
-    corpus)."""
-    resolved = Path(folder if folder is not None else DEFAULT_CORPUS_DIR).resolve()
-    return str(resolved.relative_to(PROJECT_ROOT)) if resolved.is_relative_to(PROJECT_ROOT) else str(resolved)
-
-
 def list_runs(
     store: Any, corpora: list[Path] | None = None, kind: str | None = "retrieval"
 ) -> list[RunSummary]:
@@ -125,18 +119,11 @@ def main_run(store: Any, corpus_dir: str | Path | None = None) -> str | None:
     return None
 
 
-def main_run_command(corpus_dir: str | Path | None = None) -> str:
-    """The command that stores the main run over ``corpus_dir`` (None: the default corpus)."""
-    corpus = Path(corpus_dir) if corpus_dir is not None else DEFAULT_CORPUS_DIR
-    same = corpus.resolve() == DEFAULT_CORPUS_DIR.resolve()
-    return MAIN_RUN_COMMAND + ("" if same else f" --corpus {shown(corpus)}")
-
-
 def runs_table(runs: list[RunSummary], main: str | None = None, corpus: Path = DEFAULT_CORPUS_DIR) -> str:
     """The listing ``store runs`` prints: one line per run, oldest first, the ``main`` run (over
     ``corpus``) marked."""
     if not runs:
-        return "no retrieval runs stored"
+        return first_run_line("no retrieval runs stored", corpus)
     lines = ["run · date (UTC) · corpus · distractors · suites · embedder · questions"]
     for r in runs:
         lines.append(
@@ -146,6 +133,5 @@ def runs_table(runs: list[RunSummary], main: str | None = None, corpus: Path = D
     if main:
         lines.append(f"{MAIN_RUN} (the notebooks' default run): {main}")
     else:
-        none = f"no {MAIN_SUITE} run over {shown(corpus)}; run `{main_run_command(corpus)}`"
-        lines.append(f"{MAIN_RUN}: none yet ({none})")
+        lines.append(first_run_line(f"{MAIN_RUN}: no {MAIN_SUITE} run over {shown(corpus)} yet", corpus))
     return "\n".join(lines)

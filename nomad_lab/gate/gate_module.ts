@@ -7,6 +7,8 @@
 // Call gateKeep(question, passages) with the WHOLE reranked pool (pre-floor, best first): every passage
 // goes into the prompt when it returns true, none when false. A passage is the server's candidate:
 // score (final), semanticScore (raw cosine), text, source (document_id || source), scores (named).
+// A gate reading a model (GATE.crossEncoder) takes that model's features as modelFeatures: the bundle's
+// relevance_check.ts computes them (cross_encoder.ts) over gateTopSet(passages) and passes them in.
 
 export interface GatePassage {
   text?: string;
@@ -36,6 +38,7 @@ interface GateData {
   coverageNames: string[];
   functionWords: string[];
   vocabulary: { documents: number; frequencies: Record<string, number> } | null;
+  crossEncoder?: Record<string, unknown> | null;
 }
 
 const GATE: GateData = __GATE__;
@@ -51,6 +54,7 @@ const FUNCTION_WORDS = new Set(GATE.functionWords);
 export const GATE_THRESHOLD: number = GATE.threshold;
 export const GATE_EMBEDDER: Record<string, unknown> | null = GATE.embedder;
 export const GATE_CORPUS_FINGERPRINT: string | null = GATE.corpusFingerprint;
+export const GATE_CROSS_ENCODER: Record<string, unknown> | null = GATE.crossEncoder ?? null;
 
 function preprocessQuery(query: string): string {
   let processed = query.trim();
@@ -175,7 +179,7 @@ function sortedTop(values: number[], k: number): number[] {
   return ordered;
 }
 
-function topSet(passages: GatePassage[]): string[] {
+export function gateTopSet(passages: GatePassage[]): string[] {
   // retrieval at floor 0: source diversity (a repeat of a source is penalized), re-sorted, the top k
   const seen = new Map<string, number>();
   const penalized = passages.map((p) => {
@@ -188,7 +192,12 @@ function topSet(passages: GatePassage[]): string[] {
   return penalized.slice(0, GATE.topK).map((p) => p.text);
 }
 
-export function gateFeatures(question: string, passages: GatePassage[], queryVector?: number[]): Record<string, number> {
+export function gateFeatures(
+  question: string,
+  passages: GatePassage[],
+  queryVector?: number[],
+  modelFeatures?: Record<string, number>,
+): Record<string, number> {
   const out: Record<string, number> = {};
   const scores = passages.map((p) => p.score);
   const final = sortedTop(scores, TOP_SCORES);
@@ -213,7 +222,7 @@ export function gateFeatures(question: string, passages: GatePassage[], queryVec
   out.above_floor = scores.filter((s) => s >= GATE.floor).length;
   out.pool_size = scores.length;
   if (WANTED.has("keyword_overlap") || GATE.vocabulary) {
-    const texts = topSet(passages);
+    const texts = gateTopSet(passages);
     out.keyword_overlap = keywordOverlap(question, texts);
     if (GATE.vocabulary) {
       const values = coverage(question, texts);
@@ -234,11 +243,20 @@ export function gateFeatures(question: string, passages: GatePassage[], queryVec
     if (!queryVector) throw new Error("gate: this gate reads the query embedding: pass queryVector");
     queryVector.forEach((v, i) => (out[`query_${i}`] = v));
   }
+  if (modelFeatures) Object.assign(out, modelFeatures);
+  for (const name of GATE.features) {
+    if (typeof out[name] !== "number" || Number.isNaN(out[name])) throw new Error(`gate: no value for feature ${name}`);
+  }
   return out;
 }
 
-export function gateScore(question: string, passages: GatePassage[], queryVector?: number[]): number {
-  const x = gateFeatures(question, passages, queryVector);
+export function gateScore(
+  question: string,
+  passages: GatePassage[],
+  queryVector?: number[],
+  modelFeatures?: Record<string, number>,
+): number {
+  const x = gateFeatures(question, passages, queryVector, modelFeatures);
   let logit = GATE.intercept;
   GATE.features.forEach((name, i) => {
     logit += ((x[name] - GATE.mean[i]) / GATE.scale[i]) * GATE.coef[i];
@@ -246,6 +264,11 @@ export function gateScore(question: string, passages: GatePassage[], queryVector
   return 1 / (1 + Math.exp(-Math.min(500, Math.max(-500, logit))));
 }
 
-export function gateKeep(question: string, passages: GatePassage[], queryVector?: number[]): boolean {
-  return gateScore(question, passages, queryVector) >= GATE.threshold;
+export function gateKeep(
+  question: string,
+  passages: GatePassage[],
+  queryVector?: number[],
+  modelFeatures?: Record<string, number>,
+): boolean {
+  return gateScore(question, passages, queryVector, modelFeatures) >= GATE.threshold;
 }

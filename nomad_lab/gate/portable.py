@@ -4,8 +4,11 @@ Why: a fitted gate file names its features; computing them needs this package's 
 words, the reference's query expansions and, for coverage, the index's document frequencies. A portable
 gate carries all of that as data, so the Python runtime (:mod:`nomad_lab.gate.runtime`, standard library
 only) and the TypeScript module ``gate export --to ts`` writes compute the same features from a question
-and its retrieved passages alone. Gates whose features need a model at apply time (a cross-encoder, a
-judge, a reranker) cannot be made portable, and are refused in one line naming those kinds.
+and its retrieved passages alone. A gate reading the cross-encoder carries the model's identity and
+windowing (``crossEncoder``): the pipeline runs that ONNX file itself (``gate export --bundle`` ships it
+with the TypeScript; the Python runtime loads it with onnxruntime). Gates whose features need any other
+model at apply time (a judge, a reranker) cannot be made portable, and are refused in one line naming
+those kinds.
 """
 
 from __future__ import annotations
@@ -30,13 +33,16 @@ EXPORTABLE_KINDS = {
 MODEL_KINDS = {"ce": "a cross-encoder", "judge": "a judge model"}
 
 
-def refuse_unportable(kinds: Iterable[str], where: str) -> None:
-    """One error line naming the kinds a gate reads that a pipeline cannot compute without a model."""
-    bad = [k for k in kinds if k not in EXPORTABLE_KINDS]
+def refuse_unportable(kinds: Iterable[str], where: str, shipped: Iterable[str] = ()) -> None:
+    """One error line naming the kinds a gate reads that a pipeline cannot compute without a model
+    (``shipped``: the model kinds this export carries the model of, allowed)."""
+    allowed = set(shipped)
+    bad = [k for k in kinds if k not in EXPORTABLE_KINDS and k not in allowed]
     if bad:
         named = ", ".join(f"{k} ({MODEL_KINDS.get(k, 'not computable outside nomad-lab')})" for k in bad)
+        hint = "; a cross-encoder gate exports with --bundle DIR" if bad == ["ce"] else ""
         raise NomadLabError(
-            f"{where}: cannot export a gate that reads {named}; fit one on "
+            f"{where}: cannot export a gate that reads {named}{hint}; fit one on "
             f"{', '.join(EXPORTABLE_KINDS)} features (gate fit --features pool,coverage)"
         )
 
@@ -46,10 +52,12 @@ def portable_gate(
     where: str,
     vocabulary: tuple[int, Mapping[str, int]] | None = None,
     corpus_fingerprint: str | None = None,
+    cross_encoder: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The portable form of a learned gate file's fields (``vocabulary``: documents and the document
-    frequency of each term, needed when the gate reads coverage)."""
-    refuse_unportable(gate["kinds"], where)
+    frequency of each term, needed when the gate reads coverage; ``cross_encoder``: the model's name,
+    digest, windowing and files, needed when it reads ``ce``)."""
+    refuse_unportable(gate["kinds"], where, ["ce"] if cross_encoder is not None else [])
     if "coverage" in gate["kinds"] and vocabulary is None:
         raise NomadLabError(f"{where}: the gate reads coverage: export needs its index's vocabulary")
     features = list(gate["features"])
@@ -75,4 +83,5 @@ def portable_gate(
         "vocabulary": None
         if vocabulary is None
         else {"documents": vocabulary[0], "frequencies": dict(sorted(vocabulary[1].items()))},
+        "crossEncoder": dict(cross_encoder) if "ce" in gate["kinds"] and cross_encoder else None,
     }

@@ -10,7 +10,12 @@ numbers the batch code computes over a stored run (tests hold it to ``gate apply
 objects) with ``score`` (the final score your stack ranks by), and as the gate reads them ``text``,
 ``semanticScore``, ``source`` (the diversity key: the document the passage came from) and ``scores``
 (named scores). A gate reading the query embedding takes ``query_vector``, made by the embedder the gate
-file names. The framework adapters (``nomad_lab.adapters``) call this.
+file names. The framework adapters (``nomad_lab.frameworks``) call this.
+
+A gate reading the cross-encoder (``ce``) runs it here, on the top set's passages, as the workbench scored
+them (:class:`nomad_lab.gate.pair_model.PortableCrossEncoder`: the same files, checked by digest, windows
+and pair encoding); that needs onnxruntime and tokenizers (``pip install nomad-lab[runtime]``), imported
+only when such a gate first scores. ``load(path, model_dir=...)`` points it at another copy of the model.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -74,10 +80,23 @@ class Gate:
 
     data: Mapping[str, Any]
     vocabulary: Vocabulary | None
+    model_dir: str | Path | None = None
 
     @property
     def threshold(self) -> float:
         return float(self.data["threshold"])
+
+    @cached_property
+    def cross_encoder(self) -> Any:
+        """The gate's cross-encoder, loaded on first use (None: the gate reads none)."""
+        spec = self.data.get("crossEncoder")
+        if not spec:
+            return None
+        from nomad_lab.gate.pair_model import (
+            PortableCrossEncoder,  # heavy: numpy, only for a gate that reads ce
+        )
+
+        return PortableCrossEncoder(spec, self.model_dir)
 
     def top_set(self, passages: Sequence[Any]) -> list[str]:
         """The texts retrieval returns at floor 0 (source diversity, then the top k): what the keyword
@@ -101,11 +120,15 @@ class Gate:
         d, out = self.data, {}
         wanted = set(d["features"])
         out |= _pool_features(passages, float(d["floor"]), TOP_SCORES, int(d["topK"]))
-        if "keyword_overlap" in wanted or self.vocabulary is not None:
+        if "keyword_overlap" in wanted or self.vocabulary is not None or "ce" in d["kinds"]:
             texts = self.top_set(passages)
             out["keyword_overlap"] = keyword_overlap(question, texts)
             if self.vocabulary is not None:
                 out |= dict(zip(COVERAGE_NAMES, coverage(question, texts, self.vocabulary), strict=True))
+            if "ce" in d["kinds"]:
+                if self.cross_encoder is None:
+                    raise NomadLabError("this gate reads the cross-encoder: load its gate export --to json")
+                out |= self.cross_encoder.features(question, texts)
         for name in {f.removeprefix("score_").rsplit("_", 1)[0] for f in wanted if f.startswith("score_")}:
             values = [float(_field(p, "scores", {})[name]) for p in passages]
             out |= {f"score_{name}_{i + 1}": v for i, v in enumerate(_sorted_top(values, SCORE_TOP))}
@@ -133,9 +156,11 @@ class Gate:
         return self.score(question, passages, query_vector) >= self.threshold
 
 
-def load(path: str | Path) -> Gate:
+def load(path: str | Path, model_dir: str | Path | None = None) -> Gate:
     """A gate from a portable file (``gate export --to json``) or a learned gate file (``gate fit``; one
-    reading coverage needs the portable export, which carries its vocabulary)."""
+    reading coverage needs the portable export, which carries its vocabulary, and one reading the
+    cross-encoder the export naming its model; ``model_dir``: the model's folder, if not where the export
+    found it)."""
     where = str(path)
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -147,7 +172,8 @@ def load(path: str | Path) -> Gate:
         data = portable_gate(data, where)
     vocabulary = data.get("vocabulary")
     if vocabulary is None:
-        return Gate(data, None)
+        return Gate(data, None, model_dir)
     from collections import Counter
 
-    return Gate(data, Vocabulary(Counter(vocabulary["frequencies"]), int(vocabulary["documents"])))
+    counts = Vocabulary(Counter(vocabulary["frequencies"]), int(vocabulary["documents"]))
+    return Gate(data, counts, model_dir)

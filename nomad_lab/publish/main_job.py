@@ -38,6 +38,7 @@ from nomad_lab.backends.models import llama_build_features
 from nomad_lab.backends.work_log import WORK_LOG_ENV, read_work_log
 from nomad_lab.core import workspace
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.first_run import DEFAULT_DUMP
 from nomad_lab.eval import machine_load
 from nomad_lab.eval.provenance import (
     file_sha256,
@@ -51,7 +52,7 @@ from nomad_lab.eval.provenance import (
 )
 from nomad_lab.publish.docs import render_pages
 
-DUMP = "runs/dumps/core-off_topic.json"
+DUMP = DEFAULT_DUMP
 CACHES = ("results/caches/pair_scores.jsonl.gz", "results/caches/judge_verdicts.jsonl.gz")
 """Committed model-output caches (``nomad-lab store export-cache``), imported before any study reads them:
 the cross-encoder's and the reranker's pair scores and the judge's verdicts cost a model pass or call per

@@ -36,13 +36,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl
 
 import numpy as np
 
 from nomad_lab.core.cpu_threads import cpu_threads
+from nomad_lab.gate.pair_model import CrossEncoderError, best_windows, windows
 from nomad_lab.retrieval import cross_encoder_models as models
-from nomad_lab.retrieval.cross_encoder_models import CrossEncoderError
 
 __all__ = [
     "DEFAULT_CROSS_ENCODER",
@@ -52,6 +53,7 @@ __all__ = [
     "load_cross_encoder",
     "locate_cross_encoder",
     "parse_cross_encoder_spec",
+    "portable_cross_encoder",
     "windows",
 ]
 
@@ -114,21 +116,9 @@ def parse_cross_encoder_spec(text: str) -> CrossEncoderSpec:
     return CrossEncoderSpec(model, window, stride if window else 0)
 
 
-def windows(text: str, window: int, stride: int) -> list[str]:
-    """The passage's windows of ``window`` words every ``stride`` words, the last one ending at the end.
-
-    Words are split on whitespace and joined by one space. ``window`` 0, or a passage no longer than a
-    window, gives one window (the whole passage); an empty passage gives none.
-    """
-    words = text.split()
-    if not words:
-        return []
-    if window == 0 or len(words) <= window:
-        return [" ".join(words)]
-    starts = list(range(0, len(words) - window + 1, stride))
-    if starts[-1] + window < len(words):
-        starts.append(len(words) - window)
-    return [" ".join(words[s : s + window]) for s in starts]
+def model_key(name: str, digest: str) -> str:
+    """The cache key of a model's scores: its name, its files' digest and the token limit."""
+    return f"{name} sha256:{digest} max_tokens={MAX_TOKENS}"
 
 
 class CrossEncoder:
@@ -139,7 +129,7 @@ class CrossEncoder:
         self.name = name
         self.digest = digest
         self._runner = runner
-        self.model_key = f"{name} sha256:{digest} max_tokens={MAX_TOKENS}"
+        self.model_key = model_key(name, digest)
         self.identity = f"{self.model_key}; {spec.windowing}"
 
     def windows(self, passage: str) -> list[str]:
@@ -157,12 +147,7 @@ class CrossEncoder:
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         """Each passage's best window score, in the given order (NaN for an empty passage)."""
         cut = [self.windows(p) for p in passages]
-        flat = self.score_pairs([(query, w) for ws in cut for w in ws])
-        best, at = [], 0
-        for ws in cut:
-            best.append(float(flat[at : at + len(ws)].max()) if ws else float("nan"))
-            at += len(ws)
-        return best
+        return best_windows(cut, self.score_pairs([(query, w) for ws in cut for w in ws]))
 
 
 def locate_cross_encoder(spec: str | CrossEncoderSpec) -> tuple[CrossEncoderSpec, str]:
@@ -199,3 +184,39 @@ def load_cross_encoder(spec: str | CrossEncoderSpec = DEFAULT_CROSS_ENCODER) -> 
     else:
         name, digest, runner = models.hf_hub(model, THREADS, MAX_TOKENS, BATCH)
     return CrossEncoder(parsed, name, digest, runner)
+
+
+def portable_cross_encoder(
+    spec: str | CrossEncoderSpec = DEFAULT_CROSS_ENCODER,
+) -> tuple[dict[str, Any], list[Path]]:
+    """What a pipeline outside nomad-lab needs to run this cross-encoder as a gate reads it (name, digest,
+    cache key, windows, token limit, file names) and the files to ship, found without loading the model.
+
+    Why ONNX only: the TypeScript bundle and the Python runtime run the model with onnxruntime; a Hugging
+    Face directory needs torch, so it is refused in one line."""
+    parsed, source = locate_cross_encoder(spec)
+    if source == "bundled":
+        name, files = models.BUNDLED_NAME, list(models.bundled_files(parsed.model))
+    elif source == "onnx":
+        path = Path(parsed.model).expanduser()
+        files = [path, path.with_name("tokenizer.json")]
+        if not files[1].is_file():
+            raise CrossEncoderError(f"cross-encoder {path}: no tokenizer.json beside it")
+        name = str(path.resolve())
+    else:
+        raise CrossEncoderError(
+            f"cross-encoder {parsed}: only an ONNX cross-encoder exports (this one is a {source} model)"
+        )
+    digest = models.files_sha256(files)
+    described = {
+        "name": name,
+        "digest": digest,
+        "modelKey": model_key(name, digest),
+        "window": parsed.window,
+        "stride": parsed.stride,
+        "maxTokens": MAX_TOKENS,
+        "model": files[0].name,
+        "tokenizer": files[1].name,
+        "modelDir": str(files[0].parent.resolve()),
+    }
+    return described, files

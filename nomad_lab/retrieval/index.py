@@ -21,8 +21,8 @@ from __future__ import annotations
 import hashlib
 import math
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -46,6 +46,9 @@ from nomad_lab.gate.keywords import (
 )
 from nomad_lab.gate.reference_ranking import Candidate, RankedResult, rank_candidates
 from nomad_lab.retrieval.embedder_spec import EmbedderError
+from nomad_lab.retrieval.index_kinds import Hit, Search, open_search
+from nomad_lab.retrieval.index_kinds.search_exact import ExactSearch
+from nomad_lab.retrieval.index_spec import DEFAULT_INDEX_SPEC, IndexSpec, parse_index_spec
 from nomad_lab.store import ChunkRecord, IndexRecord, Store
 
 if TYPE_CHECKING:
@@ -143,27 +146,10 @@ class BuildStats:
     cached_index: bool
 
 
-def top_stable(scores: np.ndarray, limit: int, threshold: float) -> list[int]:
-    """Indices of the ``limit`` best scores >= ``threshold``, best first, lower index first on ties.
-
-    Exactly ``np.argsort(-scores, kind="stable")[:limit]`` filtered by the threshold, without sorting
-    every row: a partition finds the ``limit``-th best score, and only the rows at or above it (ties at
-    the boundary included) are sorted. At 10^5 chunks this is what keeps a query in milliseconds.
-    """
-    if limit <= 0 or not len(scores):
-        return []
-    if limit < len(scores):
-        cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
-        candidates = np.flatnonzero(scores >= max(cut, threshold))
-    else:
-        candidates = np.flatnonzero(scores >= threshold)
-    order = candidates[np.argsort(-scores[candidates], kind="stable")]
-    return [int(i) for i in order[:limit]]
-
-
 @dataclass
 class RetrievalIndex:
-    """A searchable index: chunk records and their unit vectors, row for row."""
+    """A searchable index: chunk records and their unit vectors, row for row, and the search over them
+    that ``--index`` names (exact by default; a server's Qdrant collection holds its own chunks)."""
 
     fingerprint: str
     corpus: Corpus
@@ -171,22 +157,41 @@ class RetrievalIndex:
     matrix: np.ndarray
     embedder: Embedder
     params: IngestParams
+    searcher: Search | None = None
+    index_spec: IndexSpec = field(default_factory=lambda: parse_index_spec(DEFAULT_INDEX_SPEC))
 
     @cached_property
-    def row_norms(self) -> np.ndarray:
-        """Each stored vector's length, computed once per index rather than once per query."""
-        return np.linalg.norm(self.matrix, axis=1)
+    def search_kind(self) -> Search:
+        """The candidate net's search: the one ``--index`` opened, else exact over the matrix."""
+        return self.searcher or ExactSearch(self.matrix)
 
     def dense(self, query_vector: np.ndarray, limit: int, score_threshold: float) -> list[Candidate]:
         """The candidate net: cosine >= threshold, best first (stable on ties), at most ``limit``."""
-        if not len(self.chunks):
+        if not len(self.chunks) and self.searcher is None:
             return []
-        norms = self.row_norms * max(float(np.linalg.norm(query_vector)), 1e-12)
-        cosines = (self.matrix @ query_vector) / np.maximum(norms, 1e-12)
         return [
-            self._candidate(self.chunks[i], float(cosines[i]))
-            for i in top_stable(cosines, limit, score_threshold)
+            self._hit_candidate(hit) for hit in self.search_kind.hits(query_vector, limit, score_threshold)
         ]
+
+    def _hit_candidate(self, hit: Hit) -> Candidate:
+        if hit.row is not None:
+            return self._candidate(self.chunks[hit.row], hit.cosine)
+        payload = hit.payload or {}
+        keywords = payload.get("keywords") or ""
+        source = payload.get("source")
+        return Candidate(
+            text=str(payload.get("text") or ""),
+            semantic_score=hit.cosine,
+            source=source,
+            keywords=" ".join(keywords) if isinstance(keywords, list) else str(keywords),
+            document_id=payload.get("document_id"),
+            full_title=payload.get("full_title"),
+            section_title=payload.get("section_title"),
+            article_title=payload.get("article_title"),
+            doc_id=self.corpus.doc_id_for_source(source),
+            chunk_id=payload.get("_point_id"),
+            chunk_index=payload.get("chunk_index"),
+        )
 
     def _candidate(self, chunk: ChunkRecord, cosine: float) -> Candidate:
         return Candidate(
@@ -264,20 +269,12 @@ def load_index_rows(
     return [replace(c, source=paths.get(c.doc_id, c.source)) for c in chunks], matrix
 
 
-def build_index(
-    corpus: Corpus, store: Store, embedder: Embedder, progress: bool = True
-) -> tuple[RetrievalIndex, BuildStats]:
-    """Load the index of this corpus from the store, or chunk, embed (only unseen text) and store it."""
-    started = time.perf_counter()
-    params = ingest_params(embedder)
-    fingerprint = corpus_fingerprint(corpus.docs, params)
-    if store.get_index(fingerprint) is not None:
-        chunks, matrix = load_index_rows(store, fingerprint, embedder, corpus)
-        stats = BuildStats(
-            fingerprint, len(corpus.docs), len(chunks), 0, len(chunks), time.perf_counter() - started, True
-        )
-        return RetrievalIndex(fingerprint, corpus, chunks, matrix, embedder, params), stats
+EmbedFill = Callable[[Store, "Embedder", dict[str, str], bool], int]
+"""How a build embeds what the store lacks: :func:`embed_missing` here, or a Dask runner's batches."""
 
+
+def chunk_records(corpus: Corpus, params: IngestParams) -> list[ChunkRecord]:
+    """Every document cut into its chunks (SPEC §2.6), with keywords and text hash, in corpus order."""
     records: list[ChunkRecord] = []
     for doc in corpus.docs:
         pieces = chunk_text(doc.text, params.chunk_chars, params.chunk_overlap_chars)
@@ -296,28 +293,68 @@ def build_index(
                     text_sha256=_sha256(piece),
                 )
             )
-    embedded = embed_missing(store, embedder, {r.text_sha256: r.text for r in records}, progress)
-    seconds = time.perf_counter() - started
-    store.put_index(
-        IndexRecord(
-            fingerprint=fingerprint,
-            corpus_dir=str(corpus.directory),
-            doc_count=len(corpus.docs),
-            chunk_count=len(records),
-            model_key=embedder.model_key,
-            params={"parts": params.parts(), "excluded": list(corpus.excluded)},
-            build_seconds=seconds,
-        ),
-        records,
-    )
+    return records
+
+
+def index_cache_name(fingerprint: str, embedder: Embedder) -> str:
+    """What an index kind's built files are named by: the index fingerprint and the embedding model."""
+    return f"{fingerprint}-{hashlib.sha256(embedder.model_key.encode()).hexdigest()[:12]}"
+
+
+def build_index(
+    corpus: Corpus,
+    store: Store,
+    embedder: Embedder,
+    progress: bool = True,
+    index: str | IndexSpec | None = None,
+    fill: EmbedFill | None = None,
+) -> tuple[RetrievalIndex, BuildStats]:
+    """Load the index of this corpus from the store, or chunk, embed (only unseen text) and store it;
+    then open the search ``index`` names over it (exact by default).
+
+    A server's Qdrant collection (``qdrant://...``) is the index itself: nothing is chunked, embedded or
+    stored, and the corpus only resolves each hit's source to a document. ``fill`` embeds what the store
+    lacks (default: in this process, block by block).
+    """
+    started = time.perf_counter()
+    spec = index if isinstance(index, IndexSpec) else parse_index_spec(index)
+    params = ingest_params(embedder)
+    fingerprint = corpus_fingerprint(corpus.docs, params)
+    if spec.remote:
+        searcher = open_search(spec, np.zeros((0, embedder.dimension), np.float32), store.path.parent, "")
+        stats = BuildStats(fingerprint, len(corpus.docs), 0, 0, 0, time.perf_counter() - started, True)
+        empty = np.zeros((0, embedder.dimension), np.float32)
+        return RetrievalIndex(fingerprint, corpus, [], empty, embedder, params, searcher, spec), stats
+    cached = store.get_index(fingerprint) is not None
+    embedded = 0
+    if not cached:
+        records = chunk_records(corpus, params)
+        texts = {r.text_sha256: r.text for r in records}
+        embedded = (fill or embed_missing)(store, embedder, texts, progress)
+        store.put_index(
+            IndexRecord(
+                fingerprint=fingerprint,
+                corpus_dir=str(corpus.directory),
+                doc_count=len(corpus.docs),
+                chunk_count=len(records),
+                model_key=embedder.model_key,
+                params={"parts": params.parts(), "excluded": list(corpus.excluded)},
+                build_seconds=time.perf_counter() - started,
+            ),
+            records,
+        )
     chunks, matrix = load_index_rows(store, fingerprint, embedder, corpus)
+    searcher = None
+    if spec.kind != "exact":
+        cache = store.path.parent / "indexes"
+        searcher = open_search(spec, matrix, cache, index_cache_name(fingerprint, embedder), chunks)
     stats = BuildStats(
         fingerprint,
         len(corpus.docs),
         len(chunks),
         embedded,
-        len(records) - embedded,
+        len(chunks) - embedded,
         time.perf_counter() - started,
-        False,
+        cached,
     )
-    return RetrievalIndex(fingerprint, corpus, chunks, matrix, embedder, params), stats
+    return RetrievalIndex(fingerprint, corpus, chunks, matrix, embedder, params, searcher, spec), stats

@@ -74,7 +74,7 @@ class IndexTables(TableGroup):
         if not wanted:
             return set()
         rows = self.con.execute(
-            "SELECT text_sha256 FROM embeddings WHERE model_key = ? AND list_contains(?, text_sha256)",
+            "SELECT text_sha256 FROM embeddings WHERE model_key = ? AND text_sha256 IN (SELECT unnest(?))",
             [model_key, wanted],
         ).fetchall()
         return {row[0] for row in rows}
@@ -121,7 +121,7 @@ class IndexTables(TableGroup):
             return {}
         result = self.con.execute(
             "SELECT text_sha256, vector FROM embeddings "
-            "WHERE model_key = ? AND list_contains(?, text_sha256)",
+            "WHERE model_key = ? AND text_sha256 IN (SELECT unnest(?))",  # a hash join, not n x m
             [model_key, wanted],
         ).fetchnumpy()
         return {

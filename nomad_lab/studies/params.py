@@ -18,6 +18,7 @@ from pathlib import Path
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import DATASETS_DIR, DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.retrieval.embedder_spec import DEFAULT_EMBEDDER_SPEC, EMBEDDER_SPEC
+from nomad_lab.retrieval.index_spec import DEFAULT_INDEX_SPEC, INDEX_SPEC
 from nomad_lab.studies.shape import Output, Param, argv
 
 
@@ -62,6 +63,14 @@ EMBEDDER = Param(
     EMBEDDER_SPEC,
     None,
     f"embedder spec (default: {DEFAULT_EMBEDDER_SPEC})",
+    metavar="SPEC",
+)
+INDEX = Param(
+    "index",
+    INDEX_SPEC,
+    None,
+    f"index searched for the candidate net: exact, hnsw[?m=..&ef_search=..], qdrant[:DIR] or "
+    f"qdrant://HOST:PORT/COLLECTION (default: {DEFAULT_INDEX_SPEC})",
     metavar="SPEC",
 )
 WORKERS = Param(

@@ -72,6 +72,11 @@ class Param:
     the study's values it gives the runs the value names now, ``{run id: corpus fingerprint}``, which the
     provenance record keeps (so ``--run main`` records the run it meant). The half that reads runs
     declares it; this shape, shared by both halves, imports none of that.
+
+    ``pin`` turns a value into what it names now, once, where the parameters are resolved (the edge:
+    the CLI, a notebook, a Python caller; :func:`resolve_params`), from the value and the study's other
+    values: a RUN's ``latest`` becomes the stored run it names when the study starts, which is then the
+    run the study reads and the run its provenance names, even if the study stores another run midway.
     """
 
     name: str
@@ -84,6 +89,7 @@ class Param:
     required: bool = False
     metavar: str | None = None
     names_runs: Callable[[Any, Mapping[str, Any]], Mapping[str, str]] | None = None
+    pin: Callable[[Any, Mapping[str, Any]], Any] | None = None
 
     @property
     def option(self) -> str:
@@ -163,8 +169,9 @@ def why(param: Param, exc: Exception) -> str:
 
 
 def resolve_params(declared: tuple[Param, ...], given: Mapping[str, Any], where: str) -> Params:
-    """``given`` checked against ``declared``: unknown names refused, defaults filled, given values
-    turned into their declared type (:func:`typed`), checks run.
+    r"""``given`` checked against ``declared``: unknown names refused, defaults filled, given values
+    turned into their declared type (:func:`typed`), checks run, then each value a parameter ``pin``\ s
+    pinned to what it names now (once: a :class:`Params` passed on is never resolved again).
 
     ``where`` names the study in the one-line error (``study growth: --books: ...``). A ``None`` given
     for a ``Path`` parameter means its default: the workspace convention of
@@ -192,6 +199,9 @@ def resolve_params(declared: tuple[Param, ...], given: Mapping[str, Any], where:
             if problem:
                 raise NomadLabError(f"{where}: {p.option} {value!r}: {problem}")
         values[p.name] = value
+    for p in declared:  # once every value is known: a pin reads the others (a RUN's store and corpus)
+        if p.pin is not None and values[p.name] is not None:
+            values[p.name] = p.pin(values[p.name], values)
     return Params(values)
 
 

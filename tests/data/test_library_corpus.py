@@ -99,3 +99,26 @@ def test_cli_builds_from_a_folder_alone(tmp_path: Path, capsys: pytest.CaptureFi
     written = list(out.glob("*.md"))
     assert [p.name.split("-", 1)[1] for p in written] == ["books-walden.md"]
     assert "Source: books/walden.txt | Licence:" in written[0].read_text()  # not the absolute path
+
+
+def test_repeated_navigation_is_stripped_and_source_listings_excluded(tmp_path: Path) -> None:
+    from nomad_lab.data.library_corpus import REPEATED_MIN_PAGES, strip_repeated_lines
+
+    root = tmp_path / "root" / "usr/share/doc/gen/html"
+    (root / "src").mkdir(parents=True)
+    pages = REPEATED_MIN_PAGES + 5
+    for i in range(pages):
+        body = f"<p>Search</p><p>Settings</p><h1>Item {i}</h1><p>{PROSE} number {i}.</p>"
+        (root / f"page{i}.html").write_text(f"<html><body>{body}</body></html>")
+    (root / "src" / "lib.rs.html").write_text(f"<html><body><pre>fn main() {{}} {PROSE}</pre></body></html>")
+    files = sorted(p for p in (tmp_path / "root").rglob("*") if p.is_file())
+    source = LibrarySource("gen", "gen-doc", r"/html/.*\.html$", "MIT", r"/html/src/", True)
+    library = build_library(tmp_path / "lib", [source], files_of=lambda package: ("1", files), progress=False)
+    texts = [p.read_text() for p in sorted((tmp_path / "lib").glob("*.md"))]
+    assert len(texts) == pages  # the source listing is left out
+    assert all("Search" not in t and "Settings" not in t for t in texts)
+    assert all("Item" in t and "balances their load" in t for t in texts)
+    (row,) = library.sources
+    assert row["bytesBeforeStrip"] > sum(len(t.split("Licence: MIT\n\n", 1)[1]) for t in texts)
+    few = strip_repeated_lines(["Search\nalpha", "Search\nbeta"])  # two pages: nothing is "repeated"
+    assert few == ["Search\nalpha", "Search\nbeta"]

@@ -13,6 +13,7 @@ import pytest
 import nomad_lab.eval.gating.inputs as input_package
 import nomad_lab.gate.families as family_package
 from nomad_lab.cli import main
+from nomad_lab.core.first_run import FIRST_RUN_COMMAND
 from nomad_lab.eval import gating
 from nomad_lab.gate.apply import spec_needs
 from nomad_lab.gate.families import Need, families
@@ -136,7 +137,7 @@ def test_a_spec_needing_a_stored_run_without_one_is_one_line(workspace: dict, tm
     for store, said in ((missing, "no store yet, so no run latest"), (empty, "no retrieval run stored yet")):
         assert main([*argv, "--store", str(store)]) == 1  # --run latest, the default, names none here
         error = capsys.readouterr().err.strip()
-        assert said in error and "`nomad-lab eval retrieval`" in error and "\n" not in error
+        assert said in error and f"`{FIRST_RUN_COMMAND}`" in error and "\n" not in error
     assert not missing.exists()  # the store is only read
 
 

@@ -11,10 +11,13 @@ import pytest
 
 import nomad_lab.eval.gating.label_sitting as labelling
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.data.draft_deal import ANSWERABLE_DRAFT, EARLY_ROUNDS, draft_kind
 from nomad_lab.data.drafts import DraftOptions, draft_goldens, read_corpus, write_drafts
 from nomad_lab.data.golden_suites import GoldenError, load_suite_file
 from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP, LabelFile
 from nomad_lab.eval.gating.label_sitting import LabelSession, leak_at_recall
+from nomad_lab.eval.gating.runs import resolve_run
+from nomad_lab.eval.retrieval_service import LABEL_EDITS_KIND
 from nomad_lab.store import Store
 from tests.support.paths import CORPUS
 
@@ -89,10 +92,10 @@ def test_bad_decisions_and_a_hand_broken_line_are_one_line_each(sitting: LabelSe
 
 
 def test_the_queue_follows_the_gate_once_enough_labels_exist(sitting: LabelSession, monkeypatch) -> None:
-    monkeypatch.setattr(labelling, "REORDER_AFTER", 8)
+    monkeypatch.setattr(labelling, "REORDER_AFTER", 10)
     monkeypatch.setattr(labelling, "MIN_PER_CLASS", 3)
     drafted = sitting.queue()
-    for draft_id in drafted[:8]:  # the draft's own guess as the label: enough of each kind
+    for draft_id in drafted[:10]:  # the draft's own guess as the label: 3 answerable in the deal
         draft = sitting.draft(draft_id)
         if draft.expect_refusal:
             sitting.record(draft_id, REFUSAL, refusal_type="off-topic")
@@ -101,9 +104,9 @@ def test_the_queue_follows_the_gate_once_enough_labels_exist(sitting: LabelSessi
     labels = sitting._labelled().labels
     assert min(labels.sum(), (~labels).sum()) >= 3, "the drafts must hold both kinds"
     ordered = sitting.queue()
-    assert sorted(ordered) == sorted(drafted[8:]) and ordered != drafted[8:]
+    assert sorted(ordered) == sorted(drafted[10:]) and ordered != drafted[10:]
     figures = sitting.figures()
-    assert figures["answerable"] + figures["refusals"] == 8 and "floor" in figures
+    assert figures["answerable"] + figures["refusals"] == 10 and "floor" in figures
     early = sitting.figures(first=4)  # the sitting replayed: only the first four decisions
     assert early["answerable"] + early["refusals"] == 4 and "gate" not in early
 
@@ -114,8 +117,7 @@ def test_an_edited_question_is_judged_by_its_own_retrieval(sitting: LabelSession
 
     def edit_runs() -> list[str]:
         with Store(sitting.store, read_only=True) as store:
-            runs = store.run_ids("retrieval")
-            return [r for r in runs if store.get_run(r).suite == labelling.EDITS_SUITE]
+            return store.run_ids(LABEL_EDITS_KIND)
 
     wording = "How many drops of bleach per litre disinfect drinking water?"
     draft_id = next(  # a draft whose own top 5 hold passages, none of them from the bleach document
@@ -136,6 +138,10 @@ def test_an_edited_question_is_judged_by_its_own_retrieval(sitting: LabelSession
     assert "floor" in sitting.figures() and len(edit_runs()) == 1  # read again: not retrieved again
     again = LabelSession.open(sitting.corpus_dir, sitting.goldens_dir, sitting.store)
     assert again._labelled().recall[0] == 1.0 and len(edit_runs()) == 1  # resumed: found in the store
+    with Store(sitting.store, read_only=True) as store:  # an edit of the sitting's run, not a run of its own
+        assert store.get_run(edit_runs()[0]).params["editsOf"] == sitting.data.run_id
+        assert store.run_ids("retrieval") == [sitting.data.run_id]
+    assert resolve_run(sitting.store, "latest") == sitting.data.run_id
 
 
 def test_leak_at_recall_reads_the_least_leaking_point_meeting_recall() -> None:
@@ -176,6 +182,23 @@ def test_the_gold_may_be_any_document_and_a_gold_retrieval_missed_counts_as_a_mi
     assert sitting._labelled().recall[0] == 0.0  # recorded as a retrieval miss
     with pytest.raises(NomadLabError, match="no document 'no-such-doc' in"):
         sitting.record(draft_id, ANSWERABLE, gold="no-such-doc")
+
+
+def test_the_first_rounds_deal_every_refusal_kind_and_refusals_first_deals_them_before(
+    sitting: LabelSession,
+) -> None:
+    """The fixture library drafts few refusals of some kinds: each round deals what each kind has left,
+    and the answerable drafts only after the refusal rounds when asked."""
+    kinds = [draft_kind(sitting.draft(i)) for i in sitting.queue()]
+    have = {k: kinds.count(k) for k in set(kinds)}
+    first = kinds[: 4 * EARLY_ROUNDS]
+    for kind, n in have.items():
+        assert first.count(kind) == min(n, EARLY_ROUNDS), kind
+    assert kinds[0] == ANSWERABLE_DRAFT and kinds[1] == "off-topic"
+    sitting.refusals_first = True
+    kinds = [draft_kind(sitting.draft(i)) for i in sitting.queue()]
+    refusals = sum(min(n, EARLY_ROUNDS) for k, n in have.items() if k != ANSWERABLE_DRAFT)
+    assert ANSWERABLE_DRAFT not in kinds[:refusals] and kinds[refusals] == ANSWERABLE_DRAFT
 
 
 def test_each_draft_suggests_its_own_guess(sitting: LabelSession) -> None:

@@ -19,6 +19,7 @@ from nomad_lab.eval.gating.runs import MAIN, RETRIEVE_NOW, NoSuchRun, RunChoice,
 from nomad_lab.eval.stored_runs import MAIN_RUN_COMMAND
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.run_param import RUN
+from nomad_lab.studies.params import STORE
 from nomad_lab.studies.shape import resolve_params
 from tests.support.paths import CORPUS, GOLDENS, ROOT
 from tests.support.retrieval import fixture_run
@@ -48,9 +49,10 @@ def test_a_malformed_run_is_one_line_listing_the_forms(text: str) -> None:
     assert "latest" in str(caught.value) and "\n" not in str(caught.value)
 
 
-def test_a_study_receives_the_run_typed() -> None:
-    params = resolve_params((RUN,), {"run": "latest"}, "study x")
-    assert params.run == RunChoice(latest=True)
+def test_a_study_receives_the_run_typed(tmp_path: Path) -> None:
+    params = resolve_params((RUN, STORE), {"run": "latest", "store": tmp_path / "none.duckdb"}, "study x")
+    assert params.run.latest and str(params.run) == "latest"
+    assert params.run.pinned is None and "no store yet" in params.run.missing  # pinned at the edge
     with pytest.raises(NomadLabError, match="study x: --run"):
         resolve_params((RUN,), {"run": "retrieve:"}, "study x")
 
@@ -134,11 +136,11 @@ def test_main_over_a_library_without_one_is_one_line_naming_the_command(
         resolve_run(store, "main", corpus=grown)
     message = str(caught.value)
     assert "\n" not in message and f"no core,off_topic run over {grown} stored yet" in message
-    assert f"run `{MAIN_RUN_COMMAND} --corpus {grown}` first" in message
+    assert f"; run `{MAIN_RUN_COMMAND} --corpus {grown}` first" in message
     out = tmp_path / "out"
     argv = ["study", "answerability", "--store", str(store), "--corpus", str(grown), "--out", str(out)]
     assert main([*argv, "--run", "main"]) == 1
     error = capsys.readouterr().err.strip()
     assert error.endswith(message) and "\n" not in error and not out.exists()
-    with pytest.raises(NoSuchRun, match=f"no store yet, so no run main: run `{MAIN_RUN_COMMAND}` first"):
+    with pytest.raises(NoSuchRun, match=f"no store yet, so no run main; run `{MAIN_RUN_COMMAND}` first"):
         resolve_run(tmp_path / "none.duckdb", "main")

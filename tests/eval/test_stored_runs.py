@@ -43,4 +43,5 @@ def test_store_runs_lists_every_run_and_marks_main(
     assert "fingerprint " in grown_line  # a library the listing was not told about shows its fingerprint
     assert lines[-1] == f"main (the notebooks' default run): {runs['main']}"
     assert main(["store", "runs", "--store", store]) == 0  # the default corpus: no run over it here
-    assert capsys.readouterr().out.splitlines()[-1].startswith("main: none yet (no core,off_topic run over")
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("main: no core,off_topic run over datasets/corpus yet; run `nomad-lab first-run`")

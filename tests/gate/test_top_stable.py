@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nomad_lab.retrieval.index import top_stable
+from nomad_lab.retrieval.index_kinds.search_exact import top_stable
 
 # few distinct values, so ties at the top-k boundary are common
 scores = st.lists(st.sampled_from([-0.5, 0.0, 0.3, 0.31, 0.7, 0.7001, 0.9, 1.0]), max_size=60)

@@ -216,3 +216,6 @@ def applied(fitted: Fitted, kinds: str) -> dict[str, Any]:
     gate = LearnedGate.load(fitted.gates[kinds])
     data = with_features(fitted.store, load_run(fitted.store, fitted.run), gate.kinds)
     return apply_gate(gate, data)
+
+
+from tests.gate_export.bundle_runs import ce_runs  # noqa: E402, F401  (the cross-encoder sample runs)

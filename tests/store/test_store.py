@@ -175,7 +175,9 @@ def test_corrupt_and_foreign_dump_files(tmp_path: Path) -> None:
     report.write_text(json.dumps({"meta": {"kind": "retrieval"}, "metrics": {}, "byTag": {}, "cases": []}))
     with pytest.raises(DumpError, match=r"report.json: fingerprint: missing \(is this a candidate dump"):
         load_dump(report)
-    with pytest.raises(DumpError, match=r"nope.json: no such dump yet; write it with `nomad-lab eval"):
+    with pytest.raises(
+        DumpError, match=r"nope.json: no such dump yet; run `nomad-lab first-run --dump .*nope.json`"
+    ):
         load_dump(tmp_path / "nope.json")  # says what writes one
     with pytest.raises(DumpError, match="cannot read"):
         load_dump(tmp_path)  # a folder

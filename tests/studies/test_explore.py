@@ -109,3 +109,20 @@ def test_a_broken_store_is_still_an_error_not_a_hint(tmp_path) -> None:
     broken.write_bytes(b"not a duckdb file" * 100)
     with pytest.raises(StoreError):
         explorer(broken)
+
+
+def test_a_control_with_nothing_to_act_on_is_disabled_with_the_line_that_enables_it() -> None:
+    """No judge named, no verdicts stored, verdicts without P(on topic): each one line naming what
+    enables the disabled box (load_explore_data reads "none stored" as no verdicts, so the box is off)."""
+    from dataclasses import replace
+
+    from nomad_lab.studies.gating.explore import disabled_lines
+
+    with_p = replace(DATA, p_true=np.array([0.1, 0.9, 0.9]), run_id="r-1")
+    assert disabled_lines(with_p) == []
+    (line,) = disabled_lines(replace(with_p, p_true=None))
+    assert line.startswith("tau: disabled") and "`nomad-lab study judges --judge-model m --run r-1`" in line
+    (line,) = disabled_lines(replace(with_p, verdicts=None, p_true=None))
+    assert line.startswith("judge and tau: disabled, no verdicts of m stored") and "--run r-1" in line
+    (line,) = disabled_lines(replace(with_p, judge_model=None, verdicts=None, p_true=None))
+    assert "set `judge_model`" in line

@@ -47,3 +47,31 @@ def test_floor_sweep_notebook_runs_under_papermill(dump: Path, tmp_path: Path) -
     assert json.loads((out / "floor_sweep.json").read_text())["pools"] == 150
     cells = json.loads(executed.read_text())["cells"]
     assert any("injected-parameters" in c["metadata"].get("tags", []) for c in cells)
+
+
+def test_a_gate_spec_is_parsed_once_at_the_edge(
+    dump: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--gate`` is parsed by its parameter type (GATE_SPEC) where the parameters are resolved; the study
+    and the gating code below it take that GateSpec and never parse it again (it was up to 5 times)."""
+    import sys
+
+    from nomad_lab.gate import spec
+    from nomad_lab.runners.studies import run_study
+
+    parsed: list[str] = []
+    real = spec.parse_gate_spec
+
+    def counting(text: str):
+        parsed.append(str(text))
+        return real(text)
+
+    for module in list(sys.modules.values()):  # every module holding the parser: the edge and below
+        if getattr(module, "parse_gate_spec", None) is real:
+            monkeypatch.setattr(module, "parse_gate_spec", counting)
+    gates = ["floor@0.4+contrast", "cosine@.5"]
+    result, _ = run_study("floor-sweep", dump=dump, gate=gates, out=tmp_path / "out")
+    study = result.value  # the study's value holds the measured sweep
+    asked = [s for s in parsed if s not in ("floor", "cosine", "contrast")]
+    assert asked == ["floor@0.4+contrast", "cosine@.5"]  # once each
+    assert [c.gate for c in study.extra] == ["floor@0.4+contrast", "cosine@0.5"]

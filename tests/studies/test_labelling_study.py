@@ -18,7 +18,7 @@ from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP
 from nomad_lab.data.refusal_kinds import NEAR_DOMAIN, OFF_TOPIC, REFUSAL_KINDS, UNANSWERABLE
 from nomad_lab.eval.gating.label_replay import sitting_times
 from nomad_lab.eval.gating.label_sitting import LabelSession
-from nomad_lab.studies.gating.labeller import figures_line
+from nomad_lab.studies.gating.label_figure import figures_line
 from tests.support.paths import CORPUS
 
 KIND_CYCLE = (OFF_TOPIC, UNANSWERABLE, NEAR_DOMAIN, OFF_TOPIC)
@@ -122,18 +122,51 @@ def test_a_broken_sitting_log_is_named_by_file_and_line(tmp_path: Path) -> None:
         sitting_times(logs["sitting"], logs["draft-time"])
 
 
-def test_the_labeller_caption_gives_each_kind_with_its_n_and_names_the_blend() -> None:
+def test_the_labeller_caption_is_two_lines_per_kind_with_an_interval_only_from_five() -> None:
     floor = {
         "leak": 0.5,
         "leakLow": 0.2,
         "leakHigh": 0.8,
         "recall": 0.9,
         "byKind": {
-            OFF_TOPIC: {"n": 4, "pass": [0.25, 0.0, 0.75]},
+            OFF_TOPIC: {"n": 5, "pass": [0.2, 0.0, 0.6]},
             UNANSWERABLE: {"n": 2, "pass": [1.0, 1.0, 1.0]},
         },
     }
-    line = figures_line({"answerable": 6, "refusals": 6, "floor": floor})
-    assert "off-topic leak 25.0% [0.0%, 75.0%] (n=4)" in line
-    assert "unanswerable pass 100.0% [100.0%, 100.0%] (n=2)" in line
-    assert "all refusals blended 50.0% [20.0%, 80.0%] (n=6)" in line
+    counts = {OFF_TOPIC: 5, UNANSWERABLE: 2, "near-domain": 0}
+    line = figures_line({"answerable": 6, "refusals": 7, "refusalsByKind": counts, "floor": floor})
+    first, second = line.split("\n")
+    assert first == "6 answerable and 7 refusals labelled (5 off-topic, 2 unanswerable, 0 near-domain)."
+    assert second.startswith("At recall@5 >= 0.90: floor (in sample): off-topic leak 20% [0%, 60%] (1/5)")
+    assert "unanswerable pass 2/2" in second and "[100%" not in second  # n=2: a count, no interval
+    early = figures_line({"answerable": 2, "refusals": 7, "refusalsByKind": counts})
+    assert early.count("\n") == 1 and "needs at least 5 answerable and 5 refusals" in early
+
+
+def test_the_live_figure_plots_the_off_topic_leak_with_intervals_from_five_floor_on_top() -> None:
+    """Each gate's curve is its off-topic pass rate; the band starts where 5 off-topic labels back it;
+    the floor's line is layered above the gate's; decision ticks are whole numbers."""
+    import matplotlib.pyplot as plt
+
+    from nomad_lab.studies.gating.label_figure import draw_history
+
+    def at(n_off: int, rate: float) -> dict:
+        kind = {"byKind": {OFF_TOPIC: {"n": n_off, "pass": [rate, rate - 0.1, rate + 0.1]}}}
+        return {"answerable": 6, "refusals": 6, "floor": kind, "gate": kind}
+
+    history = [(9, at(3, 0.5)), (10, at(4, 0.5)), (11, at(5, 0.4)), (13, at(6, 0.4))]
+    history.insert(0, (4, {"answerable": 2, "refusals": 2}))  # too few labels: no point
+    figure = draw_history(history)
+    axes = figure.axes[0]
+    floor, gate = axes.lines
+    assert list(floor.get_xdata()) == [9, 10, 11, 13] and list(floor.get_ydata()) == [0.5, 0.5, 0.4, 0.4]
+    assert floor.get_zorder() > gate.get_zorder() and floor.get_linestyle() != gate.get_linestyle()
+    bands = [c for c in axes.collections]
+    assert len(bands) == 2  # one per gate, each from decision 11 (5 off-topic labels) on
+    xs = bands[0].get_paths()[0].vertices[:, 0]
+    assert xs.min() == 11 and xs.max() == 13
+    assert all(float(t).is_integer() for t in axes.get_xticks())
+    plt.close(figure)
+    empty = draw_history([(3, {"answerable": 1, "refusals": 2})])
+    assert "needs at least 5 of each" in empty.axes[0].texts[0].get_text()
+    plt.close(empty)

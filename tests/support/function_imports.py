@@ -2,9 +2,10 @@
 
 Why a checker and not a convention: a deferred import hides a module's real dependencies, so it must say
 why, and a reason nobody checks drifts (three ``# heavy`` imports of the standard-library core, issue 42).
-A reason is the comment after the import's last line; its leading words (``# heavy``, ``# optional,
-heavy: the llm extra``) are each one of :data:`REASONS`, and each is checked against the import graph read
-from the source (module-level imports only, ``if TYPE_CHECKING:`` aside), never by importing anything:
+A reason is the comment after the import's last line (or on one of its lines); its leading words
+(``# heavy``, ``# optional, heavy: the llm extra``) are each one of :data:`REASONS`, and each is checked
+against the import graph read from the source (module-level imports only, ``if TYPE_CHECKING:`` aside),
+never by importing anything:
 
 - ``heavy``: importing the target loads a third-party package the importing module does not already load
   at its top (deferring it saves that load);
@@ -132,8 +133,7 @@ class ImportGraph:
                 if not isinstance(node, ast.Import | ast.ImportFrom) or id(node) in seen:
                     continue
                 seen.add(id(node))
-                tail = lines[node.end_lineno - 1][node.end_col_offset :]
-                comment = tail[tail.index("#") :] if "#" in tail else ""
+                comment = reason_comment(lines, node)
                 words = LEADING_WORDS.match(comment)
                 yield FunctionImport(
                     module=module,
@@ -142,6 +142,18 @@ class ImportGraph:
                     reason=comment.lstrip("#").strip(),
                     words=tuple(w.strip().lower() for w in words.group(1).split(",")) if words else (),
                 )
+
+
+def reason_comment(lines: list[str], node: ast.Import | ast.ImportFrom) -> str:
+    """The comment after an import's last line, else the first on one of its lines (a formatter wraps a
+    long ``from x import (name,  # reason`` and leaves the comment inside the parentheses)."""
+    tail = lines[node.end_lineno - 1][node.end_col_offset :]
+    if "#" in tail:
+        return tail[tail.index("#") :]
+    for line in lines[node.lineno - 1 : node.end_lineno - 1]:
+        if "#" in line:
+            return line[line.index("#") :]
+    return ""
 
 
 def third_party(names: Iterable[str], package: str) -> set[str]:

@@ -15,12 +15,14 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.eval import gating
 from nomad_lab.eval.gating.runs import RunChoice, parse_stored_run, resolve_run
 from nomad_lab.gate.apply import spec_curve
+from nomad_lab.gate.bundle import write_bundle
 from nomad_lab.gate.coverage import Vocabulary
 from nomad_lab.gate.floor_presets import preset_floors
 from nomad_lab.gate.logistic_gate import LearnedGate
 from nomad_lab.gate.portable import portable_gate, refuse_unportable
 from nomad_lab.gate.spec import parse_gate_spec
 from nomad_lab.gate.ts_module import render_floor_snippet, render_gate_module
+from nomad_lab.retrieval.cross_encoder import portable_cross_encoder
 from nomad_lab.store import Store
 
 TARGETS = ("ts", "json")
@@ -39,15 +41,33 @@ def vocabulary_of(store_path: str | Path, fingerprint: str | None, where: str) -
     return vocabulary.documents, dict(vocabulary.frequencies)
 
 
-def portable_from_file(store_path: str | Path, gate_file: str | Path) -> dict[str, Any]:
-    """The portable form of a learned gate file (its vocabulary read from the store when it needs one)."""
+def portable_from_file(
+    store_path: str | Path, gate_file: str | Path, with_model: bool = False
+) -> tuple[dict[str, Any], list[Path]]:
+    """The portable form of a learned gate file (its vocabulary read from the store when it needs one) and
+    the model files it reads. ``with_model``: the export carries the cross-encoder (a bundle, or the
+    portable JSON the Python runtime runs it from); without it a cross-encoder gate is refused."""
     where = str(gate_file)
     gate = LearnedGate.load(gate_file)  # one error line for a missing or foreign file
-    refuse_unportable(gate.kinds, f"gate export {where}")
+    refuse_unportable(gate.kinds, f"gate export {where}", ["ce"] if with_model else [])
     fingerprint = gate.training.get("fingerprint")
     vocabulary = vocabulary_of(store_path, fingerprint, where) if "coverage" in gate.kinds else None
+    cross_encoder, files = None, []
+    if "ce" in gate.kinds:
+        cross_encoder, files = portable_cross_encoder()  # the ce kind's default spec
     raw = json.loads(Path(gate_file).read_text(encoding="utf-8"))
-    return portable_gate(raw, where, vocabulary)
+    return portable_gate(raw, where, vocabulary, cross_encoder=cross_encoder), files
+
+
+def export_bundle(
+    store_path: str | Path, gate: str, out: str | Path, command: str, model_path: str | None = None
+) -> list[Path]:
+    """What ``gate export GATE --to ts --bundle DIR`` writes (:func:`nomad_lab.gate.bundle.write_bundle`);
+    ``model_path``: the folder the server keeps the model in, instead of a copy in the bundle."""
+    if gate == "floor" or gate.startswith("floor@"):
+        raise NomadLabError("gate export floor: the floor is a settings snippet (--out FILE), not a bundle")
+    portable, files = portable_from_file(store_path, gate, with_model=True)
+    return write_bundle(Path(out), portable, command, files, model_path)
 
 
 def floor_value(
@@ -82,7 +102,7 @@ def export_text(
             )
         floor, embedder, fingerprint = floor_value(store_path, gate, run)
         return render_floor_snippet(floor, embedder, fingerprint, command)
-    portable = portable_from_file(store_path, gate)
+    portable, _ = portable_from_file(store_path, gate, with_model=to == "json")
     if to == "json":
         return json.dumps(portable, indent=1, ensure_ascii=False) + "\n"
     return render_gate_module(portable, command)

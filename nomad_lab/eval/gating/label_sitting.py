@@ -30,7 +30,10 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.first_run import DEFAULT_LABEL_DIR, first_run_line, shown
+from nomad_lab.core.workspace import in_workspace
 from nomad_lab.data.corpus import load_corpus
+from nomad_lab.data.draft_deal import deal, draft_kind
 from nomad_lab.data.golden_suites import DRAFTS_SUITE, Golden, load_suite_file, suite_path
 from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP, Decision, LabelFile, decide
 from nomad_lab.data.refusal_kinds import REFUSAL_KINDS, kind_of
@@ -38,7 +41,7 @@ from nomad_lab.eval.gating.context import GatherContext
 from nomad_lab.eval.gating.fit import with_features
 from nomad_lab.eval.gating.run_data import RunData, load_run
 from nomad_lab.eval.gating.runs import retrieve_run
-from nomad_lab.eval.gating.sitting_runs import stored_drafts_run
+from nomad_lab.eval.gating.sitting_runs import EDITS_SUITE, stored_drafts_run
 from nomad_lab.gate import crossval
 from nomad_lab.gate.logistic_gate import fit_logistic, logistic_scores
 from nomad_lab.gate.stats import bootstrap_means
@@ -48,10 +51,6 @@ REORDER_AFTER = 30
 """Labels (with at least :data:`MIN_PER_CLASS` of each kind) before the queue is ordered by the gate."""
 MIN_PER_CLASS = 5
 KINDS = ("pool", "coverage")
-EDITS_SUITE = "label-edits"
-"""The suite of the runs that retrieve edited wordings. Its file is written to a temporary folder for
-the retrieval only, never beside the drafts (so ``*`` never finds it); the stored runs carry the name,
-which is how a resumed sitting finds the wordings already retrieved."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +90,8 @@ class LabelSession:
     _edits: dict[str, tuple[GatherContext, int]] = field(default_factory=dict)
     """Each edited wording's run and row, as loaded or retrieved by this sitting."""
     _documents: dict[str, str] | None = None
+    refusals_first: bool = False
+    """Deal the refusal rounds before any answerable draft (:func:`nomad_lab.data.draft_deal.deal`)."""
 
     @classmethod
     def open(
@@ -100,15 +101,14 @@ class LabelSession:
         store: str | Path,
         who: str | None = None,
         progress: bool = False,
+        refusals_first: bool = False,
     ) -> LabelSession:
         """Load the drafts, retrieve them at floor 0 into ``store`` (or read the run that already did:
         :func:`~nomad_lab.eval.gating.sitting_runs.stored_drafts_run`) and read the decisions so far."""
         goldens_dir = Path(goldens_dir)
         path = suite_path(goldens_dir, DRAFTS_SUITE)
         if not path.is_file():
-            raise NomadLabError(
-                f"{path}: no drafts to label; run nomad-lab goldens draft --out {goldens_dir}"
-            )
+            raise NomadLabError(no_drafts_line(path, corpus_dir, goldens_dir))
         drafts = load_suite_file(path, drafts=True)
         stored = stored_drafts_run(store, corpus_dir, drafts)
         ctx = (
@@ -117,7 +117,9 @@ class LabelSession:
             else _retrieved(corpus_dir, goldens_dir, DRAFTS_SUITE, store, progress)
         )
         labels = LabelFile(goldens_dir)
-        return cls(Path(corpus_dir), goldens_dir, Path(store), who, drafts, ctx.data, labels, ctx)
+        session = cls(Path(corpus_dir), goldens_dir, Path(store), who, drafts, ctx.data, labels, ctx)
+        session.refusals_first = refusals_first
+        return session
 
     @property
     def by_id(self) -> dict[str, int]:
@@ -147,7 +149,7 @@ class LabelSession:
         """What the draft itself guesses: (``answerable``, its source document) or (``refusal``, its kind)."""
         draft = self.draft(draft_id)
         if draft.expect_refusal:
-            return REFUSAL, kind_of(draft.tags, draft.refusal_kind)
+            return REFUSAL, draft_kind(draft)
         return ANSWERABLE, draft.relevant_doc_ids[0] if draft.relevant_doc_ids else None
 
     def record(self, draft_id: str, action: str, **choice: Any) -> Decision:
@@ -223,21 +225,25 @@ class LabelSession:
                 suite_path(folder, EDITS_SUITE).write_text(
                     "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
                 )
-                self._add_edits(_retrieved(self.corpus_dir, folder, EDITS_SUITE, self.store))
+                of = self.data.run_id
+                self._add_edits(_retrieved(self.corpus_dir, folder, EDITS_SUITE, self.store, edits_of=of))
         return self._edits
 
     def _stored_edit_runs(self, wordings: set[str]) -> list[str]:
         """The stored edit runs, newest first, holding one of ``wordings`` and retrieved like the
-        drafts (same corpus fingerprint, same parameters but the suite), each wording's newest run only."""
+        drafts (same corpus fingerprint, same parameters but the suite), each wording's newest run only:
+        runs of kind ``label-edits``, and the retrieval runs of suite :data:`EDITS_SUITE` stores kept
+        before edits had a kind of their own."""
+        own = ("suite", "editsOf")
         with Store(self.store, read_only=True) as store:
             drafts = store.get_run(self.data.run_id)
-            setup = {k: v for k, v in drafts.params.items() if k != "suite"}
+            setup = {k: v for k, v in drafts.params.items() if k not in own}
             out, wanted = [], set(wordings)
-            for run_id in reversed(store.run_ids("retrieval")):
+            for run_id in reversed(store.run_ids(None)):
                 run = store.get_run(run_id)
                 if run.suite != EDITS_SUITE or run.fingerprint != drafts.fingerprint:
                     continue
-                if {k: v for k, v in run.params.items() if k != "suite"} != setup:
+                if {k: v for k, v in run.params.items() if k not in own} != setup:
                     continue
                 held = wanted & {case.query for case in store.get_cases(run_id)}
                 if held:
@@ -269,10 +275,11 @@ class LabelSession:
         return oof, threshold, logistic_scores(*model, self.data.features.matrix(list(KINDS))[0])
 
     def queue(self) -> list[str]:
-        """The drafts not yet decided, in the order to label them: as drafted until the gate can be
-        fitted, then closest to its threshold first (disagreeing with the draft's own guess before that)."""
+        """The drafts not yet decided, in the order to label them: dealt with refusals early until the
+        gate can be fitted (:func:`~nomad_lab.data.draft_deal.deal`), then closest to its threshold first
+        (disagreeing with the draft's own guess before that)."""
         decided = set(self.decisions())
-        todo = [d.id for d in self.drafts if d.id not in decided]
+        todo = [i for i in deal(self.drafts, self.refusals_first) if i not in decided]
         labelled = self._labelled()
         if not self._ready(labelled.labels):
             return todo
@@ -308,13 +315,36 @@ class LabelSession:
         return out
 
 
+def no_drafts_line(path: Path, corpus_dir: str | Path, goldens_dir: Path) -> str:
+    """What to run when ``goldens_dir`` holds no drafts: the first run for the sitting's default folder
+    (:data:`~nomad_lab.core.first_run.DEFAULT_LABEL_DIR`), which drafts there; ``goldens draft`` for any
+    other folder."""
+    if goldens_dir.resolve() == in_workspace(DEFAULT_LABEL_DIR).resolve():
+        return first_run_line(f"{shown(path)}: no drafts to label yet", corpus_dir)
+    return (
+        f"{shown(path)}: no drafts to label yet; run "
+        f"`nomad-lab goldens draft --corpus {shown(corpus_dir)} --out {shown(goldens_dir)}` first"
+    )
+
+
 def _retrieved(
-    corpus_dir: str | Path, goldens_dir: str | Path, suite: str, store: str | Path, progress: bool = False
+    corpus_dir: str | Path,
+    goldens_dir: str | Path,
+    suite: str,
+    store: str | Path,
+    progress: bool = False,
+    edits_of: str | None = None,
 ) -> GatherContext:
     """Retrieve ``suite`` (drafts included) at floor 0 into ``store``: the stored run with the sitting's
-    features, ready to read its passages."""
+    features, ready to read its passages (``edits_of``: stored as edits of that drafts run)."""
     run_id = retrieve_run(
-        store, corpus=corpus_dir, goldens=goldens_dir, suite=suite, progress=progress, drafts=True
+        store,
+        corpus=corpus_dir,
+        goldens=goldens_dir,
+        suite=suite,
+        progress=progress,
+        drafts=True,
+        edits_of=edits_of,
     )
     return _loaded(store, run_id)
 

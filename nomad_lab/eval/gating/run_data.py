@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.first_run import first_run_line
 from nomad_lab.gate import masks
 from nomad_lab.gate.features import FeatureBlock, FeatureTable, pool_features
 from nomad_lab.gate.keywords import keyword_overlap
@@ -127,7 +128,7 @@ def load_run(store_path: str | Path, run_id: str | None = None, *, embed: bool =
     with Store(store_path) as store:
         run_id = run_id or store.latest_run_id("retrieval")
         if run_id is None:
-            raise NomadLabError(f"{store_path}: no retrieval run stored; run nomad-lab eval retrieval first")
+            raise NomadLabError(first_run_line(f"{store_path}: no retrieval run stored yet"))
         run = store.get_run(run_id)
         lacking = lacking_inputs(run.params)
         pools = stored_pools(store, run_id)  # without raw cosines the final score stands in (cosine refused)

@@ -21,13 +21,15 @@ read a stored run (``gate fit``/``apply``/``export``, ``floors presets``, ``eval
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from nomad_lab.core import workspace
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.eval.stored_runs import MAIN_RUN, MAIN_SUITE, main_run, main_run_command, shown
+from nomad_lab.core.first_run import first_run_line, shown
+from nomad_lab.eval.gating.sitting_runs import EDITS_SUITE
+from nomad_lab.eval.stored_runs import MAIN_RUN, MAIN_SUITE, main_run
 from nomad_lab.store import Store, StoreError
 
 LATEST = "latest"
@@ -47,12 +49,19 @@ _RUN_ID = re.compile(r"[A-Za-z0-9][\w.:+-]*")
 @dataclass(frozen=True)
 class RunChoice:
     """A parsed RUN value: ``run_id`` (a stored run), ``main``, ``latest``, or retrieve now (``suites``:
-    which; None: the study's own). ``str()`` gives the text back, which is what results record."""
+    which; None: the study's own). ``str()`` gives the text back, which is what results record.
+
+    ``pinned`` is the stored run a ``main`` or ``latest`` named when it was resolved at the edge
+    (:func:`pin_run`), or why it named none (``missing``): every later reading (the study, its
+    provenance record) gets that run, never the newest run at the time, which may be one the study
+    stored itself (``study gates`` stores its bank run midway)."""
 
     run_id: str | None = None
     latest: bool = False
     suites: str | None = None
     main: bool = False
+    pinned: str | None = None
+    missing: str | None = None
 
     def __str__(self) -> str:
         if self.run_id is not None:
@@ -169,18 +178,22 @@ def stored_run(store_path: str | Path, choice: RunChoice, corpus: str | Path | N
         return None
 
     path = Path(store_path)
+    if choice.missing is not None:
+        raise NoSuchRun(choice.missing)
     if not path.is_file():
-        raise NoSuchRun(f"{path}: no store yet, so no run {choice}: {_store_first(choice, corpus)}")
+        raise NoSuchRun(_store_first(f"{path}: no store yet, so no run {choice}", choice, corpus))
     with Store(path, read_only=True) as store:
-        if choice.main:
+        if choice.pinned is not None:
+            run_id = choice.pinned
+        elif choice.main:
             run_id = main_run(store, corpus)
             if run_id is None:
-                over = f"no {MAIN_SUITE} run over {shown(corpus)} stored yet"
-                raise NoSuchRun(f"{path}: {over}: {_store_first(choice, corpus)}")
+                over = f"{path}: no {MAIN_SUITE} run over {shown(corpus)} stored yet"
+                raise NoSuchRun(_store_first(over, choice, corpus))
         elif choice.latest:
-            run_id = store.latest_run_id("retrieval")
+            run_id = newest_run(store)
             if run_id is None:
-                raise NoSuchRun(f"{path}: no retrieval run stored yet: {_store_first(choice, corpus)}")
+                raise NoSuchRun(_store_first(f"{path}: no retrieval run stored yet", choice, corpus))
         else:
             run_id = str(choice.run_id)
         try:
@@ -195,19 +208,28 @@ def stored_run(store_path: str | Path, choice: RunChoice, corpus: str | Path | N
     return run
 
 
+def newest_run(store: Any) -> str | None:
+    """The run ``latest`` names in an open store: the newest retrieval run, passing over the edited
+    wordings of a labelling sitting that stores kept as retrieval runs before edits had a kind of their
+    own (suite ``label-edits``)."""
+    for run_id in reversed(store.run_ids("retrieval")):
+        if store.get_run(run_id).suite != EDITS_SUITE:
+            return run_id
+    return None
+
+
 def stored_run_id(store_path: str | Path, choice: RunChoice, corpus: str | Path | None = None) -> str | None:
     """:func:`stored_run`'s run id."""
     run = stored_run(store_path, choice, corpus)
     return None if run is None else str(run.run_id)
 
 
-def _store_first(choice: RunChoice, corpus: str | Path | None) -> str:
-    """What to run before ``choice`` names a stored run."""
-    if choice.main:
-        return f"run `{main_run_command(corpus)}` first"
-    if choice.latest:
-        return "run `nomad-lab eval retrieval` first"
-    return f"give a stored run id, or retrieve first (--run {RETRIEVE})"
+def _store_first(missing: str, choice: RunChoice, corpus: str | Path | None) -> str:
+    """The line saying ``missing`` and what to run before ``choice`` names a stored run: the first-run
+    command for ``main`` and ``latest`` (:func:`nomad_lab.core.first_run.first_run_line`)."""
+    if choice.main or choice.latest:
+        return first_run_line(missing, corpus)
+    return f"{missing}: give a stored run id, or retrieve first (--run {RETRIEVE})"
 
 
 def named_runs(
@@ -228,6 +250,27 @@ def named_runs(
         if run is not None:
             found[str(run.run_id)] = str(run.fingerprint)
     return found
+
+
+def pin_run(store_path: str | Path | None, value: Any, corpus: str | Path | None = None) -> Any:
+    """A RUN value (or a list of them) with each ``main`` and ``latest`` pinned to the stored run it
+    names now (:attr:`RunChoice.pinned`), in the store at ``store_path`` (None: the workspace's): done
+    once where a command's or a notebook's parameters are resolved, so the study and its provenance
+    record read the same run. A value naming no run yet keeps why (:attr:`RunChoice.missing`), raised
+    only if the run is read; a run id or "retrieve now" is kept as it is."""
+    if isinstance(value, list | tuple):
+        return type(value)(pin_run(store_path, v, corpus) for v in value)
+    if value is None:
+        return None
+    choice = parse_run(value)
+    if not (choice.main or choice.latest) or choice.pinned is not None or choice.missing is not None:
+        return choice
+    try:
+        return replace(
+            choice, pinned=stored_run_id(store_path or workspace.DEFAULT_STORE_PATH, choice, corpus)
+        )
+    except NoSuchRun as exc:
+        return replace(choice, missing=str(exc))
 
 
 def resolve_run(store_path: str | Path, run: str | RunChoice | None, **retrieval: Any) -> str:

@@ -18,6 +18,11 @@ from nomad_lab.eval.stored_runs import embedder_spec, runs_over
 from nomad_lab.retrieval.embedder_spec import DEFAULT_EMBEDDER_SPEC
 from nomad_lab.store import Store
 
+EDITS_SUITE = "label-edits"
+"""The suite of the runs that retrieve edited wordings. Its file is written to a temporary folder for
+the retrieval only, never beside the drafts (so ``*`` never finds it); the stored runs carry the name
+and are of kind ``label-edits``, recording the drafts run they edit (``editsOf``): a resumed sitting
+finds the wordings already retrieved there, and ``latest`` or ``store runs`` never see them."""
 SITTING_RETRIEVAL = {
     "topK": RAG_DEFAULT_TOP_K,
     "scoreThreshold": RAG_DEFAULT_SCORE_THRESHOLD,

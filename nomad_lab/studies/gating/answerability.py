@@ -39,7 +39,7 @@ from nomad_lab.studies.gating.answer_pairs import (
 )
 from nomad_lab.studies.gating.answer_report import GATE_NAME, pages, rows, save_gate, summary
 from nomad_lab.studies.gating.run_param import RUN, study_run
-from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, positive
+from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, INDEX, PROGRESS, STORE, positive
 from nomad_lab.studies.result import Artefact, Result
 from nomad_lab.studies.shape import Param, Params, Study
 
@@ -52,6 +52,7 @@ PARAMS = (
     GOLDENS,
     Param("suite", str, "core,off_topic", "suites to retrieve when no --run is given"),
     EMBEDDER,
+    INDEX,
     Param("bank", Path, None, "out-of-scope question bank (default: datasets/out_of_scope/bank.jsonl)"),
     Param("bank_skip", str, (), "bank categories this corpus answers", many=True, metavar="CATEGORY"),
     Param("folds", int, crossval.FOLDS, "outer folds", check=positive),

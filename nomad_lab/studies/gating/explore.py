@@ -128,7 +128,24 @@ def load_explore_data(
     if read is not None and read.missing:
         notes.append(f"{read.missing} question(s) have no stored verdict from {judge_model}")
     verdicts, p_true = (read.verdicts, read.p_true) if read is not None else (None, None)
+    if verdicts is not None and np.isnan(verdicts).all():  # none stored: a judge box would change nothing
+        verdicts = None
+    if p_true is not None and np.isnan(p_true).all():
+        p_true = None
     return ExploreData(pools, queries, tops, verdicts, judge_model, notes, p_true, run_id)
+
+
+def disabled_lines(data: ExploreData) -> list[str]:
+    """One line per control left disabled for want of something to act on, saying how to enable it."""
+    judge = data.judge_model
+    enable = f"`nomad-lab study judges --judge-model {judge} --run {data.run_id}` stores them"
+    if judge is None:
+        return ["judge and tau: disabled, no judge named; set `judge_model` to a judge with stored verdicts"]
+    if data.verdicts is None:
+        return [f"judge and tau: disabled, no verdicts of {judge} stored for this run; {enable}"]
+    if data.p_true is None:
+        return [f"tau: disabled, the stored verdicts of {judge} carry no P(on topic); {enable}"]
+    return []
 
 
 def refusal_set(pools: PoolSet, refusals: str = OFF_TOPIC) -> np.ndarray:
@@ -307,4 +324,7 @@ def explorer(
     )
     help_text = widgets.HTML(CONTROLS.format(judge=html.escape(str(judge_model)), kinds=kinds))
     help_text.add_class("nomad-explore-help")
-    return widgets.VBox([help_text, interactive])
+    off = "".join(f"<div>{html.escape(line)}</div>" for line in disabled_lines(data))
+    disabled = widgets.HTML(f"<small>{off}</small>" if off else "")
+    disabled.add_class("nomad-explore-disabled")
+    return widgets.VBox([help_text, disabled, interactive])

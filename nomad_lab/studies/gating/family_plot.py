@@ -19,18 +19,15 @@ from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 
+from nomad_lab.data.refusal_kinds import KINDS
 from nomad_lab.studies.plots import headline_style, target_line
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 FLOOR_FAMILY = "floor"
-QUESTIONS = {
-    "off-topic": "is the context about the question?",
-    "unanswerable": "does a passage state the answer?",
-    "near-domain": "a sibling topic the library lacks",
-}
-"""Each panel's title: the question its refusal kind asks of a gate."""
+QUESTIONS = {name: kind.question for name, kind in KINDS.items()}
+"""Each panel's title: the question its refusal kind asks of a gate (from the kind's record)."""
 Triple = tuple[float, float, float]
 
 

@@ -6,7 +6,7 @@ notebook, so the published table and plot are exactly what the command prints.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.first_run import DEFAULT_DUMP, first_run_line
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE as DEFAULT_FLOOR
 from nomad_lab.core.workspace import PROJECT_ROOT
 from nomad_lab.eval.gating import curve, load_run, subset_run
@@ -21,6 +22,7 @@ from nomad_lab.eval.gating.gate_spec_type import GATE_SPEC
 from nomad_lab.eval.gating.runs import LATEST, RunChoice, parse_run, resolve_run
 from nomad_lab.gate import masks
 from nomad_lab.gate.apply import spec_curve, spec_needs
+from nomad_lab.gate.families import Need
 from nomad_lab.gate.operating_curves import (
     OperatingCurve,
     floor_margins,
@@ -29,9 +31,10 @@ from nomad_lab.gate.operating_curves import (
     restrict_refusals,
 )
 from nomad_lab.gate.pools import PoolSet, load_dump
+from nomad_lab.gate.spec import GateSpec, parse_gate_spec
 from nomad_lab.gate.stats import CalibratedFloor
 from nomad_lab.studies.gating.curves import plot_floor_sweep, plot_leak_vs_recall
-from nomad_lab.studies.gating.run_param import named_by
+from nomad_lab.studies.gating.run_param import named_by, pinned
 from nomad_lab.studies.params import STORE, alpha_param
 from nomad_lab.studies.result import Figure, Page, Result
 from nomad_lab.studies.shape import Param, Params, Study
@@ -50,11 +53,13 @@ class FloorStudy:
     calibrated: CalibratedFloor
     tags_at_default: dict[str, tuple[float, int, int]]
     extra: tuple[OperatingCurve, ...] = ()  # the curves of gate specs asked for by name (--gate)
+    note: str = ""
+    """A warning the table leads with (too few of the refusals the leak counts), else empty."""
 
 
 def _spec_curves(
     pools: PoolSet,
-    specs: tuple[str, ...],
+    specs: tuple[GateSpec, ...],
     refusal_tag: str | None,
     store: Path | None,
     run: str | RunChoice,
@@ -65,17 +70,25 @@ def _spec_curves(
     curves = []
     data = None
     for spec in specs:
-        if not spec_needs(spec):
+        needs = spec_needs(spec)
+        if not needs:
             curves.append(spec_curve(pools, spec))
             continue
         if data is None:
-            data = _stored_run(pools, spec, store, run, refusal_tag)
+            data = _stored_run(pools, spec, needs, store, run, refusal_tag)
         curves.append(curve(store, data, spec))
     return tuple(curves)
 
 
-def _stored_run(pools: PoolSet, spec: str, store: Path | None, run: str | RunChoice, refusal_tag: str | None):
-    where = f"gate {spec} needs {', '.join(map(str, spec_needs(spec)))} from a stored run"
+def _stored_run(
+    pools: PoolSet,
+    spec: GateSpec,
+    needs: tuple[Need, ...],
+    store: Path | None,
+    run: str | RunChoice,
+    refusal_tag: str | None,
+):
+    where = f"gate {spec} needs {', '.join(map(str, needs))} from a stored run"
     if store is None:
         raise NomadLabError(f"{where}: give --store (and --run RUN)")
     data = load_run(store, resolve_run(store, run))  # a stored run: the dump holds no corpus to retrieve
@@ -96,7 +109,7 @@ def run_floor_study(
     alpha: float = 0.05,
     refusal_tag: str | None = None,
     default_floor: float = DEFAULT_FLOOR,
-    gate_specs: tuple[str, ...] = (),
+    gate_specs: tuple[GateSpec | str, ...] = (),
     store: Path | None = None,
     run: str | RunChoice = LATEST,
 ) -> FloorStudy:
@@ -104,16 +117,19 @@ def run_floor_study(
 
     ``gate_specs`` (``floor@0.4+contrast``, ``judge:SPEC``, ``ce:SPEC``, ...) add one curve each, named
     by the canonical spec; a spec that needs more than the pools is evaluated by the gating service on
-    the stored ``run`` in ``store``.
+    the stored ``run`` in ``store``. Each spec is parsed once, here (a :class:`GateSpec` given, as the
+    study's GATE_SPEC parameter makes it at the edge, is never parsed again).
     """
-    extra = _spec_curves(pools, gate_specs, refusal_tag, store, run)
+    specs = tuple(parse_gate_spec(s) if isinstance(s, str) else s for s in gate_specs)
+    extra = _spec_curves(pools, specs, refusal_tag, store, run)
     pools = restrict_refusals(pools, refusal_tag)
-    score = spec_curve(pools, "floor")
+    floor, cosine, contrast = (parse_gate_spec(text) for text in ("floor", "cosine", "contrast"))
+    score = spec_curve(pools, floor)
     return FloorStudy(
         pools=pools,
         score=score,
-        cosine=spec_curve(pools, "cosine"),
-        contrast=spec_curve(pools, "contrast"),
+        cosine=spec_curve(pools, cosine),
+        contrast=spec_curve(pools, contrast),
         margins=floor_margins(pools, masks.FLOOR_GRID),
         weakest_correct_top_hit=masks.weakest_correct_top_hit(pools),
         calibrated=score.calibrated(alpha),
@@ -122,11 +138,39 @@ def run_floor_study(
     )
 
 
+FEW_REFUSALS = 30
+"""Fewer refusals of the counted kind than this in a dump, and the sweep warns: its leak intervals span
+tens of points (a core-only dump holds 8 off-topic refusals; the first run's, over a hundred)."""
+
+
+def counted_refusals(pools: PoolSet, refusal_tag: str | None, dump: str | Path) -> str:
+    """The note for a dump with few of the refusals the leak counts (``refusal_tag``; None: all), or "".
+
+    None at all is refused (one line naming the first-run command, whose dump holds the off-topic
+    suite): a leak over no refusals is no figure."""
+    named = refusals_named(pools, refusal_tag) if refusal_tag else pools.expect_refusal
+    n, what = int(named.sum()), f"{refusal_tag} refusals" if refusal_tag else "refusals"
+    if n == 0:
+        raise NomadLabError(
+            first_run_line(
+                f"{dump}: no {what} among its {pools.size} questions, so no leak to sweep", dump=dump
+            )
+        )
+    if n < FEW_REFUSALS:
+        return (
+            f"warning: {dump} holds only {n} {what} (fewer than {FEW_REFUSALS}), so every leak below "
+            f"rests on {n} questions; {first_run_line('for the off-topic suite', dump=dump)}"
+        )
+    return ""
+
+
 def markdown_table(
     study: FloorStudy, floors: tuple[float, ...] = (0.0, 0.55, 0.6, 0.62, 0.65, 0.66, 0.69, 0.72)
 ) -> str:
-    """The score-floor sweep at the seed's landmark floors, with intervals and margins."""
+    """The score-floor sweep at the seed's landmark floors, with intervals and margins (led by the
+    study's note, when it has one)."""
     lines = [
+        *([f"> {study.note}", ""] if study.note else []),
         "| floor | leak rate [95% CI] | recall@5 [95% CI] | empty on answerable "
         "| margin to weakest correct top hit |",
         "|---|---|---|---|---|",
@@ -189,7 +233,7 @@ PARAMS = (
     Param(
         "dump",
         Path,
-        PROJECT_ROOT / "runs" / "dumps" / "core-off_topic.json",
+        PROJECT_ROOT / DEFAULT_DUMP,
         "candidate dump (reference --dump JSON format; `nomad-lab eval retrieval --dump`)",
         metavar="PATH",
     ),
@@ -219,6 +263,7 @@ PARAMS = (
         "latest (its index and questions must be the dump's)",
         metavar="RUN",
         names_runs=named_by,
+        pin=pinned,
     ),
 )
 
@@ -226,14 +271,17 @@ PARAMS = (
 def compute(params: Params) -> FloorStudy:
     """The study from its declared parameters: ``dump`` (candidate pools), ``alpha``, ``refusal_tag``,
     ``gate`` (gate spec strings, each one more curve, named by its canonical spec)."""
-    return run_floor_study(
-        load_dump(params.dump),
+    pools = load_dump(params.dump)
+    note = counted_refusals(pools, params.refusal_tag or None, params.dump)
+    study = run_floor_study(
+        pools,
         alpha=params.alpha,
         refusal_tag=params.refusal_tag or None,
-        gate_specs=tuple(str(spec) for spec in params.gate),
+        gate_specs=tuple(params.gate),  # GateSpec values, parsed once at the edge (GATE_SPEC)
         store=params.store,
         run=params.run,
     )
+    return replace(study, note=note)
 
 
 STUDY = Study(
@@ -249,7 +297,7 @@ STUDY = Study(
     command=(
         "sweep",
         "--dump",
-        "runs/dumps/core-off_topic.json",
+        DEFAULT_DUMP,
         "--refusal-tag",
         "off-topic",
         "--alpha",

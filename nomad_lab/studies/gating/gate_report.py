@@ -12,21 +12,17 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH, PROJECT_ROOT
-from nomad_lab.data.refusal_kinds import NEAR_DOMAIN, OFF_TOPIC, REFUSAL_KINDS, UNANSWERABLE
+from nomad_lab.data.refusal_kinds import KINDS, OFF_TOPIC, REFUSAL_KINDS
 from nomad_lab.gate import crossval
 from nomad_lab.gate.decisions import row_decisions, write_decisions
 from nomad_lab.studies.gating.family_plot import RowPoint, plot_by_kind
 from nomad_lab.studies.plots import save
 from nomad_lab.studies.result import escape
 
-KIND_COLUMNS = {
-    OFF_TOPIC: "off-topic leak",
-    UNANSWERABLE: "unanswerable pass",
-    NEAR_DOMAIN: "near-domain pass",
-}
-"""Each refusal kind's column head: a leak for off-topic refusals (their context should never reach the
-prompt), a pass rate for the on-topic kinds (a topicality gate is right to pass them)."""
-KIND_AXES = {OFF_TOPIC: "leak", UNANSWERABLE: "pass rate", NEAR_DOMAIN: "pass rate"}
+KIND_COLUMNS = {name: kind.label for name, kind in KINDS.items()}
+"""Each refusal kind's column head, from its record: a leak for off-topic refusals (their context should
+never reach the prompt), a pass rate for the on-topic kinds (a topicality gate is right to pass them)."""
+KIND_AXES = {name: kind.axis for name, kind in KINDS.items()}
 
 DEFAULT_PATHS = {"corpus": DEFAULT_CORPUS_DIR, "goldens": DEFAULT_GOLDENS_DIR, "store": DEFAULT_STORE_PATH}
 """Path parameters named on the table's command line only when they differ from these defaults."""

@@ -57,7 +57,7 @@ from nomad_lab.studies.gating.gate_rows import (
 )
 from nomad_lab.studies.gating.judge_and_transfer_rows import judge_rows, question_splits, transfer_row
 from nomad_lab.studies.gating.run_param import RUN, study_run
-from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, STORE
+from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, INDEX, STORE
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv, resolve_params, stored_params
 
 FREE_MS = 1.0
@@ -99,6 +99,7 @@ PARAMS = (
     GOLDENS,
     Param("suite", str, GATING_SUITES, "suites to retrieve when no --run is given (NAME? is optional)"),
     EMBEDDER,
+    INDEX,
     Param(
         "bank",
         Path,

@@ -48,6 +48,7 @@ from nomad_lab.studies.gating.growth_kinds import (
 from nomad_lab.studies.gating.judges import compare_with_floor, judge_run
 from nomad_lab.studies.params import (
     EMBEDDER,
+    INDEX,
     WORKSPACE,
     alpha_param,
     each_in_unit_interval,
@@ -158,6 +159,7 @@ def measure_size(
     embedder: Any | None = None,
     alpha: float = DEFAULT_ALPHA,
     progress: bool = True,
+    index: str | None = None,
 ) -> GrowthRow:
     """Retrieve core + off-topic once at this size, then every floor from the pools (and the floor
     calibrated for leak target ``alpha``), then the judge on the off-topic questions of the same run."""
@@ -170,6 +172,7 @@ def measure_size(
         include_distractors=include_distractors,
         embedder_model=embedder,
         progress=progress,
+        **({"index": index} if index else {}),
     )
     with Store(store_path) as store:
         stored = stored_pools(store, both.run_id)
@@ -331,6 +334,7 @@ PARAMS = (
     ),
     alpha_param(DEFAULT_ALPHA, "leak target of the floor calibrated at each size"),
     EMBEDDER,
+    INDEX,
     *WORKSPACE,
 )
 
@@ -359,6 +363,7 @@ def compute(params: Params) -> dict[str, Any]:
             embedder=model,
             alpha=params.alpha,
             progress=not params.no_progress,
+            index=params.index,
         )
         for size in library_sizes(params.books, library)
     ]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.workspace import DATASETS_DIR
-from nomad_lab.data.refusal_kinds import OFF_TOPIC, REFUSAL_KINDS
+from nomad_lab.data.refusal_kinds import OFF_TOPIC, REFUSAL_KINDS, kind_label
 from nomad_lab.eval.gating.label_free_vs_labels import FEATURES, TOLERANCE, Corpus, compare
 from nomad_lab.eval.provenance import command_line
 from nomad_lab.gate import crossval
@@ -66,8 +66,7 @@ def compute(params: Params) -> dict[str, Any]:
 
 
 def _kind_field(kind: str, n: int) -> Field:
-    name = "off-topic leak" if kind == OFF_TOPIC else f"{kind} pass"
-    return Field(f"byKind.{kind}.pass", f"{name} (n = {n}) [95% CI]", "share", ".1%", absent="-")
+    return Field(f"byKind.{kind}.pass", f"{kind_label(kind)} (n = {n}) [95% CI]", "share", ".1%", absent="-")
 
 
 def corpus_table(corpus: Mapping[str, Any]) -> Table:

@@ -9,32 +9,32 @@ small key box (a text field), so JupyterLab's own notebook shortcuts never see t
 What a person sees is explained on screen: each refusal kind's definition
 (:data:`nomad_lab.data.refusal_kinds.KIND_DEFINITIONS`) beside its button, the draft's own guess
 pre-selected (its kind, or its source document as the gold), the gold searchable among every document
-of the library (a gold retrieval did not return is a retrieval miss, recorded as one), undo and back.
-The figure says what it still needs until both label kinds reach :data:`FIGURE_NEEDS`, and its history
-is replayed from the decisions log, so a rerun of the notebook shows the same curve.
+of the library (a gold retrieval did not return is a retrieval miss, recorded as one), undo and back
+(disabled, with a line saying so, while there is nothing to undo or go back to), and who is labelling.
+The figure and its caption are :mod:`nomad_lab.studies.gating.label_figure`.
 """
 
 from __future__ import annotations
 
 import html
-import io
 import os
 from pathlib import Path
 from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.first_run import DEFAULT_LABEL_DIR
 from nomad_lab.core.workspace import corpus_path, in_workspace, store_path
-from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP
-from nomad_lab.data.refusal_kinds import KIND_DEFINITIONS, NEAR_DOMAIN, OFF_TOPIC, UNANSWERABLE
-from nomad_lab.eval.gating.label_sitting import MIN_PER_CLASS, LabelSession
+from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP, default_labeller
+from nomad_lab.data.refusal_kinds import KIND_DEFINITIONS, KINDS
+from nomad_lab.eval.gating.label_sitting import LabelSession
+from nomad_lab.studies.gating.label_figure import figures_line, plot_history, replay
 from nomad_lab.studies.gating.passage_view import passage_html
 
-FIGURE_NEEDS = MIN_PER_CLASS
-"""Answerable and refusal labels each before the leak figure is drawn: below it an interval is noise."""
-REPLAY_POINTS = 40
-"""At most this many points of the figure's history are replayed from the log when the widget opens."""
-REFUSAL_KEYS = {"o": OFF_TOPIC, "u": UNANSWERABLE, "n": NEAR_DOMAIN}
-KEY_HELP = "keys: a save · 1-5 answerable (that passage) · o u n refusal · s skip · z undo · b back"
+REFUSAL_KEYS = {kind.key: name for name, kind in KINDS.items()}
+KEY_HELP = (
+    f"keys: a save · 1-5 answerable (that passage) · {' '.join(REFUSAL_KEYS)} refusal · s skip · z undo · "
+    "b back"
+)
 FRAME_CSS = (
     "<style>.nomad-label-frame{height:28em;overflow-y:auto;border:1px solid #ccc;padding:0 .8em;"
     "background:#fff}.nomad-label-frame mark{background:#fff2a8}.nomad-best{background:#dff0d8}"
@@ -43,90 +43,9 @@ FRAME_CSS = (
 )
 CHOICES = [
     ("answerable: the gold document below", ANSWERABLE),
-    (f"refusal: {OFF_TOPIC}", OFF_TOPIC),
-    (f"refusal: {UNANSWERABLE}", UNANSWERABLE),
-    (f"refusal: {NEAR_DOMAIN}", NEAR_DOMAIN),
+    *((f"refusal: {name}", name) for name in KINDS),
     ("skip", SKIP),
 ]
-
-
-def _plot_history(history: list[tuple[int, dict[str, Any]]]) -> bytes:
-    import matplotlib  # heavy
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # heavy
-
-    figure, axes = plt.subplots(figsize=(6.0, 2.8), dpi=100)
-    for name, colour in (("floor", "tab:blue"), ("gate", "tab:orange")):
-        points = [(n, f[name]) for n, f in history if f.get(name) and _enough(f)]
-        if not points:
-            continue
-        x = [n for n, _ in points]
-        axes.plot(x, [p["leak"] for _, p in points], marker="o", color=colour, label=f"{name}: all refusals")
-        axes.fill_between(
-            x, [p["leakLow"] for _, p in points], [p["leakHigh"] for _, p in points], color=colour, alpha=0.2
-        )
-    axes.set_xlabel("decisions so far")
-    axes.set_ylabel("leak at recall@5 >= 0.90\n(blended; caption: per kind)")
-    axes.set_ylim(0, 1)
-    if axes.lines:
-        axes.legend(loc="upper right", fontsize=8)
-    else:
-        axes.text(0.5, 0.5, f"needs at least {FIGURE_NEEDS} of each", ha="center", transform=axes.transAxes)
-    figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    plt.close(figure)
-    return buffer.getvalue()
-
-
-def _enough(figures: dict[str, Any]) -> bool:
-    return min(figures["answerable"], figures["refusals"]) >= FIGURE_NEEDS
-
-
-def figures_line(figures: dict[str, Any]) -> str:
-    """The figure's caption: what it rests on, and either its figures or what it needs. Each gate's
-    figures are split by refusal kind at one operating point (the off-topic leak, the unanswerable and
-    near-domain pass rates, each with its n), the blend of all refusals last and named as such."""
-    answerable, refusals = figures["answerable"], figures["refusals"]
-    counts = f"{answerable} answerable and {refusals} refusals labelled"
-    if not _enough(figures):
-        return (
-            f"{counts}. The leak figure needs at least {FIGURE_NEEDS} of each "
-            f"(leak: the share of the labelled refusals, n={refusals}, that still get context when the "
-            "threshold keeps recall@5 >= 0.90 on the answerable ones)."
-        )
-    parts = [counts]
-    for name, what in (("floor", "floor (in sample)"), ("gate", "learned gate (out of fold)")):
-        f = figures.get(name)
-        if f:
-            split = [
-                f"{'off-topic leak' if kind == OFF_TOPIC else kind + ' pass'} {_rate(v['pass'])} (n={v['n']})"
-                for kind, v in f.get("byKind", {}).items()
-            ]
-            parts.append(
-                f"{what} at recall@5 {f['recall']:.3f} (answerable, n={answerable}): "
-                + ", ".join(split)
-                + f"; all refusals blended {_rate([f['leak'], f['leakLow'], f['leakHigh']])} (n={refusals})"
-            )
-        elif name == "floor":
-            parts.append("floor: no threshold reaches recall@5 0.90 on these labels")
-    return " · ".join(parts)
-
-
-def _rate(triple: list[float]) -> str:
-    return f"{triple[0]:.1%} [{triple[1]:.1%}, {triple[2]:.1%}]"
-
-
-def replay(session: LabelSession, points: int = REPLAY_POINTS) -> list[tuple[int, dict[str, Any]]]:
-    """The figure's history from the decisions log: the figures after the first k decisions, for up to
-    ``points`` values of k ending at every decision so far."""
-    total = len(session.decisions())
-    if total == 0:
-        return []
-    step = max(1, -(-total // points))
-    marks = sorted({*range(step, total + 1, step), total})
-    return [(k, session.figures(first=k)) for k in marks]
 
 
 class Labeller:
@@ -157,8 +76,15 @@ class Labeller:
         self.gold.add_class("nomad-label-gold")
         self.gold.observe(lambda _c: self._choose(ANSWERABLE), names="value")
         save = self._button("save (a)", self.save, "nomad-label-save", "primary")
-        undo = self._button("undo (z)", self.undo, "nomad-label-undo")
-        back = self._button("back (b)", self.back, "nomad-label-back")
+        self.undo_button = self._button("undo (z)", self.undo, "nomad-label-undo")
+        self.back_button = self._button("back (b)", self.back, "nomad-label-back")
+        self.hint = w.HTML()
+        self.hint.add_class("nomad-label-hint")
+        who = html.escape(session.who or default_labeller())
+        self.who = w.HTML(
+            f"<small class='nomad-label-who'>labelling as <b>{who}</b> (the notebook's <code>who</code> "
+            "or $NOMAD_LAB_LABELLER changes it)</small>"
+        )
         self.gold_buttons = w.HBox()
         self.keys = w.Text(placeholder=KEY_HELP, description="key box", layout=w.Layout(width="60%"))
         self.keys.add_class("nomad-label-keys")
@@ -171,14 +97,14 @@ class Labeller:
         self.box = w.VBox(
             [
                 w.HTML(FRAME_CSS),
-                w.HBox([self.progress, self.count]),
+                w.HBox([self.progress, self.count, self.who]),
                 self.question,
                 self.edit,
                 self.passages,
                 self.gold_buttons,
                 self.choice,
                 self.gold,
-                w.HBox([save, undo, back]),
+                w.HBox([save, self.undo_button, self.back_button, self.hint]),
                 self.keys,
                 self.message,
                 w.HTML(
@@ -268,8 +194,22 @@ class Labeller:
         self.history = [(n, f) for n, f in self.history if n < decided] + (
             [(decided, figures)] if decided else []
         )
-        self.figures_text.value = f"<p class='nomad-label-figures'>{html.escape(figures_line(figures))}</p>"
-        self.figure.value = _plot_history(self.history)
+        caption = html.escape(figures_line(figures)).replace("\n", "<br>")
+        self.figures_text.value = f"<p class='nomad-label-figures'>{caption}</p>"
+        self._enable(decided)
+
+    def _enable(self, decided: int) -> None:
+        """Undo and back only when there is a decision to act on; the hint says how to enable them."""
+        self.undo_button.disabled = decided == 0
+        self.back_button.disabled = self.back_steps >= decided
+        off = [b.description.split(" ")[0] for b in (self.undo_button, self.back_button) if b.disabled]
+        if not off:
+            self.hint.value = ""
+        elif decided == 0:
+            self.hint.value = f"<small>{' and '.join(off)}: enabled once a decision is saved</small>"
+        else:
+            self.hint.value = "<small>back: at the first decision; save or skip to move on</small>"
+        self.figure.value = plot_history(self.history)
 
     def save(self) -> None:
         """Record the decision selected in the controls (the draft's guess unless changed)."""
@@ -351,22 +291,23 @@ def labeller(
     goldens: str | Path | None = None,
     store: str | Path | None = None,
     who: str | None = None,
+    refusals_first: bool = False,
 ) -> Any:
     """The labelling widget for ``goldens/drafts.jsonl`` over ``corpus`` (None: ``$NOMAD_LAB_CORPUS`` or
-    the default corpus; ``goldens`` None: ``$NOMAD_LAB_LABEL_DIR``), labels written beside the drafts.
+    the default corpus; ``goldens`` None: ``$NOMAD_LAB_LABEL_DIR``, else ``runs/label``, git-ignored, so
+    a sitting run with the notebook's defaults changes no tracked file), labels written beside the drafts.
 
-    A missing input (no goldens folder named, no drafts in it, no corpus) is one markdown line saying
-    what to run, not a traceback."""
+    ``who`` is recorded with each label (None: :func:`~nomad_lab.data.labels.default_labeller`, the
+    account's name); ``refusals_first`` deals the refusal rounds before any answerable draft
+    (:mod:`nomad_lab.data.draft_deal`). A missing input (no drafts in the folder, no corpus) is one
+    markdown line saying what to run, not a traceback."""
     from IPython.display import Markdown  # heavy
 
-    folder = goldens or os.environ.get("NOMAD_LAB_LABEL_DIR")
-    if not folder:
-        return Markdown(
-            "Set `goldens` to the folder holding `drafts.jsonl` "
-            "(write one: `nomad-lab goldens draft --corpus DIR --out runs/label`)."
-        )
+    folder = goldens or os.environ.get("NOMAD_LAB_LABEL_DIR") or DEFAULT_LABEL_DIR
     try:
-        session = LabelSession.open(corpus_path(corpus), in_workspace(folder), store_path(store), who)
+        session = LabelSession.open(
+            corpus_path(corpus), in_workspace(folder), store_path(store), who, refusals_first=refusals_first
+        )
     except NomadLabError as exc:
         return Markdown(str(exc).splitlines()[0])
     return Labeller(session).box

@@ -19,7 +19,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 
 from nomad_lab.core.workspace import DATASETS_DIR
-from nomad_lab.data.refusal_kinds import OFF_TOPIC, REFUSAL_KINDS
+from nomad_lab.data.refusal_kinds import OFF_TOPIC, REFUSAL_KINDS, kind_label
 from nomad_lab.eval.gating.label_replay import draft_share, narrowing, sitting_times
 from nomad_lab.eval.gating.label_sitting import LabelSession
 from nomad_lab.gate import crossval
@@ -62,7 +62,7 @@ def compute(params: Params) -> dict[str, Any]:
 
 
 def _what(kind: str) -> str:
-    return "off-topic leak" if kind == OFF_TOPIC else f"{kind} pass"
+    return kind_label(kind)
 
 
 def _cell(fig: dict[str, Any] | None, kind: str | None) -> str:

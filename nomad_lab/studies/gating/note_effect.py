@@ -48,7 +48,16 @@ from nomad_lab.eval.note_conditions import (
 from nomad_lab.services.pipeline import PipelineConfig
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.run_param import RUN, study_run
-from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, on_second_corpus, positive
+from nomad_lab.studies.params import (
+    CORPUS,
+    EMBEDDER,
+    GOLDENS,
+    INDEX,
+    PROGRESS,
+    STORE,
+    on_second_corpus,
+    positive,
+)
 from nomad_lab.studies.result import Field, Page, Result, Table
 from nomad_lab.studies.shape import Param, Params, Study
 
@@ -71,6 +80,7 @@ PARAMS = (
     GOLDENS,
     Param("suite", str, "core,off_topic,hard_refusals?", "suites to retrieve when no --run is given"),
     EMBEDDER,
+    INDEX,
     Param("model", BACKEND_SPEC, DEFAULT_MODEL, "the chat model that answers", metavar="SPEC"),
     Param("per_stratum", int, 30, "questions drawn per stratum", check=positive),
     Param("refusals", _kinds, (UNANSWERABLE,), "refusal kinds sampled beside answerable questions"),

@@ -19,6 +19,7 @@ from nomad_lab.eval.gating.runs import (
     named_runs,
     parse_run,
     parse_stored_run,
+    pin_run,
     resolve_run,
 )
 from nomad_lab.studies.shape import Param, Params
@@ -30,6 +31,12 @@ def named_by(value: Any, values: Mapping[str, Any]) -> dict[str, str]:
     return named_runs(values.get("store"), value, values.get("corpus"))
 
 
+def pinned(value: Any, values: Mapping[str, Any]) -> Any:
+    """A RUN parameter's ``pin``: ``main`` and ``latest`` pinned to the stored run they name when the
+    study starts (``main``: over the study's ``--corpus``), so the run read and the run recorded agree."""
+    return pin_run(values.get("store"), value, values.get("corpus"))
+
+
 RUN = Param(
     "run",
     parse_run,
@@ -38,6 +45,7 @@ RUN = Param(
     "retrieve (--suite, now: the default) or retrieve:SUITES",
     metavar="RUN",
     names_runs=named_by,
+    pin=pinned,
 )
 
 
@@ -62,6 +70,7 @@ def study_run(p: Params, run: Any = None, **retrieval: Any) -> str:
         "goldens": given.get("goldens"),
         "suite": given.get("suite"),
         "embedder": given.get("embedder"),
+        "index": given.get("index"),
         "progress": not given.get("no_progress", True),
     }
     asked = {k: v for k, v in (defaults | retrieval).items() if v is not None}

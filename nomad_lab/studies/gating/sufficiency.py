@@ -57,7 +57,16 @@ from nomad_lab.studies.gating.sufficiency_pairs import (
     scoring_pairs,
 )
 from nomad_lab.studies.gating.sufficiency_report import GATE_NAME, pages, rows, save_gate, summary
-from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, PROGRESS, STORE, on_second_corpus, positive
+from nomad_lab.studies.params import (
+    CORPUS,
+    EMBEDDER,
+    GOLDENS,
+    INDEX,
+    PROGRESS,
+    STORE,
+    on_second_corpus,
+    positive,
+)
 from nomad_lab.studies.result import Artefact, Result
 from nomad_lab.studies.shape import Param, Params, Study
 
@@ -77,6 +86,7 @@ PARAMS = (
     GOLDENS,
     Param("suite", str, "core,off_topic,hard_refusals?", "suites to retrieve when no --run is given"),
     EMBEDDER,
+    INDEX,
     Param("units", int, 8, "sentence units read per question", check=positive),
     Param("pseudo", int, PSEUDO, "pseudo-questions drafted from the corpus", check=positive),
     Param("folds", int, crossval.FOLDS, "outer folds", check=positive),

@@ -1,0 +1,78 @@
+"""The cross-encoder gate's test runs: a sample of each corpus's questions retrieved again into the export
+fixture's stores (its index reused: only the sample's questions are embedded), the committed cross-encoder
+scores imported (so ``gate apply`` scores only the pairs they lack), and the repository's published
+``learned: pool + ce + bank`` gate (``results/gates/learned_gate.json``), which the bundle exports.
+
+Why a sample: the cross-encoder reads every window of every question's top-5 set, about 35 ms a pair on
+this CPU in Python and again in Node; every stored question of both corpora is the benchmark's job
+(``benchmarks/gate_bundle.py``), a few dozen are enough to hold the two to each other here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nomad_lab.core.workspace import RESULTS_DIR
+from tests.gate_export.conftest import CORPORA, Fitted, pipeline_questions
+
+BEST_GATE = RESULTS_DIR / "gates" / "learned_gate.json"
+CACHES = sorted((RESULTS_DIR / "caches").glob("pair_scores.jsonl.gz"))
+SAMPLE = 12
+"""Questions per corpus: every n-th of the run's, half answerable and half expected refusals."""
+
+
+def sample_ids(run: Fitted, size: int = SAMPLE) -> list[str]:
+    """``size`` question ids spread over the run: half answerable, half expected refusals (the golden
+    files' ``expectRefusal``), each taken at even steps through its own kind."""
+    goldens = golden_lines(run)
+    kinds: dict[bool, list[str]] = {False: [], True: []}
+    for q in run.questions:
+        if q["passages"]:
+            kinds[bool(json.loads(goldens[q["id"]]).get("expectRefusal"))].append(q["id"])
+    out = []
+    for ids in kinds.values():
+        step = max(1, len(ids) // (size // 2))
+        out += ids[step // 2 :: step][: size // 2]
+    return out
+
+
+def goldens_dir(run: Fitted) -> Path:
+    return CORPORA["default"][1] if run.corpus == "default" else run.store.parent / "goldens"
+
+
+def golden_lines(run: Fitted) -> dict[str, str]:
+    lines = {}
+    for path in sorted(goldens_dir(run).glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("{"):
+                lines[json.loads(line)["id"]] = line
+    return lines
+
+
+def sample_run(run: Fitted, embedder, folder: Path) -> Fitted:
+    """The sample's questions retrieved into ``run``'s store as a run of their own (floor 0), with the
+    committed pair scores imported; the published gate as its only gate."""
+    from nomad_lab.cli import main
+    from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
+
+    lines = golden_lines(run)
+    (folder / "goldens").mkdir(parents=True)
+    ids = sample_ids(run)
+    (folder / "goldens" / "sample.jsonl").write_text("".join(lines[i] + "\n" for i in ids), encoding="utf-8")
+    request = RetrievalRequest(corpus_dir=run.store.parent / "corpus", goldens_dir=folder / "goldens",
+                               suite="sample", floor=0.0, store_path=run.store, progress=False)  # fmt: skip
+    run_id = retrieve(request, embedder).run_id
+    assert main(["store", "import-cache", *map(str, CACHES), "--store", str(run.store)]) == 0
+    questions = pipeline_questions(run.store, run_id)
+    return Fitted(run.corpus, run.store, run_id, {"pool,ce": BEST_GATE}, questions)
+
+
+@pytest.fixture(scope="session")
+def ce_runs(
+    fitted: dict[str, Fitted], embedder, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Fitted]:
+    """Each corpus's sample run (:func:`sample_run`), made once per worker."""
+    root = tmp_path_factory.mktemp("ce-sample")
+    return {name: sample_run(run, embedder, root / name) for name, run in fitted.items()}
