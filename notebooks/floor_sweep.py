@@ -37,11 +37,13 @@ store = None  # workspace store holding that run (None: $NOMAD_LAB_STORE or runs
 from IPython.display import Markdown, display
 
 from nomad_lab.core.workspace import in_workspace, store_path
+from nomad_lab.publish.results import write
 from nomad_lab.runners.studies import run_study
 from nomad_lab.studies.gating.floor_sweep import markdown_table, tag_table
 
-study, paths = run_study(
+result, paths = run_study(
     "floor-sweep",
+    publish=write,
     dump=in_workspace(dump),
     out=in_workspace(out_dir),
     alpha=alpha,
@@ -50,6 +52,7 @@ study, paths = run_study(
     run=run,
     store=store_path(store),
 )
+study = result.value  # the measured sweep; its files were written by the publish writer
 display(Markdown(markdown_table(study)))
 print(study.calibrated.message)
 
@@ -60,8 +63,8 @@ print(study.calibrated.message)
 # %%
 from IPython.display import Image
 
-display(Image(filename=str(paths["sweep_png"])))
-display(Image(filename=str(paths["tradeoff_png"])))
+display(Image(filename=str(paths["floor_sweep.png"])))
+display(Image(filename=str(paths["leak_vs_recall.png"])))
 
 # %% [markdown]
 # Leak rate per tag at the default floor:

@@ -41,10 +41,12 @@ store = None  # workspace store for the rows (None: runs/nomad-lab.duckdb)
 from IPython.display import Image, Markdown, display
 
 from nomad_lab.core.workspace import in_workspace
-from nomad_lab.studies.budgeting.placement import load_or_run
-from nomad_lab.studies.budgeting.placement_report import check_table, cost_table, markdown, turn_table, write
+from nomad_lab.publish.results import write
+from nomad_lab.studies.budgeting.placement import STUDY, load_or_run
+from nomad_lab.studies.budgeting.placement_report import check_table, cost_table, markdown, turn_table
 
 result = load_or_run(
+    publish=write,
     recompute=recompute,
     stored=in_workspace(stored_run),
     out=in_workspace(out_dir),
@@ -56,9 +58,9 @@ result = load_or_run(
     rounds=rounds,
     store=in_workspace(store),
 )
-paths = write(result, in_workspace(out_dir))
+paths = write(STUDY.result(result), in_workspace(out_dir))
 display(Markdown(markdown(result)))
-display(Image(filename=str(paths["png"])))
+display(Image(filename=str(paths["prefill_vs_turn.png"])))
 
 # %%
 display(Markdown(cost_table(result)))

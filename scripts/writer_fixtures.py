@@ -108,6 +108,32 @@ def planted_rewrite():
 def cases():
     from test_sufficiency_report import planted
 
+    from nomad_lab.studies.budgeting.transport import TransportResult
+
+    yield (
+        "transport",
+        "nomad_lab.studies.budgeting.transport",
+        TransportResult("http://h:1", "m", 4000, 1000, 2048, 1000, 980),
+    )
+    from nomad_lab.gate.stats import PairedTest
+    from nomad_lab.studies.gating.per_passage import PerPassageComparison
+
+    for folder in ("", "qwen2.5-coder-0.5b/", "qwen2.5-coder-1.5b/"):
+        row = json.loads(Path(f"results/judge_per_passage/{folder}per_passage.json").read_text())
+        tests = {k: PairedTest(**row[k]) for k in ("leak_test", "recall_test")}
+        raw = {"row": PerPassageComparison(**(row | tests)), "sampled": True}
+        yield f"per_passage/{folder}", "nomad_lab.studies.gating.per_passage", raw
+    narrowed = json.loads(Path("results/labelling/narrowing.json").read_text())
+    shares = json.loads(Path("results/labelling/draft_share.json").read_text())
+    yield "labelling", "nomad_lab.studies.gating.labelling", {"narrowing": narrowed, "draftShare": shares}
+    ladder = json.loads(Path("results/judge_ladder/ladder.json").read_text())
+    yield "ladder", "nomad_lab.studies.gating.ladder", {"rows": ladder, "sampled": True}
+    yield (
+        "placement",
+        "nomad_lab.studies.budgeting.placement",
+        json.loads(Path("results/placement/placement.json").read_text()),
+    )
+
     yield "rewrite", "nomad_lab.studies.gating.rewrite", planted_rewrite()
 
     yield "label_free", "nomad_lab.studies.gating.label_free", planted_label_free()

@@ -64,6 +64,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from nomad_lab.cli.study import given
     from nomad_lab.core.errors import NomadLabError
+    from nomad_lab.publish.results import write
     from nomad_lab.runners.studies import run_study
     from nomad_lab.studies.registry import get
     from nomad_lab.studies.shape import declared
@@ -81,8 +82,9 @@ def run(args: argparse.Namespace) -> int:
         raise NomadLabError("sweep: give a NOTEBOOK to run, or --dump DUMP for a gate sweep")
     if args.parameter:
         raise NomadLabError("sweep: -p sets notebook parameters; name the NOTEBOOK first")
-    study, paths = run_study("floor-sweep", **options)  # --store is sweep's own option, the same declaration
-    print(floor.markdown(study))
+    # --store is sweep's own option, the same declaration
+    study, paths = run_study("floor-sweep", publish=write, **options)
+    print(study.markdown())
     for name, path in paths.items():
         print(f"wrote {name}: {path}")
     return 0

@@ -198,7 +198,8 @@ class Result:
     """What a study hands back: ``value`` (its computation, for Python callers; never published as
     such), its stored documents by file name (``json``), markdown ``pages``, ``figures``, JSONL
     ``lines`` by file name, ``artefacts``, and the ``provenance`` record of the run. ``out`` is the
-    folder its run asked for; ``printed`` names the page the command prints (the first by default)."""
+    folder its run asked for; ``printed`` names the page the command prints (the first by default);
+    ``said`` is what the command prints for a result that publishes no page."""
 
     study: str
     value: Any = None
@@ -210,6 +211,7 @@ class Result:
     provenance: Mapping[str, Any] | None = None
     out: Path | None = None
     printed: str | None = None
+    said: str = ""
 
     def page(self, name: str) -> Page:
         for page in self.pages:
@@ -227,7 +229,7 @@ class Result:
     def markdown(self) -> str:
         """What the study's command prints: the ``printed`` page (the first), or nothing."""
         if not self.pages:
-            return ""
+            return self.said
         return self.page(self.printed).markdown() if self.printed else self.pages[0].markdown()
 
     def placed(self, **changes: Any) -> Result:

@@ -286,7 +286,7 @@ class Study:
         ``document=`` file and ``pages=``), with ``more`` (artefacts, JSONL lines) beside them."""
         if self.document is None or self.pages is None:
             raise ValueError(f"study {self.name}: documented() needs document= and pages=")
-        json = {self.document: document}
+        json = {self.document: document, **more.pop("json", {})}
         return Result(self.name, value=raw, json=json, pages=self.pages(document), **more)
 
     @property

@@ -70,7 +70,8 @@ def test_a_gate_spec_is_parsed_once_at_the_edge(
         if getattr(module, "parse_gate_spec", None) is real:
             monkeypatch.setattr(module, "parse_gate_spec", counting)
     gates = ["floor@0.4+contrast", "cosine@.5"]
-    study, _ = run_study("floor-sweep", dump=dump, gate=gates, out=tmp_path / "out")
+    result, _ = run_study("floor-sweep", dump=dump, gate=gates, out=tmp_path / "out")
+    study = result.value  # the study's value holds the measured sweep
     asked = [s for s in parsed if s not in ("floor", "cosine", "contrast")]
     assert asked == ["floor@0.4+contrast", "cosine@.5"]  # once each
     assert [c.gate for c in study.extra] == ["floor@0.4+contrast", "cosine@0.5"]

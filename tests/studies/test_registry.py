@@ -175,7 +175,7 @@ def test_the_gate_sweep_and_study_floor_run_the_same_registered_study(tmp_path: 
     dump = tmp_path / "dump.json"
     dump.write_text(json.dumps(dump_of(random_records(5, 80))))
     printed, rows = _floor_sweep(tmp_path, ["sweep", "--dump", str(dump)], capsys)
-    assert "| 0.62 |" in printed and "wrote sweep_png:" in printed
+    assert "| 0.62 |" in printed and "wrote floor_sweep.png:" in printed
     curves = json.loads((tmp_path / "sweep" / "floor_sweep.json").read_text())["curves"]
     assert len(rows) == sum(len(c) for c in curves.values()) == 101 + 101 + 61
     again, same = _floor_sweep(tmp_path, ["study", "floor-sweep", "--dump", str(dump)], capsys)

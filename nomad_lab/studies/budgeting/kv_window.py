@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from nomad_lab.backends.gguf_meta import read_metadata
@@ -28,6 +27,7 @@ from nomad_lab.core.context_window import (
     seed_kv_bytes_per_token,
 )
 from nomad_lab.studies.params import STORE, positive
+from nomad_lab.studies.result import Page, Result
 from nomad_lab.studies.shape import Param, Params, Study
 
 GIB = 2**30
@@ -139,16 +139,10 @@ def compute(params: Params) -> dict[str, Any]:
     return {"rows": rows, "available_gib": params.available_gib, "model_gib": params.model_gib}
 
 
-def _markdown(result: dict[str, Any]) -> str:
-    return markdown(result["rows"], result["available_gib"], result["model_gib"])
-
-
-def write(result: dict[str, Any], out_dir: Path) -> dict[str, Path]:
-    """``table.md`` into ``out_dir``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "table.md"
-    path.write_text(_markdown(result), encoding="utf-8")
-    return {"md": path}
+def result(raw: dict[str, Any]) -> Result:
+    """``table.md``: the window before and after per-layer KV accounting, per model."""
+    page = Page("table.md", (markdown(raw["rows"], raw["available_gib"], raw["model_gib"]),))
+    return Result("kv-window", value=raw, pages=(page,))
 
 
 STUDY = Study(
@@ -156,8 +150,7 @@ STUDY = Study(
     title="Context window with per-layer KV accounting",
     run=compute,
     rows=lambda result: [asdict(r) for r in result["rows"]],
-    markdown=_markdown,
-    write=write,
+    result=result,
     out_dir="results/kv_window",
     command=("study", "kv-window"),
     tables=("table.md",),

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +45,10 @@ from nomad_lab.studies.budgeting.placement_calls import (
     series_plans,
 )
 from nomad_lab.studies.budgeting.placement_replay import replay_check
-from nomad_lab.studies.budgeting.placement_report import SEED_TURN, SERIES, markdown, write
+from nomad_lab.studies.budgeting.placement_report import SEED_TURN, SERIES, draw, pages
 from nomad_lab.studies.budgeting.prefill_cost import Fit, Point, design, sample_until
 from nomad_lab.studies.params import CORPUS, STORE, not_negative, positive
+from nomad_lab.studies.result import Figure, Result
 from nomad_lab.studies.shape import Param, Params, Study, execute
 
 SEED_RATIO = 539 / 231  # the seed's turn-14 front/tail prefill (llama3:8b under Ollama)
@@ -331,16 +333,27 @@ def compute(params: Params) -> dict[str, Any]:
     )
 
 
-def load_or_run(*, recompute: bool = False, stored: Path | None = None, **given: Any) -> dict[str, Any]:
+def load_or_run(
+    *,
+    recompute: bool = False,
+    stored: Path | None = None,
+    publish: Callable[[Result], dict[str, Path]] | None = None,
+    **given: Any,
+) -> dict[str, Any]:
     """The stored study in ``stored`` (default: ``given["out"]``) if present (and not ``recompute``), else
     run it on ``given`` (declared parameter names), store its rows in the workspace store (``study_rows``,
-    study ``placement``) and write it to ``given["out"]``: the notebook's call, which reads the published
-    run back without writing there."""
+    study ``placement``) and, given ``publish`` (the publish ring's writer), write it to ``given["out"]``:
+    the notebook's call, which reads the published run back without writing there."""
     previous = Path(stored if stored is not None else given["out"]) / "placement.json"
     if previous.exists() and not recompute:
         return json.loads(previous.read_text())
-    result, _ = execute(STUDY, given)
-    return result
+    value, _ = execute(STUDY, given, publish=publish)
+    return value.value
+
+
+def result(raw: dict[str, Any]) -> Result:
+    """``placement.json`` (every row, check and fit), its page and the plot."""
+    return STUDY.documented(raw, raw, figures=(Figure("prefill_vs_turn.png", partial(draw, raw)),))
 
 
 STUDY = Study(
@@ -348,8 +361,9 @@ STUDY = Study(
     title="Prefill by RAG placement on the embedded model",
     run=compute,
     rows=lambda result: result["rows"],
-    markdown=markdown,
-    write=write,
+    result=result,
+    document="placement.json",
+    pages=pages,
     out_dir="results/placement",
     command=("study", "placement"),
     figures=("prefill_vs_turn.png",),

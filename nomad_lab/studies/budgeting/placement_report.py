@@ -1,20 +1,21 @@
-"""What the placement study prints and writes: the exact tokens and modelled ms at the seed's turn 14,
-the per-turn table, the real calls checked against the accounting, and the plot. Kept apart from the
-measuring (``placement.py``) so each module holds one concern: measuring, or showing what was measured."""
+"""What the placement study publishes, as the page and plot of its value: the exact tokens and modelled
+ms at the seed's turn 14, the per-turn table, the real calls checked against the accounting, and the
+plot. Kept apart from the measuring (``placement.py``) so each module holds one concern: measuring, or
+showing what was measured."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from nomad_lab.core.reference import RAG_PLACEMENTS
+from nomad_lab.studies.result import Page
 
 SERIES = (*RAG_PLACEMENTS, *(f"{placement}+rewrite" for placement in RAG_PLACEMENTS))
 SEED_TURN = 14  # the seed measured prefill at turn 14: 231 ms tail, 539 ms front (llama3:8b)
 
 
-def _series(result: dict[str, Any], key: str) -> list[dict[str, Any]]:
+def _series(result: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
     placement, _, rewrite = key.partition("+")
     return sorted(
         (r for r in result["rows"] if r["placement"] == placement and r["rewrite_between"] == bool(rewrite)),
@@ -22,7 +23,7 @@ def _series(result: dict[str, Any], key: str) -> list[dict[str, Any]]:
     )
 
 
-def markdown(result: dict[str, Any]) -> str:
+def markdown(result: Mapping[str, Any]) -> str:
     """Per series at turn 14: tokens (exact) and modelled ms; the ratio against the seed; the checks."""
     turn = result["tokens"]["turn"]
     lines = [
@@ -72,7 +73,7 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def cost_table(result: dict[str, Any]) -> str:
+def cost_table(result: Mapping[str, Any]) -> str:
     """The fitted cost model's coefficients with their bootstrap intervals."""
     model = result["cost_model"]
     lines = [
@@ -86,7 +87,7 @@ def cost_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def check_table(result: dict[str, Any]) -> str:
+def check_table(result: Mapping[str, Any]) -> str:
     """Every real call: the accounting's counts, the engine's, the verdict, and measured vs modelled ms."""
     lines = [
         "| placement | call | prompt | evaluated | reused | engine evaluated | engine reused | verdict "
@@ -102,7 +103,7 @@ def check_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def turn_table(result: dict[str, Any], rewrite_between: bool = False) -> str:
+def turn_table(result: Mapping[str, Any], rewrite_between: bool = False) -> str:
     """Every turn of both placements: prompt tokens, evaluated vs reused (exact), modelled ms."""
     rows = sorted(
         (r for r in result["rows"] if r["rewrite_between"] == rewrite_between),
@@ -120,19 +121,17 @@ def turn_table(result: dict[str, Any], rewrite_between: bool = False) -> str:
     return "\n".join(lines)
 
 
-def write(result: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
-    """Rows and summary (JSON, markdown) and the plot (PNG, SVG): tokens evaluated and modelled ms per
-    turn, with the directly timed turns marked."""
-    import matplotlib.pyplot as plt  # heavy
+def pages(result: Mapping[str, Any]) -> tuple[Page, ...]:
+    """``placement.md`` from ``placement.json`` alone: turn 14, the costs, the checks, every turn."""
+    tables = (markdown(result), cost_table(result), check_table(result), turn_table(result))
+    return (Page("placement.md", tables),)
 
-    from nomad_lab.studies.plots import save  # heavy
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {"json": out / "placement.json", "md": out / "placement.md", "png": out / "prefill_vs_turn.png"}
-    paths["json"].write_text(json.dumps(result, indent=2) + "\n")
-    tables = [markdown(result), cost_table(result), check_table(result), turn_table(result)]
-    paths["md"].write_text("\n\n".join(tables) + "\n")
+def draw(result: Mapping[str, Any]) -> Any:
+    """The plot (``prefill_vs_turn.png``): tokens evaluated and modelled ms per turn, with the directly
+    timed turns marked."""
+    import matplotlib.pyplot as plt  # heavy: matplotlib, only when the plot is drawn
+
     fig, (tokens_ax, ms_ax) = plt.subplots(1, 2, figsize=(10, 4))
     for key in SERIES:
         series = _series(result, key)
@@ -163,5 +162,4 @@ def write(result: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
     tokens_ax.legend(fontsize=8)
     ms_ax.legend(fontsize=8)
     fig.tight_layout()
-    save(fig, paths["png"])
-    return paths
+    return fig

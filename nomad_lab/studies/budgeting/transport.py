@@ -13,7 +13,6 @@ says so instead of guessing.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.token_estimator import estimate_tokens
 from nomad_lab.services.model_calls import chat_call
 from nomad_lab.studies.params import CORPUS, STORE, positive
+from nomad_lab.studies.result import Result
 from nomad_lab.studies.shape import Param, Params, Study
 
 HOST_ENV = "OLLAMA_HOST"
@@ -148,11 +148,10 @@ def compute(params: Params) -> TransportResult:
     return measure(url, params.model, prompt, params.num_ctx)
 
 
-def write(result: TransportResult, out_dir: Path) -> dict[str, Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "transport.json"
-    path.write_text(json.dumps(result.to_json(), indent=2) + "\n")
-    return {"json": path}
+def result(measured: TransportResult) -> Result:
+    """``transport.json``: the tokens each path reports processing (the command prints the table)."""
+    said = markdown(measured)
+    return Result("transport", value=measured, json={"transport.json": measured.to_json()}, said=said)
 
 
 STUDY = Study(
@@ -160,8 +159,7 @@ STUDY = Study(
     title="The transport effect: tokens processed by native /api/chat against /v1 (needs a real Ollama)",
     run=compute,
     rows=lambda result: [result.to_json()],
-    markdown=markdown,
-    write=write,
+    result=result,
     out_dir="results/transport",
     command=("study", "transport", "--model", "llama3:8b"),
     published=False,  # no Ollama runs here

@@ -6,9 +6,10 @@ notebook, so the published table and plot are exactly what the command prints.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from nomad_lab.gate.stats import CalibratedFloor
 from nomad_lab.studies.gating.curves import plot_floor_sweep, plot_leak_vs_recall
 from nomad_lab.studies.gating.run_param import named_by, pinned
 from nomad_lab.studies.params import STORE, alpha_param
+from nomad_lab.studies.result import Figure, Page, Result
 from nomad_lab.studies.shape import Param, Params, Study
 
 
@@ -184,14 +186,11 @@ def markdown_table(
     return "\n".join(lines)
 
 
-def write_floor_study(study: FloorStudy, out_dir: str | Path) -> dict[str, Path]:
-    """Write the curves (JSON), the landmark table (markdown) and the two plots into ``out_dir``."""
-    from nomad_lab.studies.plots import save  # heavy
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+def summary(study: FloorStudy) -> dict[str, Any]:
+    """``floor_sweep.json``: the pools, the margins, the calibrated floor, the tags at the default floor
+    and every gate's curve."""
     curves = {c.gate: c.rows() for c in (study.score, study.cosine, study.contrast, *study.extra)}
-    summary = {
+    return {
         "fingerprint": study.pools.fingerprint,
         "pools": study.pools.size,
         "refusals": int(study.pools.expect_refusal.sum()),
@@ -204,25 +203,24 @@ def write_floor_study(study: FloorStudy, out_dir: str | Path) -> dict[str, Path]
         "leak_by_tag_at_default": study.tags_at_default,
         "curves": curves,
     }
-    paths = {"json": out / "floor_sweep.json", "md": out / "floor_sweep.md"}
-    paths["json"].write_text(json.dumps(summary, indent=2) + "\n")
-    paths["md"].write_text(markdown_table(study) + "\n\n" + study.calibrated.message + "\n")
-    paths["sweep_png"] = save(
-        plot_floor_sweep(
-            [study.score],
-            calibrated=study.calibrated.floor,
-            margins=study.margins,
-            title=f"Score floor sweep ({study.pools.size} questions)",
-        ),
-        out / "floor_sweep.png",
+
+
+def result(study: FloorStudy) -> Result:
+    """The curves (JSON), the landmark table with the calibrated floor's message, and the two plots."""
+    sweep = partial(
+        plot_floor_sweep,
+        [study.score],
+        calibrated=study.calibrated.floor,
+        margins=study.margins,
+        title=f"Score floor sweep ({study.pools.size} questions)",
     )
-    paths["tradeoff_png"] = save(
-        plot_leak_vs_recall(
-            [study.score, study.cosine, study.contrast, *study.extra], title="Leak vs recall by gate"
-        ),
-        out / "leak_vs_recall.png",
+    gates = [study.score, study.cosine, study.contrast, *study.extra]
+    tradeoff = partial(plot_leak_vs_recall, gates, title="Leak vs recall by gate")
+    page = Page("floor_sweep.md", (markdown_table(study), study.calibrated.message))
+    figures = (Figure("floor_sweep.png", sweep), Figure("leak_vs_recall.png", tradeoff))
+    return Result(
+        "floor-sweep", value=study, json={"floor_sweep.json": summary(study)}, pages=(page,), figures=figures
     )
-    return paths
 
 
 def tag_table(study: FloorStudy) -> str:
@@ -294,8 +292,7 @@ STUDY = Study(
         [row for c in (study.score, study.cosine, study.contrast) for row in c.rows()]
         + [{**row, "gate": c.gate} for c in study.extra for row in c.rows()]
     ),
-    markdown=lambda study: markdown_table(study) + "\n\n" + study.calibrated.message,
-    write=write_floor_study,
+    result=result,
     out_dir="results/floor_sweep",
     command=(
         "sweep",

@@ -18,7 +18,6 @@ the injection is in the judge's input before asking.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -36,6 +35,7 @@ from nomad_lab.services.judge_service import JudgeStats
 from nomad_lab.services.verdict_cache import cached_result
 from nomad_lab.store import Store
 from nomad_lab.studies.params import WORKSPACE, floor_param, positive, suite_param
+from nomad_lab.studies.result import Page, Result
 from nomad_lab.studies.shape import Param, Params, Study, argv
 
 if TYPE_CHECKING:
@@ -244,13 +244,10 @@ def report(study: InjectionStudy) -> str:
     return markdown(study) + "\n\n" + study.judge_line
 
 
-def write(study: InjectionStudy, out_dir: Path) -> dict[str, Path]:
-    """``injection.md`` and ``injection.json`` into ``out_dir``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"md": out_dir / "injection.md", "json": out_dir / "injection.json"}
-    paths["md"].write_text(report(study) + "\n", encoding="utf-8")
-    paths["json"].write_text(json.dumps(study.to_json(), indent=2) + "\n", encoding="utf-8")
-    return paths
+def result(study: InjectionStudy) -> Result:
+    """``injection.md`` (the flip table and the judge's stats line) and ``injection.json``."""
+    page = Page("injection.md", (report(study),))
+    return Result("injection", value=study, json={"injection.json": study.to_json()}, pages=(page,))
 
 
 STUDY = Study(
@@ -258,8 +255,7 @@ STUDY = Study(
     title="Injected passages against the relevance judge",
     run=compute,
     rows=lambda study: study.questions,
-    markdown=report,
-    write=write,
+    result=result,
     out_dir="results/injection",
     command=argv("study injection --judge-model embedded:gemma3-270m --suite off_topic --limit 30"),
     tables=("injection.md",),

@@ -11,7 +11,8 @@ it retrieves the books' drafts into its store the first time.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from nomad_lab.eval.gating.label_replay import draft_share, narrowing, sitting_t
 from nomad_lab.eval.gating.label_sitting import LabelSession
 from nomad_lab.gate import crossval
 from nomad_lab.studies.params import PROGRESS, STORE, positive
-from nomad_lab.studies.plots import save
+from nomad_lab.studies.result import Figure, Page, Result
 from nomad_lab.studies.shape import Param, Params, Study, argv
 
 BOOKS = DATASETS_DIR / "corpora" / "books"
@@ -110,9 +111,9 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(steps: list[dict[str, Any]], path: Path) -> Path:
-    """One panel per refusal kind (the off-topic leak first), floor and gate with their intervals, the
-    legend outside the axes."""
+def plot(steps: list[dict[str, Any]]) -> Any:
+    """``narrowing.png``: one panel per refusal kind (the off-topic leak first), floor and gate with
+    their intervals, the legend outside the axes."""
     fig, axes = plt.subplots(1, len(REFUSAL_KINDS), figsize=(11, 3.4), sharey=True)
     for ax, kind in zip(axes, REFUSAL_KINDS, strict=True):
         for name, colour in (("floor", "tab:blue"), ("gate", "tab:orange")):
@@ -129,26 +130,24 @@ def plot(steps: list[dict[str, Any]], path: Path) -> Path:
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, frameon=False)
     fig.tight_layout()
-    return save(fig, path)
+    return fig
 
 
 def _has(row: dict[str, Any], name: str, kind: str) -> bool:
     return bool(row.get(name)) and kind in row[name].get("byKind", {})
 
 
-def write(result: dict[str, Any], out_dir: Path) -> dict[str, Path]:
-    """``narrowing.json``, ``narrowing.md``, ``narrowing.png`` (and ``.svg``) and ``draft_share.json``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {
-        "json": out_dir / "narrowing.json",
-        "md": out_dir / "narrowing.md",
-        "draft share": out_dir / "draft_share.json",
-    }
-    paths["json"].write_text(json.dumps(result["narrowing"], indent=2) + "\n", encoding="utf-8")
-    paths["md"].write_text(markdown(result), encoding="utf-8")
-    paths["draft share"].write_text(json.dumps(result["draftShare"], indent=2) + "\n", encoding="utf-8")
-    paths["png"] = plot(result["narrowing"]["steps"], out_dir / "narrowing.png")
-    return paths
+def pages(narrowed: Mapping[str, Any]) -> tuple[Page, ...]:
+    """``narrowing.md`` from ``narrowing.json`` alone."""
+    return (Page("narrowing.md", (markdown({"narrowing": narrowed}),)),)
+
+
+def result(raw: dict[str, Any]) -> Result:
+    """``narrowing.json``, its page and plot, and ``draft_share.json``."""
+    figure = Figure("narrowing.png", partial(plot, raw["narrowing"]["steps"]))
+    return STUDY.documented(
+        raw, raw["narrowing"], json={"draft_share.json": raw["draftShare"]}, figures=(figure,)
+    )
 
 
 STUDY = Study(
@@ -157,8 +156,9 @@ STUDY = Study(
     "(an AI agent labelled)",
     run=compute,
     rows=lambda result: result["narrowing"]["steps"],
-    markdown=markdown,
-    write=write,
+    result=result,
+    document="narrowing.json",
+    pages=pages,
     out_dir="results/labelling",
     command=argv("study labelling --store runs/books.duckdb"),
     figures=("narrowing.png",),

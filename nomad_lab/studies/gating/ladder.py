@@ -7,7 +7,6 @@ cache; its row reads the confidence study of that judged run (:mod:`judge_confid
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from nomad_lab.backends.backend_spec import BACKEND_SPEC
@@ -15,6 +14,7 @@ from nomad_lab.studies.gating.judge_confidence import LADDER, LADDER_MODELS, lad
 from nomad_lab.studies.gating.judges import JudgedRun, run_judge_study
 from nomad_lab.studies.gating.run_param import RUN, study_run
 from nomad_lab.studies.params import WORKSPACE, not_negative, suite_param
+from nomad_lab.studies.result import Page, Result
 from nomad_lab.studies.shape import Param, Params, Study, argv
 
 PARAMS = (
@@ -47,13 +47,10 @@ def compute(params: Params) -> dict[str, Any]:
     return {"rows": [ladder_row(judged) for judged in judged_runs], "sampled": bool(params.sample)}
 
 
-def write(result: dict[str, Any], out_dir: Path) -> dict[str, Path]:
-    """``ladder.md`` and ``ladder.json`` into ``out_dir``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"md": out_dir / "ladder.md", "json": out_dir / "ladder.json"}
-    paths["md"].write_text(ladder_markdown(result["rows"], result["sampled"]))
-    paths["json"].write_text(json.dumps(result["rows"], indent=2, default=float) + "\n")
-    return paths
+def result(raw: dict[str, Any]) -> Result:
+    """``ladder.json`` (one row per rung) and ``ladder.md``."""
+    page = Page("ladder.md", (ladder_markdown(raw["rows"], raw["sampled"]),))
+    return Result("ladder", value=raw, json={"ladder.json": raw["rows"]}, pages=(page,))
 
 
 STUDY = Study(
@@ -61,8 +58,7 @@ STUDY = Study(
     title="The judge ladder: four small GGUF judges on a 30-question stratified sample",
     run=compute,
     rows=lambda result: json.loads(json.dumps(result["rows"], default=float)),
-    markdown=lambda result: ladder_markdown(result["rows"], result["sampled"]),
-    write=write,
+    result=result,
     out_dir="results/judge_ladder",
     command=argv("study ladder --sample 30 --store runs/judge.duckdb"),
     tables=("ladder.md",),

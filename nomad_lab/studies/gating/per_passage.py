@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,7 +26,7 @@ from nomad_lab.store import Store, Verdict
 from nomad_lab.studies.gating.judge_confidence import LADDER_MODELS
 from nomad_lab.studies.gating.run_param import RUN, study_run
 from nomad_lab.studies.params import WORKSPACE, floor_param, not_negative, suite_param
-from nomad_lab.studies.result import formatted
+from nomad_lab.studies.result import Page, Result, formatted
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
 
@@ -178,13 +177,10 @@ def compute(params: Params) -> dict[str, Any]:
     return {"row": row, "sampled": bool(params.sample)}
 
 
-def write(result: dict[str, Any], out_dir: Path) -> dict[str, Path]:
-    """``per_passage.md`` and ``per_passage.json`` into ``out_dir``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"md": out_dir / "per_passage.md", "json": out_dir / "per_passage.json"}
-    paths["md"].write_text(markdown([result["row"]], result["sampled"]))
-    paths["json"].write_text(json.dumps(asdict(result["row"]), indent=2, default=float) + "\n")
-    return paths
+def result(raw: dict[str, Any]) -> Result:
+    """``per_passage.json`` (the comparison's row) and ``per_passage.md``."""
+    page = Page("per_passage.md", (markdown([raw["row"]], raw["sampled"]),))
+    return Result("per-passage", value=raw, json={"per_passage.json": asdict(raw["row"])}, pages=(page,))
 
 
 def _qwen(size: str) -> Output:
@@ -205,8 +201,7 @@ STUDY = Study(
     title="Per-passage judge against one verdict per set (Gemma 3 270M)",
     run=compute,
     rows=lambda result: [json.loads(json.dumps(asdict(result["row"]), default=float))],
-    markdown=lambda result: markdown([result["row"]], result["sampled"]),
-    write=write,
+    result=result,
     out_dir="results/judge_per_passage",
     command=argv(
         "study per-passage --judge-model embedded:gemma3-270m --sample 40 --store runs/judge.duckdb"
