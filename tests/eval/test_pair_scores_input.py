@@ -11,6 +11,7 @@ from nomad_lab.eval.gating import load_run
 from nomad_lab.eval.gating.context import GatherContext
 from nomad_lab.eval.gating.inputs import ce_features as ce
 from nomad_lab.eval.gating.inputs import window_scores as pair_scores
+from nomad_lab.gate.pair_model import ce_features
 from nomad_lab.retrieval.cross_encoder import load_cross_encoder
 from nomad_lab.store import Store
 from tests.support.retrieval import fixture_run
@@ -81,4 +82,4 @@ def test_the_feature_rows_on_planted_scores() -> None:
     planted = np.array(
         [[2.0, -1.0, 5.0, np.nan, np.nan], [-3.0, np.nan, np.nan, np.nan, np.nan], [np.nan] * 5]
     )
-    np.testing.assert_allclose(ce.features(planted), [[5.0, 2.0, 2.0], [-3.0, -3.0, -3.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_allclose(ce_features(planted), [[5.0, 2.0, 2.0], [-3.0, -3.0, -3.0], [0.0, 0.0, 0.0]])

@@ -23,6 +23,16 @@ SAMPLE = 12
 """Questions per corpus: every n-th of the run's, half answerable and half expected refusals."""
 
 
+def export_best(run: Fitted, to: str, *where: str) -> Path:
+    """``gate export`` of the published gate against ``run``'s store (``where``: ``--out FILE`` or
+    ``--bundle DIR`` and its options); the file or folder written."""
+    from nomad_lab.cli import main
+
+    argv = ["gate", "export", str(BEST_GATE), "--to", to, "--store", str(run.store), *where]
+    assert main(argv) == 0
+    return Path(where[1])
+
+
 def sample_ids(run: Fitted, size: int = SAMPLE) -> list[str]:
     """``size`` question ids spread over the run: half answerable, half expected refusals (the golden
     files' ``expectRefusal``), each taken at even steps through its own kind."""

@@ -21,6 +21,7 @@ import pytest
 
 from nomad_lab.core.workspace import DATASETS_DIR, DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR
 from nomad_lab.data.golden_suites import GATING_SUITES
+from nomad_lab.eval.gating.export import pipeline_questions
 from tests.support.built_once import built_once
 
 CORPORA = {
@@ -47,36 +48,6 @@ class Fitted:
     run: str
     gates: dict[str, Path]
     questions: list[dict[str, Any]]
-
-
-def pipeline_questions(store: Path, run_id: str) -> list[dict[str, Any]]:
-    """Each question as a pipeline holds it: its text, the whole reranked pool (text, score, raw cosine,
-    source) and its query vector by the run's embedder."""
-    from nomad_lab.eval.gating import load_run
-    from nomad_lab.store import Store
-
-    data = load_run(store, run_id)
-    with Store(store, read_only=True) as opened:
-        pools = opened.get_pools(run_id)
-        chunks = {c.chunk_id: c for c in opened.get_chunks(data.pools.fingerprint)}
-    vectors = data.features.query
-    return [
-        {
-            "id": golden_id,
-            "question": query,
-            "queryVector": vectors[i].tolist(),
-            "passages": [
-                {
-                    "text": chunks[p.chunk_id].text,
-                    "score": p.score,
-                    "semanticScore": p.semantic_score,
-                    "source": chunks[p.chunk_id].source,
-                }
-                for p in pools.get(golden_id, [])
-            ],
-        }
-        for i, (golden_id, query) in enumerate(zip(data.pools.ids, data.queries, strict=True))
-    ]
 
 
 DISTRACTOR_CHARS = 12_000
@@ -216,6 +187,42 @@ def applied(fitted: Fitted, kinds: str) -> dict[str, Any]:
     gate = LearnedGate.load(fitted.gates[kinds])
     data = with_features(fitted.store, load_run(fitted.store, fitted.run), gate.kinds)
     return apply_gate(gate, data)
+
+
+def run_node(script: Path, cases: list[dict[str, Any]], tmp_path: Path, *args: str) -> Any:
+    """``script`` run by the project's TypeScript-capable Node as ``script ARGS[0] cases.json ARGS[1:]``
+    (the cases written to ``tmp_path``), its standard output parsed as JSON."""
+    import subprocess
+
+    from nomad_lab.runners.programs import TYPESCRIPT_NEED, typescript_node
+
+    node = typescript_node()
+    assert node is not None, TYPESCRIPT_NEED
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps(cases))
+    flags = ["--experimental-strip-types", "--no-warnings"]
+    argv = [str(node), *flags, str(script), args[0], str(path), *args[1:]]
+    done = subprocess.run(argv, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def adapters_keep(compressor: Any, postprocessor: Any, q: dict[str, Any]) -> tuple[bool, bool]:
+    """Whether the LangChain compressor and the LlamaIndex postprocessor keep question ``q``'s pool
+    (each passage's score, raw cosine and source as metadata, as a pipeline would hold them)."""
+    from langchain_core.documents import Document
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    meta = [{k: p[k] for k in ("score", "semanticScore", "source")} for p in q["passages"]]
+    docs = [Document(p["text"], metadata=m) for p, m in zip(q["passages"], meta, strict=True)]
+    nodes = [
+        NodeWithScore(node=TextNode(text=p["text"], metadata=m), score=p["score"])
+        for p, m in zip(q["passages"], meta, strict=True)
+    ]
+    return (
+        bool(compressor.compress_documents(docs, q["question"])),
+        bool(postprocessor.postprocess_nodes(nodes, query_str=q["question"])),
+    )
 
 
 from tests.gate_export.bundle_runs import ce_runs  # noqa: E402, F401  (the cross-encoder sample runs)

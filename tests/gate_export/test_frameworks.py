@@ -15,7 +15,7 @@ from nomad_lab.cli import main
 from nomad_lab.core.workspace import DEFAULT_GOLDENS_DIR
 from nomad_lab.data.pool_jsonl import read_pool_jsonl
 from nomad_lab.store import Store
-from tests.gate_export.conftest import CORPORA, Fitted, applied
+from tests.gate_export.conftest import CORPORA, Fitted, adapters_keep, applied
 
 pytestmark = pytest.mark.slow
 
@@ -143,8 +143,6 @@ def test_llamaindex_records_pools_that_study_gates_ranks(
 def test_the_adapters_keep_what_gate_apply_keeps(
     fitted: dict[str, Fitted], corpus: str, kinds: str, tmp_path: Path
 ) -> None:
-    from langchain_core.documents import Document
-    from llama_index.core.schema import NodeWithScore, TextNode
 
     from nomad_lab.frameworks.langchain import gate_compressor
     from nomad_lab.frameworks.llamaindex import gate_postprocessor
@@ -172,16 +170,6 @@ def test_the_adapters_keep_what_gate_apply_keeps(
     decided = {True: 0, False: 0}
     for q in run.questions:
         expected = bool(q["passages"]) and python["scores"][q["id"]] >= python["threshold"]
-        meta = [
-            {"score": p["score"], "semanticScore": p["semanticScore"], "source": p["source"]}
-            for p in q["passages"]
-        ]
-        docs = [Document(p["text"], metadata=m) for p, m in zip(q["passages"], meta, strict=True)]
-        nodes = [
-            NodeWithScore(node=TextNode(text=p["text"], metadata=m), score=p["score"])
-            for p, m in zip(q["passages"], meta, strict=True)
-        ]
-        assert bool(compressor.compress_documents(docs, q["question"])) == expected, q["id"]
-        assert bool(postprocessor.postprocess_nodes(nodes, query_str=q["question"])) == expected, q["id"]
+        assert adapters_keep(compressor, postprocessor, q) == (expected, expected), q["id"]
         decided[expected] += 1
     assert decided[True] and decided[False]

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from nomad_lab.cli import main
 from nomad_lab.runners.node_packages import link_node_modules
-from nomad_lab.runners.programs import TYPESCRIPT_NEED, typescript_node
-from tests.gate_export.bundle_runs import BEST_GATE
-from tests.gate_export.conftest import CORPORA, Fitted, applied
+from tests.gate_export.bundle_runs import BEST_GATE, export_best
+from tests.gate_export.conftest import CORPORA, Fitted, applied, run_node
 
 pytestmark = pytest.mark.slow
 RUNNER = Path(__file__).with_name("run_bundle.mjs")
@@ -25,23 +23,8 @@ CE_TOLERANCE = 1e-5
 
 
 def bundle(run: Fitted, out: Path, *extra: str) -> Path:
-    argv = ["gate", "export", str(BEST_GATE), "--to", "ts", "--store", str(run.store), "--bundle", str(out)]
-    assert main([*argv, *extra]) == 0
-    link_node_modules(out)
+    link_node_modules(export_best(run, "ts", "--bundle", str(out), *extra))
     return out
-
-
-def run_node(script: Path, folder: Path, cases: list[dict], tmp_path: Path, *extra: str) -> dict:
-    node = typescript_node()
-    assert node is not None, TYPESCRIPT_NEED
-    path = tmp_path / "cases.json"
-    path.write_text(json.dumps(cases))
-    flags = ["--experimental-strip-types", "--no-warnings"]
-    done = subprocess.run(
-        [str(node), *flags, str(script), str(folder), str(path), *extra], capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 def stored_passage_scores(run: Fitted) -> dict[str, list[float]]:
@@ -69,7 +52,7 @@ def test_the_bundle_decides_as_gate_apply_with_its_own_cross_encoder(
     assert (folder / "model" / "model.onnx").is_file() and (folder / "model" / "tokenizer.json").is_file()
     package = json.loads((folder / "package.json").read_text())
     assert package["dependencies"] == {"onnxruntime-node": "1.30.0", "@huggingface/tokenizers": "0.2.0"}
-    ts = run_node(RUNNER, folder, run.questions, tmp_path)
+    ts = run_node(RUNNER, run.questions, tmp_path, str(folder))
     assert len(ts) == len(expected) == len(run.questions) >= 10
     kept, compared = 0, 0
     for q in run.questions:
@@ -142,7 +125,7 @@ def test_the_relevance_check_drops_in_for_the_judge_and_fails_open(
     cases += [{**first, "id": "malformed", "passages": broken, "setting": True}]
     options = {"floor": floor, "topK": RAG_DEFAULT_TOP_K}
     folder = bundle(run, tmp_path / "bundle")
-    out = run_node(JUDGE_RUNNER, folder, cases, tmp_path, json.dumps(options))
+    out = run_node(JUDGE_RUNNER, cases, tmp_path, str(folder), json.dumps(options))
     verdicts = out["cases"]
     for q in picked:
         chunks = len([p for p in q["passages"] if p["score"] >= floor][:RAG_DEFAULT_TOP_K])
@@ -165,7 +148,7 @@ def test_the_relevance_check_drops_in_for_the_judge_and_fails_open(
     assert "6 calls" in out["line"] and "1 failed open" in out["line"] and len(out["warnings"]) == 1
 
     missing = {**options, "modelDir": str(tmp_path / "no-model")}
-    gone = run_node(JUDGE_RUNNER, folder, cases[:2], tmp_path, json.dumps(missing))
+    gone = run_node(JUDGE_RUNNER, cases[:2], tmp_path, str(folder), json.dumps(missing))
     assert all(v["judged"] is False and v["rejected"] == 0 for v in gone["cases"].values())
     assert all("no-model" in v["reason"] for v in gone["cases"].values())
     assert (gone["stats"]["calls"], gone["stats"]["failures"]) == (2, 2)

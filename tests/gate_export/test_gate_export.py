@@ -5,15 +5,13 @@ pool statistics, one adding coverage (its vocabulary exported) and one adding th
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from nomad_lab.cli import main
 from nomad_lab.gate.runtime import load
-from nomad_lab.runners.programs import TYPESCRIPT_NEED, typescript_node
-from tests.gate_export.conftest import CORPORA, FEATURE_SETS, Fitted, applied
+from tests.gate_export.conftest import CORPORA, FEATURE_SETS, Fitted, applied, run_node
 
 RUNNER = Path(__file__).with_name("run_gate.mjs")
 
@@ -25,16 +23,7 @@ def export(fitted: Fitted, kinds: str, to: str, out: Path) -> Path:
 
 
 def node_scores(module: Path, questions: list[dict], tmp_path: Path) -> dict:
-    node = typescript_node()
-    assert node is not None, TYPESCRIPT_NEED
-    cases = tmp_path / "cases.json"
-    cases.write_text(json.dumps(questions))
-    flags = ["--experimental-strip-types", "--no-warnings"]
-    done = subprocess.run(
-        [str(node), *flags, str(RUNNER), str(module), str(cases)], capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return run_node(RUNNER, questions, tmp_path, str(module))
 
 
 @pytest.mark.slow

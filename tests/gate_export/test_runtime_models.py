@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from nomad_lab.cli import main
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.gate.runtime import load
-from tests.gate_export.bundle_runs import BEST_GATE
-from tests.gate_export.conftest import CORPORA, Fitted, applied
+from tests.gate_export.bundle_runs import export_best
+from tests.gate_export.conftest import CORPORA, Fitted, adapters_keep, applied
 
 pytestmark = pytest.mark.slow
 ADAPTED = 3
@@ -22,18 +21,13 @@ ADAPTED = 3
 
 
 def portable(run: Fitted, out: Path) -> Path:
-    argv = ["gate", "export", str(BEST_GATE), "--to", "json", "--store", str(run.store), "--out", str(out)]
-    assert main(argv) == 0
-    return out
+    return export_best(run, "json", "--out", str(out))
 
 
 @pytest.mark.parametrize("corpus", list(CORPORA))
 def test_the_runtime_and_both_adapters_apply_the_cross_encoder_gate_as_gate_apply(
     ce_runs: dict[str, Fitted], corpus: str, tmp_path: Path
 ) -> None:
-    from langchain_core.documents import Document
-    from llama_index.core.schema import NodeWithScore, TextNode
-
     from nomad_lab.frameworks.langchain import gate_compressor
     from nomad_lab.frameworks.llamaindex import gate_postprocessor
 
@@ -48,14 +42,7 @@ def test_the_runtime_and_both_adapters_apply_the_cross_encoder_gate_as_gate_appl
         assert abs(gate.score(q["question"], q["passages"]) - expected) <= 1e-9, q["id"]
         if decided[keep] >= ADAPTED:
             continue  # each adapter runs the cross-encoder again: a few of each decision are enough
-        meta = [{k: p[k] for k in ("score", "semanticScore", "source")} for p in q["passages"]]
-        docs = [Document(p["text"], metadata=m) for p, m in zip(q["passages"], meta, strict=True)]
-        nodes = [
-            NodeWithScore(node=TextNode(text=p["text"], metadata=m), score=p["score"])
-            for p, m in zip(q["passages"], meta, strict=True)
-        ]
-        assert bool(compressor.compress_documents(docs, q["question"])) == keep, q["id"]
-        assert bool(postprocessor.postprocess_nodes(nodes, query_str=q["question"])) == keep, q["id"]
+        assert adapters_keep(compressor, postprocessor, q) == (keep, keep), q["id"]
         decided[keep] += 1
     assert decided == {True: ADAPTED, False: ADAPTED}
 

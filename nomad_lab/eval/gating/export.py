@@ -106,3 +106,35 @@ def export_text(
     if to == "json":
         return json.dumps(portable, indent=1, ensure_ascii=False) + "\n"
     return render_gate_module(portable, command)
+
+
+def pipeline_questions(store: str | Path, run_id: str, vectors: bool = True) -> list[dict[str, Any]]:
+    """Each question of a stored run as a pipeline holds it when it asks an exported gate: its text, the
+    whole reranked pool (text, score, raw cosine, source) and, with ``vectors``, its query vector by the
+    run's embedder (``queryVector``). What the export tests and ``benchmarks/gate_bundle.py`` feed to
+    the TypeScript module, the bundle and the Python runtime alike."""
+    from nomad_lab.eval.gating import load_run  # heavy
+    from nomad_lab.store import Store  # heavy
+
+    data = load_run(store, run_id, embed=vectors)
+    with Store(store, read_only=True) as opened:
+        pools = opened.get_pools(run_id)
+        chunks = {c.chunk_id: c for c in opened.get_chunks(data.pools.fingerprint)}
+    query = data.features.query if vectors else None
+    return [
+        {
+            "id": golden_id,
+            "question": text,
+            **({"queryVector": query[i].tolist()} if query is not None else {}),
+            "passages": [
+                {
+                    "text": chunks[p.chunk_id].text,
+                    "score": p.score,
+                    "semanticScore": p.semantic_score,
+                    "source": chunks[p.chunk_id].source,
+                }
+                for p in pools.get(golden_id, [])
+            ],
+        }
+        for i, (golden_id, text) in enumerate(zip(data.pools.ids, data.queries, strict=True))
+    ]

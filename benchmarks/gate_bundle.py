@@ -1,0 +1,143 @@
+"""Benchmark: a cross-encoder gate's decision per question in Node (the exported bundle) and in Python (the
+runtime), on one stored run's questions, with their decisions held to ``gate apply``'s.
+
+The gate is a learned gate file (default the published ``learned: pool + ce + bank``); it is exported as
+a bundle (``gate export --to ts --bundle``, run under the project's Node with the pinned npm packages from
+``.cache/gate-node``) and as the runtime's JSON (``--to json``). ``--questions`` questions with a pool are
+spread evenly over the run (0: all of them). Each side loads its model once, decides one warm-up
+question, then decides each question in turn from its text and whole pool: the cross-encoder over every
+window of its top-5 set (one pair per onnxruntime run, two threads), then the gate. Node runs after
+Python, in one process each; the load line says what else ran.
+
+Reported: per side, how many decisions equal ``gate apply``'s (its scores read from the store's
+pair-score cache, filled first when the run lacks them), median and mean milliseconds per question; the
+ratio Node / Python of the medians and the median per-question ratio with a 95% bootstrap interval; the
+largest score difference between the two; the bundle's size.
+
+    python benchmarks/gate_bundle.py --run RUN --questions 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from _measure import ROOT, published
+
+from nomad_lab.core.workspace import DEFAULT_STORE_PATH, RESULTS_DIR
+from nomad_lab.eval.gating import load_run
+from nomad_lab.eval.gating.export import export_bundle, export_text, pipeline_questions
+from nomad_lab.eval.gating.fit import apply_gate, with_features
+from nomad_lab.gate.logistic_gate import LearnedGate
+from nomad_lab.gate.runtime import load
+from nomad_lab.runners.node_packages import link_node_modules
+from nomad_lab.runners.programs import TYPESCRIPT_NEED, typescript_node
+
+SEED = 1341
+NODE_SIDE = ROOT / "benchmarks" / "gate_bundle.mjs"
+
+
+def python_side(portable: Path, cases: list[dict]) -> dict[str, dict]:
+    gate = load(portable)
+    gate.score(cases[0]["question"], cases[0]["passages"])  # loads the model, warms the session
+    out = {}
+    for c in cases:
+        started = time.perf_counter()
+        score = gate.score(c["question"], c["passages"])
+        out[c["id"]] = {
+            "score": score,
+            "keep": score >= gate.threshold,
+            "ms": 1000 * (time.perf_counter() - started),
+        }
+    return out
+
+
+def node_side(bundle: Path, cases: list[dict], folder: Path) -> dict[str, dict]:
+    node = typescript_node()
+    if node is None:
+        raise SystemExit(TYPESCRIPT_NEED)
+    path = folder / "cases.json"
+    path.write_text(json.dumps(cases), encoding="utf-8")
+    flags = ["--experimental-strip-types", "--no-warnings"]
+    done = subprocess.run(
+        [str(node), *flags, str(NODE_SIDE), str(bundle), str(path)], capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"node: {done.stderr.strip()[-2000:]}")
+    return json.loads(done.stdout)
+
+
+def size_mb(folder: Path) -> float:
+    return (
+        sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and "node_modules" not in p.parts)
+        / 1e6
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH)
+    parser.add_argument("--run", default=None, help="stored retrieval run (default: the latest)")
+    parser.add_argument("--gate", type=Path, default=RESULTS_DIR / "gates" / "learned_gate.json")
+    parser.add_argument(
+        "--questions", type=int, default=60, help="questions timed, spread over the run (0: all)"
+    )
+    args = parser.parse_args()
+
+    gate = LearnedGate.load(args.gate)
+    data = with_features(args.store, load_run(args.store, args.run), gate.kinds, progress=True)
+    applied = apply_gate(gate, data)
+    questions = [q for q in pipeline_questions(args.store, data.run_id, vectors=False) if q["passages"]]
+    step = 1 if args.questions <= 0 else max(1, len(questions) // args.questions)
+    cases = questions[::step][: args.questions or None]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        command = f"gate export {args.gate} --to ts --bundle"
+        export_bundle(args.store, str(args.gate), folder / "bundle", command)
+        bundle_mb = size_mb(folder / "bundle")
+        link_node_modules(folder / "bundle")
+        portable = folder / "gate.json"
+        portable.write_text(export_text(args.store, str(args.gate), "json", command), encoding="utf-8")
+        python = python_side(portable, cases)
+        node = node_side(folder / "bundle", cases, folder)
+
+    expected = {c["id"]: applied["scores"][c["id"]] >= applied["threshold"] for c in cases}
+    kept = sum(expected.values())
+    print(f"run {data.run_id}: {len(cases)} of {len(questions)} questions with a pool; gate {args.gate.name}")
+    print(f"gate apply keeps {kept} and drops {len(cases) - kept} of them\n")
+    print(
+        "| side | questions | decisions equal to gate apply | median ms per question | mean ms per question |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    for name, side in (("python", python), ("node", node)):
+        ms = [side[c["id"]]["ms"] for c in cases]
+        equal = sum(side[c["id"]]["keep"] == expected[c["id"]] for c in cases)
+        print(
+            f"| {name} | {len(cases)} | {equal} | {statistics.median(ms):.0f} | {statistics.mean(ms):.0f} |"
+        )
+    ratios = np.array([node[c["id"]]["ms"] / python[c["id"]]["ms"] for c in cases])
+    rng = np.random.default_rng(SEED)
+    boot = [np.median(rng.choice(ratios, len(ratios))) for _ in range(2000)]
+    low, high = np.percentile(boot, [2.5, 97.5])
+    medians = statistics.median(node[c["id"]]["ms"] for c in cases) / statistics.median(
+        python[c["id"]]["ms"] for c in cases
+    )
+    gap = max(abs(node[c["id"]]["score"] - python[c["id"]]["score"]) for c in cases)
+    print("\n| figure | value |")
+    print("|---|---|")
+    print(f"| node / python, ratio of medians | {medians:.2f} |")
+    interval = f"{np.median(ratios):.2f} [{low:.2f}, {high:.2f}]"
+    print(f"| node / python, median per-question ratio [95% CI] | {interval} |")
+    print(f"| largest gate score difference, node vs python | {gap:.1e} |")
+    print(f"| bundle size, MB (without node_modules) | {bundle_mb:.1f} |")
+
+
+if __name__ == "__main__":
+    with published(__file__):
+        main()
