@@ -113,10 +113,7 @@ def pipeline_questions(store: str | Path, run_id: str, vectors: bool = True) -> 
     whole reranked pool (text, score, raw cosine, source) and, with ``vectors``, its query vector by the
     run's embedder (``queryVector``). What the export tests and ``benchmarks/gate_bundle.py`` feed to
     the TypeScript module, the bundle and the Python runtime alike."""
-    from nomad_lab.eval.gating import load_run  # heavy
-    from nomad_lab.store import Store  # heavy
-
-    data = load_run(store, run_id, embed=vectors)
+    data = gating.load_run(store, run_id, embed=vectors)
     with Store(store, read_only=True) as opened:
         pools = opened.get_pools(run_id)
         chunks = {c.chunk_id: c for c in opened.get_chunks(data.pools.fingerprint)}
