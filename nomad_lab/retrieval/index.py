@@ -321,9 +321,9 @@ def build_index(
     params = ingest_params(embedder)
     fingerprint = corpus_fingerprint(corpus.docs, params)
     if spec.remote:
-        searcher = open_search(spec, np.zeros((0, embedder.dimension), np.float32), store.path.parent, "")
-        stats = BuildStats(fingerprint, len(corpus.docs), 0, 0, 0, time.perf_counter() - started, True)
         empty = np.zeros((0, embedder.dimension), np.float32)
+        searcher = open_search(spec, empty, store.path.parent, "")
+        stats = BuildStats(fingerprint, len(corpus.docs), 0, 0, 0, time.perf_counter() - started, True)
         return RetrievalIndex(fingerprint, corpus, [], empty, embedder, params, searcher, spec), stats
     cached = store.get_index(fingerprint) is not None
     embedded = 0
