@@ -25,7 +25,7 @@ def _positive(text: str) -> int:
 def register(subparsers: Any) -> None:
     from nomad_lab.backends.backend_spec import BACKEND_SPEC
     from nomad_lab.cli.study import forms_line
-    from nomad_lab.cli.workspace_args import add_workspace_arguments
+    from nomad_lab.cli.workspace_args import add_embedder_argument, add_workspace_arguments
     from nomad_lab.core.reference import RAG_PLACEMENTS, RAG_TAIL
     from nomad_lab.core.samplers import RESPONSE_STYLES
     from nomad_lab.eval.generation import DEFAULT_GENERATION_MODEL, GENERATION_MODES, LONG_CONTEXT_WINDOW
@@ -86,6 +86,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--fresh", action="store_true", help="ignore stored answers and recompute them")
     add_workspace_arguments(parser, report_what="reports, one per mode")
+    add_embedder_argument(parser)
     parser.add_argument("--verbose", action="store_true", help="print every failing question and its answer")
     parser.set_defaults(func=run)
 
@@ -119,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
             read_million_sizes=args.sub_billion_tier,
             skip_query_rewrite=args.skip_rewrite,
             fresh=args.fresh,
+            embedder=args.embedder,
+            index=args.index,
             **workspace_config(args),
         )
         result = run_generation_eval(config)

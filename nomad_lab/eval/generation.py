@@ -156,10 +156,10 @@ def run_generation_eval(
             f"no goldens matched suite {config.suite!r}" + (f" and tag {config.tag!r}" if config.tag else "")
         )
     with Store(config.store_path) as store:  # before the embedder: a bad or locked store fails in a blink
-        embedder = embedder or load_embedder()
+        embedder = embedder or load_embedder(config.embedder)
         index = None
         if "e2e" in config.modes:
-            index, _ = build_index(corpus, store, embedder, progress=config.progress)
+            index, _ = build_index(corpus, store, embedder, progress=config.progress, index=config.index)
             fingerprint = index.fingerprint
         else:
             fingerprint = corpus_fingerprint(corpus.docs, ingest_params(embedder))

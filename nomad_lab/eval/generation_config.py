@@ -23,6 +23,7 @@ from nomad_lab.core.samplers import RESPONSE_STYLES, style_options
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.data.golden_suites import Golden
 from nomad_lab.eval.generation_answers import GENERATION_MODES, prompts_sha
+from nomad_lab.retrieval.index_spec import parse_index_spec
 from nomad_lab.services.pipeline import MOCK_MODEL
 
 DEFAULT_GENERATION_MODEL = "embedded:smollm2-135m"
@@ -58,6 +59,8 @@ class GenerationEvalConfig:
     skip_query_rewrite: bool = False
     include_distractors: bool = True
     fresh: bool = False
+    embedder: str | None = None
+    index: str | None = None
     corpus_dir: Path = DEFAULT_CORPUS_DIR
     goldens_dir: Path = DEFAULT_GOLDENS_DIR
     store_path: Path = DEFAULT_STORE_PATH
@@ -82,6 +85,7 @@ class GenerationEvalConfig:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise GenerationEvalError(f"{name} must be a positive integer, got {value}")
+        parse_index_spec(self.index)  # a bad spec is refused before any work
         if not self.token_ratio > 0:
             raise GenerationEvalError(f"token_ratio must be positive, got {self.token_ratio}")
 
@@ -119,4 +123,11 @@ class GenerationEvalConfig:
             "prompts": prompts_sha(),
             "corpusFingerprint": fingerprint,
             "includeDistractors": self.include_distractors,
+            **self.index_params(),
         }
+
+    def index_params(self) -> dict[str, Any]:
+        """The index searched, when it is not exact search: absent otherwise, so that answers stored
+        before ``--index`` existed keep their resume keys."""
+        spec = parse_index_spec(self.index)
+        return {} if spec.kind == "exact" else {"index": spec.identity()}

@@ -191,3 +191,19 @@ def test_bad_input_is_reported_with_its_location(tmp_path: Path, capsys) -> None
     assert err.startswith("nomad-lab: error: warm-up chat with 'nothing' failed")
     with pytest.raises(ValueError, match="unknown mode"):
         GenerationEvalConfig(modes=("nope",))
+
+
+def test_the_index_searched_keys_the_answers_and_a_bad_spec_is_refused_before_any_work(
+    tmp_path: Path, capsys
+) -> None:
+    store = tmp_path / "ws.duckdb"
+    assert main(cli(store, "--limit", "1", "--repeats", "1")) == 0
+    assert main(cli(store, "--limit", "1", "--repeats", "1", "--index", "qdrant")) == 0
+    assert "answers: 1 computed, 0 from the store" in capsys.readouterr().out  # not exact's answer
+    with Store(store, read_only=True) as db:
+        params = [db.get_run(r).params for r in db.run_ids("generation")]
+    assert sorted(str(p.get("index", {}).get("kind")) for p in params) == ["None", "qdrant"]
+    refused = tmp_path / "refused.duckdb"
+    assert main(cli(refused, "--index", "hnsw?m=x")) == 1
+    assert "hnsw option m must be an integer" in capsys.readouterr().err and not refused.exists()
+    assert GenerationEvalConfig().index_params() == {}  # exact search: the old resume keys

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nomad_lab.studies.gating.rewrite import MODES, RewriteRow, pages, summarize
+from nomad_lab.studies.gating.rewrite import MODES, RewriteRow, pages, rows_log_name, summarize
 
 
 def rows(recalls: dict[str, list[float]]) -> list[RewriteRow]:
@@ -26,3 +26,11 @@ def test_summary_pairs_questions_and_reports_each_mode() -> None:
     assert summary["paired"]["structured vs raw"]["miss@5 (McNemar)"]["statistic"] == pytest.approx(-0.5)
     text = pages(summary)[0].markdown()
     assert all(f"| {mode} |" in text for mode in MODES)
+
+
+def test_each_retrieval_resumes_from_its_own_log() -> None:
+    assert rows_log_name(None, None) == rows_log_name(None, "exact") == "rows.jsonl"  # the published log
+    others = {rows_log_name("wordllama:256", None), rows_log_name(None, "hnsw"),
+              rows_log_name(None, "qdrant")}  # fmt: skip
+    assert len(others) == 3 and "rows.jsonl" not in others
+    assert rows_log_name(None, "hnsw") != rows_log_name(None, "hnsw?ef_search=512")

@@ -15,6 +15,7 @@ so an interrupted run resumes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -29,9 +30,10 @@ from nomad_lab.eval.retrieval_metrics import RetrievedChunk, score_case
 from nomad_lab.gate.stats import mcnemar_exact, paired_bootstrap
 from nomad_lab.retrieval.embedding import load_embedder
 from nomad_lab.retrieval.index import build_index
+from nomad_lab.retrieval.index_spec import parse_index_spec
 from nomad_lab.services.query_rewrite import rewrite_query
 from nomad_lab.store import Store
-from nomad_lab.studies.params import WORKSPACE, suite_param
+from nomad_lab.studies.params import EMBEDDER, INDEX, WORKSPACE, suite_param
 from nomad_lab.studies.result import Field, Page, Result, Table
 from nomad_lab.studies.shape import Param, Params, Study, argv
 
@@ -58,6 +60,16 @@ def multi_turn_goldens(goldens: Sequence[Any]) -> list[Any]:
     return [g for g in goldens if g.turns and g.relevant_doc_ids]
 
 
+def rows_log_name(embedder: str | None, index: str | None) -> str:
+    """``rows.jsonl`` for the default embedder and exact search; another retrieval resumes from its own
+    log, so rows retrieved one way are never reused for another."""
+    spec = parse_index_spec(index)
+    if embedder is None and spec.kind == "exact":
+        return "rows.jsonl"
+    identity = json.dumps({"embedder": embedder, "index": spec.identity()}, sort_keys=True)
+    return f"rows-{hashlib.sha256(identity.encode()).hexdigest()[:12]}.jsonl"
+
+
 def _load_done(path: Path) -> dict[tuple[str, str], RewriteRow]:
     done: dict[tuple[str, str], RewriteRow] = {}
     if path.exists():
@@ -70,6 +82,8 @@ def _load_done(path: Path) -> dict[tuple[str, str], RewriteRow]:
 
 PARAMS = (
     *WORKSPACE,
+    EMBEDDER,
+    INDEX,
     suite_param("core,long_context"),
     Param(
         "tasks_model", BACKEND_SPEC, "embedded:gemma3-270m", "backend spec of the tasks model", metavar="SPEC"
@@ -86,6 +100,8 @@ def compute(params: Params) -> dict[str, Any]:
         store_path=params.store,
         out_dir=params.out,
         tasks_model=params.tasks_model,
+        embedder=params.embedder,
+        index=params.index,
         progress=not params.no_progress,
     )
 
@@ -98,6 +114,8 @@ def run(
     store_path: Path,
     out_dir: Path,
     tasks_model: str,
+    embedder: str | None = None,
+    index: str | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
     """Rewrite every multi-turn question both ways on ``tasks_model``, retrieve, score, compare; the
@@ -108,10 +126,10 @@ def run(
     cases = multi_turn_goldens(load_suites(goldens_dir, suite, corpus.all_doc_ids))
     backend = open_backend(tasks_model)
     out_dir.mkdir(parents=True, exist_ok=True)
-    rows_path = out_dir / "rows.jsonl"
+    rows_path = out_dir / rows_log_name(embedder, index)
     done = _load_done(rows_path)
     with Store(store_path) as store, rows_path.open("a", encoding="utf-8") as sink:
-        index, _ = build_index(corpus, store, load_embedder(), progress=progress)
+        searched, _ = build_index(corpus, store, load_embedder(embedder), progress=progress, index=index)
         for golden in tqdm(cases, desc="rewrite study", unit="q", disable=not progress):
             messages = [{"role": t.role, "content": t.content} for t in golden.turns]
             messages.append({"role": "user", "content": golden.query})
@@ -121,7 +139,7 @@ def run(
                 result = rewrite_query(
                     backend, None, messages, skip=mode == "raw", structured=mode == "structured"
                 )
-                chunks = index.search(result.query).chunks
+                chunks = searched.search(result.query).chunks
                 case = score_case(
                     golden.id,
                     [RetrievedChunk(c.doc_id, c.final, c.semantic_score) for c in chunks],
