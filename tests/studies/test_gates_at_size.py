@@ -17,7 +17,7 @@ import pytest
 from nomad_lab.core.workspace import DATASETS_DIR
 from nomad_lab.data.refusal_kinds import OFF_TOPIC
 from nomad_lab.studies.gating import gates_at_size
-from nomad_lab.studies.gating.size_report import deploy_rows, families, markdown
+from nomad_lab.studies.gating.size_report import deploy_choice, families, markdown
 from nomad_lab.studies.shape import resolve_params
 
 pytest.importorskip("wordllama")
@@ -86,8 +86,8 @@ def test_the_page_reads_every_size_and_names_what_to_deploy(result: dict, tmp_pa
     assert not re.search(r"\bnan\b", text, re.IGNORECASE)
     for size in result["sizes"]:
         assert size["label"] in text
-    table, _ = deploy_rows(result)
-    assert len(table) == 3 and "What to deploy at your size" in text
+    assert "What to deploy at your size" in text
+    assert [s["deploy"] for s in result["sizes"]] == [deploy_choice(s) for s in result["sizes"]]
     written = gates_at_size.STUDY.write(result, tmp_path)
     assert written["png"].exists() and written["json"].exists()
 
@@ -100,3 +100,35 @@ def test_hnsw_is_compared_with_exact_at_the_largest_size(result: dict) -> None:
     assert recall["difference"] == pytest.approx(recall["b"] - recall["a"], abs=1e-9)
     assert 0 <= compared["sameTop5"] <= 1 and "0.62" in compared["offTopicLeakAtFloor"]
     assert "Index `hnsw` against `exact`" in markdown(result)
+
+
+def _row(gate: str, family: str, leak: float, reached: float) -> dict:
+    return {
+        "gate": gate,
+        "family": family,
+        "byKind": {OFF_TOPIC: {"passAtRecallTarget": [leak, leak / 2, leak * 2], "n": 140}},
+        "recallAtRecallTarget": [reached, reached - 0.02, reached + 0.02],
+    }
+
+
+def test_the_gate_to_deploy_is_the_least_leak_among_rows_reaching_the_recall_target() -> None:
+    size = {
+        "rows": [
+            _row("floor", "floor", 0.20, 0.91),
+            _row("ce:msmarco", "ce", 0.01, 0.85),  # leaks least but misses the recall target
+            _row("learned: pool + ce", "learned", 0.05, 0.92),
+            _row("learned: pool", "learned", 0.07, 0.93),
+        ],
+        "best": "learned: pool + ce",
+        "bestWithoutModelCall": "learned: pool",
+        "gateName": "learned: pool + ce",
+        "gateThreshold": 0.4,
+        "transfer": [{**_row("transfer: x", "learned", 0.0, 0.99), "recipe": "x"}],  # carried: never picked
+    }
+    pick = deploy_choice(size)
+    assert pick is not None
+    assert (pick["family"], pick["gate"], pick["threshold"]) == ("best refit here", "learned: pool + ce", 0.4)
+    assert pick["offTopicLeak"][0] == 0.05 and pick["n"] == 140
+    size["rows"] = size["rows"][1:2]  # only the row that misses the target is left
+    size["best"] = size["bestWithoutModelCall"] = "ce:msmarco"
+    assert deploy_choice(size) is None

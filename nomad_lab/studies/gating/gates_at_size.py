@@ -34,7 +34,7 @@ from nomad_lab.retrieval.index_spec import INDEX_SPEC
 from nomad_lab.studies.gating import gates
 from nomad_lab.studies.gating.growth import library_sizes, materialize
 from nomad_lab.studies.gating.index_compare import compare_indexes
-from nomad_lab.studies.gating.size_report import markdown, write
+from nomad_lab.studies.gating.size_report import deploy_choice, floor_fails_from, markdown, write
 from nomad_lab.studies.gating.size_transfer import leak_change, transfer
 from nomad_lab.studies.params import (
     CORPUS,
@@ -161,6 +161,8 @@ def compute(p: Params) -> dict[str, Any]:
             "against": p.index or "exact",
             **compare_indexes(load_run(p.store, runs[-1]), load_run(p.store, other), crossval.LEAK_TARGET),
         }
+    for entry in entries:
+        entry["deploy"] = deploy_choice(entry)
     builds = library / BUILDS_NAME
     built = json.loads(builds.read_text()).get(p.embedder or "") if builds.is_file() else None
     return {
@@ -170,6 +172,7 @@ def compute(p: Params) -> dict[str, Any]:
         "embedder": p.embedder,
         "index": p.index or "exact",
         "sizes": entries,
+        "floorFailsFromMegabytes": floor_fails_from({"sizes": entries}),
         "recallTarget": crossval.RECALL_TARGET,
         "leakTarget": crossval.LEAK_TARGET,
         "seconds": time.perf_counter() - started,

@@ -15,7 +15,7 @@ from typing import Any
 from nomad_lab.data.refusal_kinds import OFF_TOPIC, REFUSAL_KINDS
 from nomad_lab.gate.crossval import LEAK_TARGET, RECALL_TARGET
 
-__all__ = ["deploy_rows", "families", "markdown", "write"]
+__all__ = ["deploy_choice", "families", "floor_fails_from", "markdown", "write"]
 
 FLOOR, CE = "floor", "cross-encoder"
 
@@ -63,23 +63,37 @@ def recall(row: dict[str, Any]) -> float | None:
     return None if not reached else reached[0]
 
 
-def deploy_rows(result: dict[str, Any]) -> tuple[list[dict[str, Any]], float | None]:
-    """Per size, the gate to deploy (least off-topic leak among rows reaching the recall target out of
-    fold, carried gates aside), and the first size (MB) at which the floor's leak there exceeds the
-    leak target (None: it never does up to the largest size)."""
-    table, floor_fails = [], None
+def deploy_choice(size: dict[str, Any]) -> dict[str, Any] | None:
+    """The gate to deploy at one size: the least off-topic leak among the rows that reach the recall
+    target out of fold, carried gates aside (None: no row reaches it). Stored in the study's result, so
+    the page's deploy table reads one field per size."""
+    picks = [
+        (name, row)
+        for name, row in families(size).items()
+        if not name.startswith("carried") and (recall(row) or 0) >= RECALL_TARGET - 1e-9
+    ]
+    if not picks:
+        return None
+    name, row = min(picks, key=lambda p: off_topic_leak(p[1]) or 0.0)
+    entry = (row.get("byKind") or {}).get(OFF_TOPIC) or {}
+    return {
+        "family": name,
+        "gate": row["gate"],
+        "threshold": size["gateThreshold"] if row["gate"] == size["gateName"] else None,
+        "offTopicLeak": entry.get("passAtRecallTarget"),
+        "n": entry.get("n"),
+        "recall": row.get("recallAtRecallTarget"),
+    }
+
+
+def floor_fails_from(result: dict[str, Any]) -> float | None:
+    """The first size (MB) at which the floor's off-topic leak exceeds the leak target (None: it never
+    does up to the largest size)."""
     for size in result["sizes"]:
-        picks = [
-            (name, row)
-            for name, row in families(size).items()
-            if not name.startswith("carried") and (recall(row) or 0) >= RECALL_TARGET - 1e-9
-        ]
-        name, row = min(picks, key=lambda p: off_topic_leak(p[1]) or 0.0) if picks else (None, None)
         floor = families(size).get(FLOOR)
-        if floor_fails is None and floor is not None and (off_topic_leak(floor) or 0) > LEAK_TARGET:
-            floor_fails = size["megabytes"]
-        table.append({"size": size, "family": name, "row": row})
-    return table, floor_fails
+        if floor is not None and (off_topic_leak(floor) or 0) > LEAK_TARGET:
+            return size["megabytes"]
+    return None
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -124,29 +138,25 @@ def markdown(result: dict[str, Any]) -> str:
             cells = [size["label"], f"{size['megabytes']:.1f}", t["recipe"], rate(small), _kind(t, OFF_TOPIC)]
             cells += [shown, rate(t["recallAtRecallTarget"])]
             out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-    table, floor_fails = deploy_rows(result)
     out += [
         "",
         "What to deploy at your size:",
         "",
         "| library | MB | deploy | threshold | off-topic leak | recall@5 |",
+        "|---|---|---|---|---|---|",
     ]
-    out.append("|---|---|---|---|---|---|")
-    for item in table:
-        size, row = item["size"], item["row"]
-        if row is None:
+    for size in result["sizes"]:
+        pick = size["deploy"]
+        if pick is None:
             missing = "no row reaches the recall target | – | – | –"
             out.append(f"| {_cell(size['label'])} | {size['megabytes']:.1f} | {missing} |")
             continue
-        threshold = (
-            f"{size['gateThreshold']:.3f} (gate file)"
-            if row["gate"] == size["gateName"]
-            else "chosen in folds"
-        )
-        cells = [size["label"], f"{size['megabytes']:.1f}", row["gate"], threshold, _kind(row, OFF_TOPIC)]
-        cells.append(rate(row.get("recallAtRecallTarget")))
+        threshold = "chosen in folds" if pick["threshold"] is None else f"{pick['threshold']:.3f} (gate file)"
+        cells = [size["label"], f"{size['megabytes']:.1f}", pick["gate"], threshold]
+        cells += [rate(pick["offTopicLeak"], pick["n"]), rate(pick["recall"])]
         out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     out += index_lines(result.get("indexComparison"))
+    floor_fails = result["floorFailsFromMegabytes"]
     out.append(
         ""
         if floor_fails is None
