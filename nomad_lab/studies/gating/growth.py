@@ -16,10 +16,10 @@ books it adds, and a rerun of the study re-embeds nothing.
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,7 @@ from nomad_lab.studies.params import (
     each_positive,
     floor_param,
 )
+from nomad_lab.studies.result import Figure, Page, Result
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
 GROWTH_DIR = DATASETS_DIR / "library_growth"
@@ -302,21 +303,19 @@ def plot(rows: Sequence[GrowthRow], judge_model: str | None) -> Any:
     return fig
 
 
-def write(
-    rows: Sequence[GrowthRow], judge_model: str | None, out_dir: str | Path, embedder: str | None = None
-) -> dict[str, Path]:
-    """``growth.json``, ``growth.md`` and ``leak_vs_library_size.png``/``.svg`` into ``out_dir``."""
-    from nomad_lab.studies.plots import save  # heavy
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {"json": out / "growth.json", "md": out / "growth.md"}
+def result(raw: dict[str, Any]) -> Result:
+    """``growth.json``, ``growth.md`` and ``leak_vs_library_size.png`` (and ``.svg``); the publish ring
+    writes them."""
+    rows, judge_model, embedder = raw["rows"], raw["judge_model"], raw.get("embedder")
     rows_json = [asdict(r) | {"chunks_per_s": r.chunks_per_s} for r in rows]
     data = {"judge_model": judge_model, "embedder": embedder, "rows": rows_json}
-    paths["json"].write_text(json.dumps(data, indent=2) + "\n")
-    paths["md"].write_text(markdown(rows, judge_model, embedder))
-    paths["png"] = save(plot(rows, judge_model), out / "leak_vs_library_size.png")
-    return paths
+    return Result(
+        "growth",
+        value=raw,
+        json={"growth.json": data},
+        pages=(Page("growth.md", (markdown(rows, judge_model, embedder),)),),
+        figures=(Figure("leak_vs_library_size.png", partial(plot, rows, judge_model)),),
+    )
 
 
 PARAMS = (
@@ -375,8 +374,7 @@ STUDY = Study(
     title="Off-topic leak against library size",
     run=compute,
     rows=lambda result: [asdict(r) for r in result["rows"]],
-    markdown=lambda result: markdown(result["rows"], result["judge_model"], result.get("embedder")),
-    write=lambda result, out: write(result["rows"], result["judge_model"], out, result.get("embedder")),
+    result=result,
     out_dir="results/library_growth",
     command=("study", "growth"),
     figures=("leak_vs_library_size.png",),
