@@ -52,7 +52,10 @@ def write(result: Result, out: str | Path | None = None) -> dict[str, Path]:
         for figure in result.figures:
             paths[figure.name] = save(figure.draw(), folder / figure.name)
     for artefact in result.artefacts:
-        paths[artefact.name] = artefact.save(folder / artefact.name)
+        made = Path(artefact.save(folder / artefact.name))
+        if made.suffix == ".json":  # a gate file too is portable: no machine path, no NaN
+            write_json(made, json.loads(made.read_text(encoding="utf-8")))
+        paths[artefact.name] = made
     if result.provenance is not None:
         paths["provenance"] = write_provenance(folder, result.provenance)
     return paths
