@@ -183,17 +183,13 @@ def report(result: dict[str, Any], rows: list[dict[str, Any]]) -> Result:
     summary["bestRow"] = by_name.get(result.get("best"))  # pages cite the best row by this key
     summary["bestWithoutModelCallRow"] = by_name.get(result.get("bestWithoutModelCall"))
     summary["floorRow"] = rows[0]
-    return Result(
-        "gates",
-        value=result,
-        json={"gates.json": summary},
-        pages=(Page("gates.md", (markdown(result, out, rows),)),),
-        figures=(Figure("gates.png", partial(figure, result, rows)),),
-        artefacts=(
-            Artefact("learned_gate.json", result["gate"].save),
-            Artefact("decisions.csv.gz", partial(_save_decisions, result)),
-        ),
+    page = Page("gates.md", (markdown(result, out, rows),))
+    saved = (
+        Artefact("learned_gate.json", result["gate"].save),
+        Artefact("decisions.csv.gz", partial(_save_decisions, result)),
     )
+    drawn = (Figure("gates.png", partial(figure, result, rows)),)
+    return Result("gates", result, {"gates.json": summary}, (page,), drawn, artefacts=saved)
 
 
 def figure(result: dict[str, Any], rows: list[dict[str, Any]]) -> Any:
