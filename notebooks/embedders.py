@@ -37,12 +37,14 @@ alpha = 0.10  # leak target of the calibrated floor
 from IPython.display import Image, Markdown, display
 
 from nomad_lab.core.workspace import in_workspace, store_path
+from nomad_lab.publish.results import write
 from nomad_lab.runners.studies import run_study
 from nomad_lab.studies.gating.embedders import comparison_markdown
 
 out = in_workspace(out_dir)
 result, paths = run_study(
     "embedders",
+    publish=write,
     embedder=embedder,
     alpha=alpha,
     corpus=in_workspace(corpus),
@@ -51,7 +53,7 @@ result, paths = run_study(
     store=store_path(store),
     out=out,
 )
-display(Markdown(comparison_markdown(result["data"])))
+display(Markdown(comparison_markdown(result.value["data"])))  # the publish writer wrote the files
 display(Image(filename=f"{out}/embedders.png"))
 
 # %% [markdown]

@@ -35,16 +35,18 @@ store = None  # workspace store for the rows (None: runs/nomad-lab.duckdb)
 from IPython.display import Image, Markdown, display
 
 from nomad_lab.core.workspace import in_workspace
+from nomad_lab.publish.results import write
 from nomad_lab.runners.studies import run_study
 from nomad_lab.studies.budgeting.estimator import markdown
 
 result, paths = run_study(
     "estimator",
+    publish=write,
     datasets=in_workspace(datasets),
     tokenizer=tokenizer,
     store=in_workspace(store),
     out=in_workspace(out_dir),
 )
-display(Markdown(markdown(result.summary)))
-display(Image(filename=str(paths["by_class"])))
-display(Image(filename=str(paths["png"])))
+display(Markdown(markdown(result.value.summary)))  # the measured summary; the publish writer wrote the files
+display(Image(filename=str(paths["by_class.png"])))
+display(Image(filename=str(paths["convergence.png"])))

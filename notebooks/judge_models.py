@@ -44,11 +44,13 @@ alpha = 0.05  # leak target of the calibrated (floor, tau)
 from IPython.display import Markdown, display
 
 from nomad_lab.core.workspace import in_workspace
+from nomad_lab.publish.results import write
 from nomad_lab.runners.studies import run_study
 from nomad_lab.studies.gating.judges import markdown, plot_comparison
 
 result, paths = run_study(
     "judges",
+    publish=write,
     judge_model=judge_model,
     suite=suite,
     run=run,
@@ -63,10 +65,11 @@ result, paths = run_study(
     scheduler=scheduler,
     out=in_workspace(out_dir),
 )
-display(Markdown(markdown(result.rows)))
+judged = result.value  # the comparison and confidence studies; the publish writer wrote their files
+display(Markdown(markdown(judged.rows)))
 
 # %%
-fig = plot_comparison(result.rows)
+fig = plot_comparison(judged.rows)
 
 # %% [markdown]
 # ## The judge's confidence: tau curve, the (floor, tau) surface and its Pareto frontier
@@ -78,6 +81,6 @@ fig = plot_comparison(result.rows)
 from nomad_lab.studies.gating.judge_confidence import markdown as confidence_markdown
 from nomad_lab.studies.gating.judge_confidence import plot as confidence_plot
 
-for study in result.confidence:
+for study in judged.confidence:
     display(Markdown(confidence_markdown(study)))
     confidence_plot(study)

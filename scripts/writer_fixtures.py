@@ -105,6 +105,47 @@ def planted_rewrite():
     return summarize(planted, "m", "core") | {"rows": [asdict(r) for r in planted], "run_id": "x"}
 
 
+def committed_judges(folder: Path):
+    """The judges study's raw result read back from a committed folder (the cascade's open ends, stored
+    as null, back to -inf and inf)."""
+    from nomad_lab.gate.stats import PairedTest
+    from nomad_lab.studies.gating.judges import GateComparison, JudgesResult
+
+    rows = [
+        GateComparison(**(r | {k: PairedTest(**r[k]) for k in ("leak_test", "recall_test")}))
+        for r in json.loads((folder / "judges.json").read_text())
+    ]
+    confidence = [json.loads(p.read_text()) for p in sorted(folder.glob("confidence_*.json"))]
+    for study in confidence:
+        for step in study["cascade"].values():
+            if isinstance(step, dict):
+                step["low"] = float("-inf") if step["low"] is None else step["low"]
+                step["high"] = float("inf") if step["high"] is None else step["high"]
+    return JudgesResult(rows, confidence)
+
+
+def committed_growth(folder: Path):
+    """The growth study's raw result read back from a committed ``growth.json``."""
+    from nomad_lab.studies.gating.growth import GrowthRow
+    from nomad_lab.studies.gating.growth_kinds import KindPass
+
+    document = json.loads((folder / "growth.json").read_text())
+    rows = []
+    for stored in document["rows"]:
+        values = {k: v for k, v in stored.items() if k != "chunks_per_s"}
+        values["by_kind"] = {kind: KindPass(**p) for kind, p in values["by_kind"].items()}
+        rows.append(GrowthRow(**values))
+    return {"rows": rows, "judge_model": document["judge_model"], "embedder": document["embedder"]}
+
+
+def committed_estimator():
+    """The estimator's raw result re-summarized from the committed real counts (no tokenizer loaded)."""
+    from nomad_lab.studies.budgeting.estimator import EstimatorResult, rows_from_csv, summarize
+
+    rows = rows_from_csv(Path("results/estimator/rows.csv"), Path("datasets"))
+    return EstimatorResult(rows, summarize(rows))
+
+
 def cases():
     from test_sufficiency_report import planted
 
@@ -141,6 +182,11 @@ def cases():
     yield "note_effect", "nomad_lab.studies.gating.note_effect", planted_note_effect()
     yield "answerability", "nomad_lab.studies.gating.answerability", planted_answerability()
     yield "sufficiency", "nomad_lab.studies.gating.sufficiency", planted()
+    yield "estimator", "nomad_lab.studies.budgeting.estimator", committed_estimator()
+    for folder in ("judges", "judge_confidence"):
+        yield folder, "nomad_lab.studies.gating.judges", committed_judges(Path("results") / folder)
+    for folder in ("library_growth", "library_scale"):
+        yield folder, "nomad_lab.studies.gating.growth", committed_growth(Path("results") / folder)
 
 
 for name, module, raw in cases():

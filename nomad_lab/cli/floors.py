@@ -34,9 +34,12 @@ def register(subparsers: Any) -> None:
 
 
 def run_presets(args: argparse.Namespace) -> int:
-    from nomad_lab.studies.gating.presets import presets_markdown, write_presets
+    from nomad_lab.publish.results import write
+    from nomad_lab.studies.gating.presets import presets_result, stored_presets
 
-    data = write_presets(args.store, args.out, args.run)
-    print(presets_markdown(data))
+    out = Path(args.out)
+    result = presets_result(stored_presets(args.store, args.run), out.name)
+    write(result, out.parent)
+    print(result.markdown(), end="")
     print(f"wrote {args.out}")
     return 0

@@ -1,5 +1,5 @@
 """The one writer of a study's files: a :class:`~nomad_lab.studies.result.Result` value to its folder
-under ``results/`` (JSON documents, markdown pages, JSONL logs, plots, artefacts, provenance).
+under ``results/`` (JSON documents, markdown pages, JSONL logs, other texts, plots, artefacts, provenance).
 
 Why one writer: the studies' own writers had become near-copies that differed in their file names, each
 with its own ``json.dumps`` (some letting NaN through, one of them writing ``default=float``) and its own
@@ -43,13 +43,19 @@ def write(result: Result, out: str | Path | None = None) -> dict[str, Path]:
         paths[name] = folder / name
         text = "".join(json.dumps(record, allow_nan=False) + "\n" for record in records)
         paths[name].write_text(text, encoding="utf-8")
+    for name, text in result.texts.items():
+        paths[name] = folder / name
+        paths[name].write_text(text, encoding="utf-8", newline="")
     if result.figures:
         from nomad_lab.studies.plots import save  # heavy: matplotlib, only for a result with plots
 
         for figure in result.figures:
             paths[figure.name] = save(figure.draw(), folder / figure.name)
     for artefact in result.artefacts:
-        paths[artefact.name] = artefact.save(folder / artefact.name)
+        made = Path(artefact.save(folder / artefact.name))
+        if made.suffix == ".json":  # a gate file too is portable: no machine path, no NaN
+            write_json(made, json.loads(made.read_text(encoding="utf-8")))
+        paths[artefact.name] = made
     if result.provenance is not None:
         paths["provenance"] = write_provenance(folder, result.provenance)
     return paths

@@ -10,6 +10,7 @@ with nothing drawn), inspected on the Figure object rather than on pixels.
 
 from __future__ import annotations
 
+import io
 import math
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -43,6 +44,15 @@ def save(fig: plt.Figure, path: str | Path) -> Path:
     fig.savefig(path.with_suffix(".svg"), bbox_inches="tight")
     plt.close(fig)
     return path
+
+
+def png_bytes(fig: plt.Figure) -> bytes:
+    """``fig`` as PNG bytes in memory (a widget shows them; no file), then closed: the live figure of a
+    notebook goes through here as a published one goes through :func:`save`."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
 
 
 def headline_style() -> AbstractContextManager[Any]:

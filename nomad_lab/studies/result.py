@@ -16,7 +16,8 @@ and the one writer of the publish ring (:mod:`nomad_lab.publish.results`) writes
 - a :class:`Figure` draws a matplotlib figure when asked (the writer saves it), an :class:`Artefact`
   saves a model file where the writer says (its format lives with its reader);
 - ``json`` holds the study's stored documents (what pages' markers select from), ``lines`` its JSONL
-  logs, ``provenance`` the record of the run (:func:`nomad_lab.studies.shape.execute` fills it).
+  logs, ``texts`` other text files as rendered (a CSV of raw rows), ``provenance`` the record of the
+  run (:func:`nomad_lab.studies.shape.execute` fills it).
 
 Rendering a page is pure (a string), so a test checks a study's tables without a folder, and the
 committed markdown can be rebuilt from the stored JSON alone. Only the standard library: every ring
@@ -197,7 +198,8 @@ class Artefact:
 class Result:
     """What a study hands back: ``value`` (its computation, for Python callers; never published as
     such), its stored documents by file name (``json``), markdown ``pages``, ``figures``, JSONL
-    ``lines`` by file name, ``artefacts``, and the ``provenance`` record of the run. ``out`` is the
+    ``lines`` by file name, other ``texts`` by file name (written as given, byte for byte: a CSV of raw
+    rows a later run re-reads), ``artefacts``, and the ``provenance`` record of the run. ``out`` is the
     folder its run asked for; ``printed`` names the page the command prints (the first by default);
     ``said`` is what the command prints for a result that publishes no page."""
 
@@ -207,6 +209,7 @@ class Result:
     pages: tuple[Page, ...] = ()
     figures: tuple[Figure, ...] = ()
     lines: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+    texts: Mapping[str, str] = field(default_factory=dict)
     artefacts: tuple[Artefact, ...] = ()
     provenance: Mapping[str, Any] | None = None
     out: Path | None = None

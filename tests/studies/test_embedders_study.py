@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from nomad_lab.publish.results import write
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.embedders import STUDY, latest_run_per_embedder
 from nomad_lab.studies.shape import execute
@@ -37,8 +38,10 @@ def test_a_floor_transfers_only_between_embedders_on_the_same_scale(tmp_path: Pa
             store.import_dump(run_dump(shift, spec))
     runs = latest_run_per_embedder(store_path)
     assert len(runs) == 3
-    result, _ = execute(STUDY, {"run": ["latest"], "store": store_path, "out": tmp_path / "out"})
-    data = result["data"]
+    result, _ = execute(
+        STUDY, {"run": ["latest"], "store": store_path, "out": tmp_path / "out"}, publish=write
+    )
+    data = result.value["data"]
     assert [row["runId"] for row in data["embedders"]] == runs
     floors = {row["embedder"]["spec"]: row["calibratedFloor"] for row in data["embedders"]}
     # the lowest floor leaving 0 of 60 refusals (95% upper bound 0.049 <= 0.10) is just above the refusal top

@@ -11,6 +11,7 @@ import pytest
 
 from nomad_lab.backends.tokenizers import GGUF_FILES, TOKENIZERS
 from nomad_lab.core.token_estimator import estimate_tokens
+from nomad_lab.publish.results import write
 from nomad_lab.runners.studies import run_study
 from nomad_lab.studies.budgeting.estimator import CLASSES, Row, collect_samples, rows_from_csv, summarize
 from tests.support.paths import ROOT
@@ -56,10 +57,10 @@ def test_the_segmenter_beats_chars_over_4_on_every_real_tokenizer(tmp_path: Path
     """The study's headline: on each real tokenizer (three families), the structural segmenter's mean
     error on the held-out halves is below the fixed chars/4 divisor's, overall and on code and CJK."""
     result, paths = run_study(
-        "estimator", datasets=ROOT / "datasets", out=tmp_path, tokenizer=list(TOKENIZERS)
+        "estimator", write, datasets=ROOT / "datasets", out=tmp_path, tokenizer=list(TOKENIZERS)
     )
-    summary = result.summary
-    with paths["rows"].open() as handle:
+    summary = result.value.summary
+    with paths["rows.csv"].open() as handle:
         rows = list(csv.DictReader(handle))
     assert {r["tokenizer"] for r in rows} == set(TOKENIZERS)
     assert {r["content_class"] for r in rows} == set(CLASSES)
@@ -72,8 +73,8 @@ def test_the_segmenter_beats_chars_over_4_on_every_real_tokenizer(tmp_path: Path
             "exact"
         ]  # the model's own tokenizer: 0 by construction, where a GGUF exists
         assert exact == pytest.approx(0.0, abs=1e-12) if name in GGUF_FILES else math.isnan(exact)
-    assert set(json.loads(paths["json"].read_text())["factors"]) == set(TOKENIZERS)
-    assert paths["png"].stat().st_size > 5_000
+    assert set(json.loads(paths["summary.json"].read_text())["factors"]) == set(TOKENIZERS)
+    assert paths["convergence.png"].stat().st_size > 5_000
 
 
 @pytest.mark.parametrize("name", list(TOKENIZERS))

@@ -99,7 +99,8 @@ def test_each_refusal_kind_is_counted_apart_and_the_leak_table_names_only_the_ot
 
 @pytest.mark.slow
 def test_growth_study_end_to_end_with_a_judge_that_rejects_everything(tmp_path: Path, embedder) -> None:
-    from nomad_lab.studies.gating.growth import measure_size, write
+    from nomad_lab.publish.results import write
+    from nomad_lab.studies.gating.growth import measure_size, result
 
     growth = _books(tmp_path / "growth", 3)
     store = tmp_path / "ws.duckdb"
@@ -148,8 +149,9 @@ def test_growth_study_end_to_end_with_a_judge_that_rejects_everything(tmp_path: 
         assert r.calibrated_floor is not None and r.leak_calibrated is not None
         assert r.leak_calibrated[0] == 0.0  # the lowest floor with 0/2 leaked
         assert r.recall_calibrated is not None
-    paths = write(rows, spec, tmp_path / "out")
-    saved = json.loads(paths["json"].read_text())
+    paths = write(result({"rows": rows, "judge_model": spec}), tmp_path / "out")
+    paths["md"] = paths["growth.md"]
+    saved = json.loads(paths["growth.json"].read_text())
     assert [r["docs"] for r in saved["rows"]] == [4, 5, 8]
     assert (tmp_path / "out" / "leak_vs_library_size.svg").exists()
     assert "floor 0 + ollama://" in paths["md"].read_text()

@@ -11,8 +11,10 @@ import pytest
 from nomad_lab.eval.gating.inputs.verdicts import stratified_ids
 from nomad_lab.gate.agreement import NO_RELEVANT
 from nomad_lab.gate.pools import pools_from_records
-from nomad_lab.studies.gating.judge_confidence import run_confidence_study, write_confidence_study
+from nomad_lab.publish.results import write
+from nomad_lab.studies.gating.judge_confidence import confidence_parts, run_confidence_study
 from nomad_lab.studies.gating.judges import JudgedRun
+from nomad_lab.studies.result import Result
 
 
 def records(n: int = 40) -> list[dict]:
@@ -56,10 +58,11 @@ def test_study_tables_agree_with_the_arrays(tmp_path: Path) -> None:
     assert cal["floor"] is not None and cal["leak"] == 0.0  # 0/20 certifies 0.3: 0.7**20 < 0.05/20 floors
     cascade = study["cascade"]
     assert cascade["judge_every_set"]["calls"] == pools.size
-    paths = write_confidence_study(study, tmp_path)
-    assert paths["png"].is_file() and paths["png"].with_suffix(".svg").is_file()
-    assert json.loads(paths["json"].read_text())["model"] == "m"
-    assert "ROC AUC" in paths["md"].read_text()
+    document, page, figure = confidence_parts(study)
+    paths = write(Result("judges", json=document, pages=(page,), figures=(figure,)), tmp_path)
+    assert paths["confidence_m.png"].is_file() and paths["confidence_m.png"].with_suffix(".svg").is_file()
+    assert json.loads(paths["confidence_m.json"].read_text())["model"] == "m"
+    assert "ROC AUC" in paths["confidence_m.md"].read_text()
 
 
 def test_stratified_sample_takes_both_classes_in_stored_order() -> None:

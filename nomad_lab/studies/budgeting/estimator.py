@@ -15,13 +15,16 @@ tables are on the held-out halves.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import random
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import matplotlib.pyplot as plt
 
@@ -31,7 +34,7 @@ from nomad_lab.core.content_estimator import ClassCalibrator, class_bases, scale
 from nomad_lab.core.token_estimator import TokenCalibrator, chars_per_token_estimate, estimate_tokens
 from nomad_lab.studies.budgeting.estimator_figure import plot_by_class
 from nomad_lab.studies.params import DATASETS, STORE
-from nomad_lab.studies.plots import save
+from nomad_lab.studies.result import Figure, Page, Result
 from nomad_lab.studies.shape import Param, Params, Study
 
 CLASSES = ("prose", "markdown-table", "code", "json", "bullets", "cjk", "mixed-long-form")
@@ -264,23 +267,18 @@ def markdown(summary: Summary) -> str:
     return "\n".join(out)
 
 
-def write(rows: list[Row], summary: Summary, out_dir: Path) -> dict[str, Path]:
-    """Rows (CSV), summary (JSON, markdown) and the convergence plot into ``out_dir``."""
+def rows_csv(rows: list[Row]) -> str:
+    """The rows as ``rows.csv`` holds them (the real counts ``--from-rows`` re-reads; CRLF lines, as the
+    csv module writes them)."""
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=list(asdict(rows[0])))
+    writer.writeheader()
+    writer.writerows(asdict(r) for r in rows)
+    return text.getvalue()
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {
-        "rows": out_dir / "rows.csv",
-        "json": out_dir / "summary.json",
-        "md": out_dir / "summary.md",
-        "png": out_dir / "convergence.png",
-        "by_class": out_dir / "by_class.png",
-    }
-    with paths["rows"].open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(asdict(rows[0])))
-        writer.writeheader()
-        writer.writerows(asdict(r) for r in rows)
-    paths["json"].write_text(json.dumps(asdict(summary), indent=2) + "\n")
-    paths["md"].write_text(markdown(summary))
+
+def plot_convergence(summary: Summary) -> Any:
+    """The segmenter's held-out error after n observations, one line per tokenizer."""
     fig, ax = plt.subplots(figsize=(6, 4))
     for tokenizer, curve in summary.convergence.items():
         ax.plot([n for n, _ in curve], [100 * e for _, e in curve], label=tokenizer)
@@ -289,9 +287,7 @@ def write(rows: list[Row], summary: Summary, out_dir: Path) -> dict[str, Path]:
     ax.set_title("Segmenter error as the per-model factor converges")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    save(fig, paths["png"])
-    save(plot_by_class(summary.errors), paths["by_class"])
-    return paths
+    return fig
 
 
 @dataclass(frozen=True)
@@ -358,13 +354,29 @@ def rows_from_csv(path: Path, datasets: Path) -> list[Row]:
     return rows
 
 
+def result(raw: EstimatorResult) -> Result:
+    """``rows.csv`` (the real counts), ``summary.json``, ``summary.md`` and the two plots; written by the
+    publish ring, nothing here."""
+    summary = raw.summary
+    return Result(
+        "estimator",
+        value=raw,
+        json={"summary.json": asdict(summary)},
+        pages=(Page("summary.md", (markdown(summary),)),),
+        texts={"rows.csv": rows_csv(raw.rows)},
+        figures=(
+            Figure("convergence.png", partial(plot_convergence, summary)),
+            Figure("by_class.png", partial(plot_by_class, summary.errors)),
+        ),
+    )
+
+
 STUDY = Study(
     name="estimator",
     title="Token estimator error against real tokenizers",
     run=compute,
     rows=lambda result: [asdict(r) for r in result.rows],
-    markdown=lambda result: markdown(result.summary),
-    write=lambda result, out: write(result.rows, result.summary, out),
+    result=result,
     out_dir="results/estimator",
     command=("study", "estimator"),
     figures=("by_class.png", "convergence.png"),

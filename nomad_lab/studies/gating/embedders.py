@@ -11,8 +11,8 @@ harness's 0.02 tolerance of B's recall at B's own calibrated floor.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +27,10 @@ from nomad_lab.gate.stats import clopper_pearson_upper
 from nomad_lab.retrieval.embedder_spec import EMBEDDER_SPEC
 from nomad_lab.store import Store
 from nomad_lab.studies.gating.curves import plot_floor_sweep
-from nomad_lab.studies.gating.presets import RunPools, load_run_pools, write_presets
+from nomad_lab.studies.gating.presets import RunPools, load_run_pools, presets_result, stored_presets
 from nomad_lab.studies.gating.run_param import study_run
 from nomad_lab.studies.params import WORKSPACE, alpha_param, suite_param
+from nomad_lab.studies.result import Figure, Page, Result
 from nomad_lab.studies.shape import Param, Params, Study, argv
 
 __all__ = [
@@ -37,7 +38,8 @@ __all__ = [
     "compare_embedders",
     "comparison_markdown",
     "compute",
-    "write_comparison",
+    "plot_comparison",
+    "result",
 ]
 
 RECALL_TOLERANCE = 0.02
@@ -186,14 +188,8 @@ def comparison_markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_comparison(results: list[EmbedderResult], data: dict[str, Any], out_dir: str | Path) -> None:
-    """``embedders.json``, ``embedders.md`` and ``embedders.png`` (every curve, calibrated floors marked)."""
-    from nomad_lab.studies.plots import save  # heavy
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "embedders.json").write_text(json.dumps(data, indent=2) + "\n")
-    (out / "embedders.md").write_text(comparison_markdown(data) + "\n")
+def plot_comparison(results: list[EmbedderResult]) -> Any:
+    """Every embedder's leak and recall@5 by floor, its calibrated floor marked."""
     fig = plot_floor_sweep([r.curve for r in results], title="Leak and recall@5 by floor, per embedder")
     for r in results:
         if r.calibrated is not None:
@@ -201,7 +197,7 @@ def write_comparison(results: list[EmbedderResult], data: dict[str, Any], out_di
             fig.axes[0].annotate(
                 f"{r.label}: {r.calibrated:.2f}", (r.calibrated, 0.5), rotation=90, fontsize=7
             )
-    save(fig, out / "embedders.png")
+    return fig
 
 
 def slug(spec: str) -> str:
@@ -249,17 +245,22 @@ def compute(params: Params) -> dict[str, Any]:
         )
     results = compare_embedders(params.store, runs, params.alpha)
     data = comparison_json(results, params.alpha)
-    return {"results": results, "data": data, "store": params.store, "retrieved": retrieved}
+    presets = {spec: stored_presets(params.store, run_id) for spec, run_id in retrieved.items()}
+    return {"results": results, "data": data, "retrieved": retrieved, "presets": presets}
 
 
-def write(result: dict[str, Any], out_dir: Path) -> dict[str, Path]:
-    """The comparison, and the floor presets of each embedder retrieved here (``presets-<spec>.json``)."""
-    write_comparison(result["results"], result["data"], out_dir)
-    paths = {kind: out_dir / f"embedders.{kind}" for kind in ("json", "md", "png")}
-    for spec, run_id in result["retrieved"].items():
-        paths[f"presets {spec}"] = out_dir / f"presets-{slug(spec)}.json"
-        write_presets(result["store"], paths[f"presets {spec}"], run_id)
-    return paths
+def result(raw: dict[str, Any]) -> Result:
+    """``embedders.json``, ``embedders.md`` and ``embedders.png`` (every curve, calibrated floors
+    marked), and the floor presets of each embedder retrieved here (``presets-<spec>.json`` and its
+    table); the publish ring writes them."""
+    documents: dict[str, Any] = {"embedders.json": raw["data"]}
+    pages = [Page("embedders.md", (comparison_markdown(raw["data"]),))]
+    for spec, presets in raw["presets"].items():
+        carried = presets_result(presets, f"presets-{slug(spec)}.json")
+        documents |= carried.json
+        pages += carried.pages
+    figure = Figure("embedders.png", partial(plot_comparison, raw["results"]))
+    return Result("embedders", value=raw, json=documents, pages=tuple(pages), figures=(figure,))
 
 
 STUDY = Study(
@@ -267,8 +268,7 @@ STUDY = Study(
     title="Embedders side by side: recall, leak, calibrated floor, and whether it transfers; floor presets",
     run=compute,
     rows=lambda result: result["data"]["embedders"],
-    markdown=lambda result: comparison_markdown(result["data"]),
-    write=write,
+    result=result,
     out_dir="results/embedders",
     command=argv("study embedders --embedder st: --embedder wordllama: --store runs/embedders.duckdb"),
     figures=("embedders.png",),

@@ -1,11 +1,11 @@
-"""The gate leaderboard as a markdown table, a JSON file, the figure of each family's best
-(:mod:`~nomad_lab.studies.gating.family_plot`), and the fitted gate file (what ``study gates`` writes
-under ``results/gates/``)."""
+"""The gate leaderboard as a value (:func:`report`): a markdown table, a JSON document, the figure of each
+family's best (:mod:`~nomad_lab.studies.gating.family_plot`), the fitted gate file and the decisions log,
+which the publish ring writes under ``results/gates/``."""
 
 from __future__ import annotations
 
-import json
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +16,7 @@ from nomad_lab.data.refusal_kinds import KINDS, OFF_TOPIC, REFUSAL_KINDS
 from nomad_lab.gate import crossval
 from nomad_lab.gate.decisions import row_decisions, write_decisions
 from nomad_lab.studies.gating.family_plot import RowPoint, plot_by_kind
-from nomad_lab.studies.plots import save
-from nomad_lab.studies.result import escape
+from nomad_lab.studies.result import Artefact, Figure, Page, Result, escape
 
 KIND_COLUMNS = {name: kind.label for name, kind in KINDS.items()}
 """Each refusal kind's column head, from its record: a leak for off-topic refusals (their context should
@@ -172,20 +171,29 @@ def markdown(result: dict[str, Any], out: str | Path | None, rows_json: list[dic
     )
 
 
-def write(result: dict[str, Any], out_dir: str | Path, rows: list[dict[str, Any]]) -> dict[str, Path]:
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {"md": out / "gates.md", "json": out / "gates.json"}
-    paths["md"].write_text(markdown(result, out, rows) + "\n")
-    summary = {k: v for k, v in result.items() if k not in ("rows", "gate", "ids", "kinds")}
+def report(result: dict[str, Any], rows: list[dict[str, Any]]) -> Result:
+    """The leaderboard as a value: ``gates.json`` (the run's summary with its rows, the best rows by
+    key: pages cite them), ``gates.md``, ``gates.png``, the saved gate ``learned_gate.json`` and every
+    row's per-question ``decisions.csv.gz`` (each saved by its own format's writer); the publish ring
+    writes them into ``result["out"]``, the folder the page names."""
+    out = result.get("out")
+    summary = {k: v for k, v in result.items() if k not in ("rows", "gate", "ids", "kinds", "out")}
     summary["rows"] = rows
     by_name = {r["gate"]: r for r in rows}
     summary["bestRow"] = by_name.get(result.get("best"))  # pages cite the best row by this key
     summary["bestWithoutModelCallRow"] = by_name.get(result.get("bestWithoutModelCall"))
     summary["floorRow"] = rows[0]
-    paths["json"].write_text(json.dumps(summary, indent=1, default=str) + "\n")
-    paths["gate"] = result["gate"].save(out / "learned_gate.json")
-    paths["decisions"] = write_decisions(out / "decisions.csv.gz", _decisions(result))
+    page = Page("gates.md", (markdown(result, out, rows),))
+    saved = (
+        Artefact("learned_gate.json", result["gate"].save),
+        Artefact("decisions.csv.gz", partial(_save_decisions, result)),
+    )
+    drawn = (Figure("gates.png", partial(figure, result, rows)),)
+    return Result("gates", result, {"gates.json": summary}, (page,), drawn, artefacts=saved)
+
+
+def figure(result: dict[str, Any], rows: list[dict[str, Any]]) -> Any:
+    """Each scored row at its out-of-fold operating point, one panel per refusal kind."""
     points = [
         RowPoint(
             family_of(r),
@@ -197,15 +205,17 @@ def write(result: dict[str, Any], out_dir: str | Path, rows: list[dict[str, Any]
         if r.figures is not None and r.family != "sample"  # a sample row is scored on other questions
     ]
     n = result["refusalsByKind"]
-    figure = plot_by_kind(
+    return plot_by_kind(
         points,
         [(k, KIND_AXES[k], n[k]) for k in REFUSAL_KINDS if n.get(k)],
         recall_target=crossval.RECALL_TARGET,
         leak_target=crossval.LEAK_TARGET,
         title="Each row at its out-of-fold operating point, one panel per refusal kind",
     )
-    paths["png"] = save(figure, out / "gates.png")
-    return paths
+
+
+def _save_decisions(result: dict[str, Any], path: Path) -> Path:
+    return write_decisions(path, _decisions(result))
 
 
 def _as_triple(value: list[float] | None) -> tuple[float, float, float] | None:

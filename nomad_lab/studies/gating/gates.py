@@ -46,7 +46,7 @@ from nomad_lab.studies.gating.gate_compare import (
     paired_test,
     reaches_target,
 )
-from nomad_lab.studies.gating.gate_report import markdown, write
+from nomad_lab.studies.gating.gate_report import report
 from nomad_lab.studies.gating.gate_rows import (
     Recipe,
     Row,
@@ -277,6 +277,7 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
         "coefficients": coefficient_rows(fitted[gate_name]),
         "seconds": time.perf_counter() - started,
         "params": stored_params(p.as_dict()),
+        "out": p.out if "out" in p else None,  # the folder its page names (the study's --out)
     }
 
 
@@ -309,8 +310,7 @@ STUDY = Study(
     title="Gate leaderboard: floor, contrast, judge, rerankers, learned gates, out of fold with intervals",
     run=compute,
     rows=rows_json,
-    markdown=lambda result, out=None: markdown(result, out, rows_json(result)),
-    write=lambda result, out: write(result, out, rows_json(result)),
+    result=lambda raw: report(raw, rows_json(raw)),
     out_dir="results/gates",
     command=argv(
         "study gates --reranker nanoranker --transfer-corpus datasets/corpora/pydocs/corpus "

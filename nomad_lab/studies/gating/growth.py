@@ -16,10 +16,10 @@ books it adds, and a rerun of the study re-embeds nothing.
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,15 +36,8 @@ from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.operating_curves import restrict_refusals
 from nomad_lab.retrieval.embedding import load_embedder
 from nomad_lab.store import Store
-from nomad_lab.studies.gating.growth_kinds import (
-    LEAK_KIND,
-    Interval,
-    KindPass,
-    ci,
-    interval,
-    kind_passes,
-    kinds_markdown,
-)
+from nomad_lab.studies.gating.growth_kinds import LEAK_KIND, interval, kind_passes
+from nomad_lab.studies.gating.growth_report import PLOT, GrowthRow, pages, plot, rows_json
 from nomad_lab.studies.gating.judges import compare_with_floor, judge_run
 from nomad_lab.studies.params import (
     EMBEDDER,
@@ -55,6 +48,7 @@ from nomad_lab.studies.params import (
     each_positive,
     floor_param,
 )
+from nomad_lab.studies.result import Figure, Result
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
 GROWTH_DIR = DATASETS_DIR / "library_growth"
@@ -113,37 +107,6 @@ def materialize(size: LibrarySize, corpus_dir: Path, growth_dir: Path, work_dir:
         if not target.exists() or target.read_bytes() != source.read_bytes():
             shutil.copyfile(source, target)
     return folder
-
-
-@dataclass(frozen=True)
-class GrowthRow:
-    """Leak and recall at one library size."""
-
-    label: str
-    docs: int
-    megabytes: float
-    chunks: int
-    leak_by_floor: dict[str, Interval]  # floor -> off-topic leak rate
-    recall_by_floor: dict[str, Interval]  # floor -> core recall@5
-    judge_floor: float
-    leak_judge: Interval | None
-    judge_calls: int
-    judge_failures: int
-    refusals: int
-    embedded: int = 0  # chunks embedded at this size (the rest came from the cache)
-    build_seconds: float = 0.0  # chunking and embedding them
-    index_mb: float = 0.0  # the vectors: chunks x dimension x 4 bytes
-    calibrated_floor: float | None = None  # lowest floor whose 95% leak upper bound is <= alpha
-    leak_calibrated: Interval | None = None
-    recall_calibrated: Interval | None = None
-    by_kind: dict[str, KindPass] = field(default_factory=dict)  # every refusal kind, off-topic included
-
-    @property
-    def chunks_per_s(self) -> float:
-        """Embedding throughput of this size's build (NaN when everything came from the cache)."""
-        return (
-            self.embedded / self.build_seconds if self.embedded and self.build_seconds > 0 else float("nan")
-        )
 
 
 def measure_size(
@@ -219,104 +182,12 @@ def measure_size(
     )
 
 
-def markdown(rows: Sequence[GrowthRow], judge_model: str | None, embedder: str | None = None) -> str:
-    """One row per size: leak at each floor, leak with the judge after the default floor, core recall."""
-    floors = list(rows[0].leak_by_floor) if rows else []
-    judge = f" | leak, floor {rows[0].judge_floor:g} + {judge_model}" if rows and judge_model else ""
-    head = (
-        "| library | docs | MB | chunks | "
-        + " | ".join(f"leak, floor {f}" for f in floors)
-        + judge
-        + " | "
-        + " | ".join(f"recall@5, floor {f}" for f in floors)
-        + " |"
-    )
-    lines = [head, "|" + "---|" * (4 + 2 * len(floors) + (1 if judge else 0))]
-    for r in rows:
-        cells = [r.label, str(r.docs), f"{r.megabytes:.2f}", str(r.chunks)]
-        cells += [ci(r.leak_by_floor[f]) for f in floors]
-        if judge:
-            cells.append(f"{ci(r.leak_judge)} ({r.judge_calls} calls, {r.judge_failures} failed open)")
-        cells += [ci(r.recall_by_floor[f]) for f in floors]
-        lines.append("| " + " | ".join(cells) + " |")
-    refusals = {r.refusals for r in rows}
-    kinds = kinds_markdown(rows)
-    lines.append(
-        f"\nLeak: share of the {'/'.join(map(str, sorted(refusals)))} refusals of kind {LEAK_KIND} (core and "
-        "off-topic suites) that get any context"
-        + ("; the other kinds are reported apart below" if kinds else "")
-        + ". 95% bootstrap intervals (2,000 seeded resamples)."
-    )
-    return "\n".join(lines) + "\n\n" + scale_markdown(rows, embedder) + (f"\n{kinds}" if kinds else "")
-
-
-def scale_markdown(rows: Sequence[GrowthRow], embedder: str | None = None) -> str:
-    """Per size: what the index build embedded and how fast, the vectors' size, and the floor calibrated
-    at that size (lowest floor whose 95% Clopper-Pearson leak bound is <= alpha) with leak and recall."""
-    lines = [
-        f"Index and calibrated floor per size (embedder: {embedder or 'default MiniLM'}):",
-        "",
-        "| library | MB | chunks | embedded | chunks/s | index MB | calibrated floor | leak at it "
-        "| recall@5 at it |",
-        "|---|---:|---:|---:|---:|---:|---:|---|---|",
-    ]
-    for r in rows:
-        rate = "cached" if not r.embedded else f"{r.chunks_per_s:.1f}"
-        floor = "none reaches it" if r.calibrated_floor is None else f"{r.calibrated_floor:.2f}"
-        lines.append(
-            f"| {r.label} | {r.megabytes:.2f} | {r.chunks} | {r.embedded} | {rate} | {r.index_mb:.2f} | "
-            f"{floor} | {ci(r.leak_calibrated)} | {ci(r.recall_calibrated)} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def plot(rows: Sequence[GrowthRow], judge_model: str | None) -> Any:
-    """Leak (left) and core recall@5 (right) against library size, one line per gate, interval bars."""
-    import matplotlib.pyplot as plt  # heavy
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-    x = [r.megabytes for r in rows]
-
-    def draw(ax: Any, series: list[Interval], label: str, **style: Any) -> None:
-        lows, highs = [v[0] - v[1] for v in series], [v[2] - v[0] for v in series]
-        ax.errorbar(x, [v[0] for v in series], yerr=[lows, highs], ms=3, capsize=3, label=label, **style)
-
-    for floor in rows[0].leak_by_floor:
-        draw(left, [r.leak_by_floor[floor] for r in rows], f"floor {floor}", marker="o")
-        draw(right, [r.recall_by_floor[floor] for r in rows], f"floor {floor}", marker="o")
-    if all(r.leak_calibrated is not None for r in rows):
-        draw(left, [r.leak_calibrated for r in rows], "floor calibrated per size", marker="^", ls=":")  # type: ignore[misc]
-        draw(right, [r.recall_calibrated for r in rows], "floor calibrated per size", marker="^", ls=":")  # type: ignore[misc]
-    if judge_model and all(r.leak_judge is not None for r in rows):
-        label = f"floor {rows[0].judge_floor:g} + {judge_model}"
-        draw(left, [r.leak_judge for r in rows], label, marker="s", ls="--")  # type: ignore[misc]
-    left.set_title("off-topic leak rate", fontsize=10)
-    right.set_title("core recall@5", fontsize=10)
-    for ax in (left, right):
-        ax.set_xlabel("library size (MB of text)")
-        if x and max(x) > 20 * min(x):
-            ax.set_xscale("log")
-        ax.set_ylim(-0.02, 1.02)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
-
-
-def write(
-    rows: Sequence[GrowthRow], judge_model: str | None, out_dir: str | Path, embedder: str | None = None
-) -> dict[str, Path]:
-    """``growth.json``, ``growth.md`` and ``leak_vs_library_size.png``/``.svg`` into ``out_dir``."""
-    from nomad_lab.studies.plots import save  # heavy
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {"json": out / "growth.json", "md": out / "growth.md"}
-    rows_json = [asdict(r) | {"chunks_per_s": r.chunks_per_s} for r in rows]
-    data = {"judge_model": judge_model, "embedder": embedder, "rows": rows_json}
-    paths["json"].write_text(json.dumps(data, indent=2) + "\n")
-    paths["md"].write_text(markdown(rows, judge_model, embedder))
-    paths["png"] = save(plot(rows, judge_model), out / "leak_vs_library_size.png")
-    return paths
+def result(raw: dict[str, Any]) -> Result:
+    """``growth.json`` (its pages are rendered from it alone: :func:`growth_report.pages`) and
+    ``leak_vs_library_size.png`` (and ``.svg``); the publish ring writes them."""
+    rows, judge_model = raw["rows"], raw["judge_model"]
+    document = {"judge_model": judge_model, "embedder": raw.get("embedder"), "rows": rows_json(rows)}
+    return STUDY.documented(raw, document, figures=(Figure(PLOT, partial(plot, rows, judge_model)),))
 
 
 PARAMS = (
@@ -375,11 +246,12 @@ STUDY = Study(
     title="Off-topic leak against library size",
     run=compute,
     rows=lambda result: [asdict(r) for r in result["rows"]],
-    markdown=lambda result: markdown(result["rows"], result["judge_model"], result.get("embedder")),
-    write=lambda result, out: write(result["rows"], result["judge_model"], out, result.get("embedder")),
+    result=result,
+    document="growth.json",
+    pages=pages,
     out_dir="results/library_growth",
     command=("study", "growth"),
-    figures=("leak_vs_library_size.png",),
+    figures=(PLOT,),
     tables=("growth.md",),
     stage=50,
     params=PARAMS,

@@ -9,10 +9,8 @@ independent composition of the two gates, not "floor, then judge the smaller set
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import asdict
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -23,7 +21,7 @@ from nomad_lab.gate import masks
 from nomad_lab.gate.agreement import agreement, reliability
 from nomad_lab.gate.operating_curves import curve_from_mask
 from nomad_lab.studies.gating.judged_run import JudgedRun
-from nomad_lab.studies.result import ABSENT, absent, formatted
+from nomad_lab.studies.result import ABSENT, Figure, Page, absent, formatted
 
 FLOORS = np.round(np.arange(0.0, 0.951, 0.05), 2)
 CASCADE_GRID = np.round(np.arange(0.30, 0.951, 0.05), 2)
@@ -226,18 +224,20 @@ def plot(study: dict[str, Any]) -> Any:
     return fig
 
 
-def write_confidence_study(study: dict[str, Any], out_dir: str | os.PathLike[str]) -> dict[str, Path]:
-    """``<name>.md``, ``.json`` and ``.png``/``.svg`` named after the judge model, into ``out_dir``."""
-    from nomad_lab.studies.plots import save  # heavy
+def stem(model: str) -> str:
+    """The file stem of a judge model's confidence study (``confidence_embedded_gemma3_270m``)."""
+    return "confidence_" + "".join(c if c.isalnum() else "_" for c in model).strip("_")
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = "confidence_" + "".join(c if c.isalnum() else "_" for c in study["model"]).strip("_")
-    paths = {"md": out / f"{stem}.md", "json": out / f"{stem}.json"}
-    paths["md"].write_text(markdown(study))
-    paths["json"].write_text(json.dumps(study, indent=2, default=float) + "\n")
-    paths["png"] = save(plot(study), out / f"{stem}.png")
-    return paths
+
+def confidence_parts(study: dict[str, Any]) -> tuple[dict[str, Any], Page, Figure]:
+    """A model's confidence study as parts of the judges study's result: its JSON document by file
+    name, its page and its plot, all named after the judge model; the publish ring writes them."""
+    name = stem(study["model"])
+    return (
+        {f"{name}.json": study},
+        Page(f"{name}.md", (markdown(study),)),
+        Figure(f"{name}.png", partial(plot, study)),
+    )
 
 
 LADDER_MODELS = "pip install -e '.[ladder]' && python -m nomad_lab.backends.models assemble --ladder &&"

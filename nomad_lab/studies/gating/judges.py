@@ -10,10 +10,9 @@ intervals, an exact McNemar test on leaks, a paired bootstrap on recall, latency
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +40,7 @@ from nomad_lab.studies.params import (
     positive,
     suite_param,
 )
-from nomad_lab.studies.result import ABSENT, absent, formatted
+from nomad_lab.studies.result import ABSENT, Figure, Page, Result, absent, formatted
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
 
@@ -236,20 +235,6 @@ def plot_comparison(rows: Sequence[GateComparison]) -> Any:
     return fig
 
 
-def write_study(rows: Sequence[GateComparison], out_dir: str | os.PathLike[str]) -> dict[str, Path]:
-    """``judges.md``, ``judges.json`` and ``judges.png``/``.svg`` into ``out_dir``."""
-    from nomad_lab.studies.plots import save  # heavy
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {"md": out / "judges.md", "json": out / "judges.json"}
-    paths["md"].write_text(markdown(rows) + "\n")
-    paths["json"].write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
-    if rows:
-        paths["png"] = save(plot_comparison(rows), out / "judges.png")
-    return paths
-
-
 PARAMS = (
     Param(
         "judge_model",
@@ -314,18 +299,18 @@ def compute(params: Params, fill_missing: Filler | None = None) -> JudgesResult:
     return JudgesResult(rows, confidence)
 
 
-def report(result: JudgesResult) -> str:
-    """The comparison table, then each model's confidence tables."""
-    return "\n\n".join([markdown(result.rows), *map(judge_confidence.markdown, result.confidence)])
-
-
-def write(result: JudgesResult, out_dir: Path) -> dict[str, Path]:
-    """``judges.*`` and each model's ``confidence_<model>.*`` into ``out_dir``."""
-    paths = write_study(result.rows, out_dir)
-    for study in result.confidence:
-        written = judge_confidence.write_confidence_study(study, out_dir)
-        paths |= {f"{study['model']} {kind}": path for kind, path in written.items()}
-    return paths
+def result(raw: JudgesResult) -> Result:
+    """``judges.json``, ``judges.md`` and ``judges.png`` (no plot without a row), and each model's
+    confidence study (``confidence_<model>.*``); the command prints the comparison table."""
+    documents: dict[str, Any] = {"judges.json": [asdict(r) for r in raw.rows]}
+    pages = [Page("judges.md", (markdown(raw.rows),))]
+    figures = [Figure("judges.png", partial(plot_comparison, raw.rows))] if raw.rows else []
+    for study in raw.confidence:
+        document, page, figure = judge_confidence.confidence_parts(study)
+        documents |= document
+        pages.append(page)
+        figures.append(figure)
+    return Result("judges", value=raw, json=documents, pages=tuple(pages), figures=tuple(figures))
 
 
 STUDY = Study(
@@ -333,8 +318,7 @@ STUDY = Study(
     title="Relevance judge models against the floor alone (Gemma 3 270M)",
     run=compute,
     rows=lambda result: [asdict(r) for r in result.rows],
-    markdown=report,
-    write=write,
+    result=result,
     out_dir="results/judges",
     command=argv("sweep judge_models -p out_dir results/judges --rerun --cell-timeout 3600"),
     figures=("judges.png",),

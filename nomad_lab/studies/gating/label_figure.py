@@ -12,7 +12,6 @@ rerun of the notebook shows the same curve.
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 from nomad_lab.data.refusal_kinds import OFF_TOPIC, kind_label
@@ -75,14 +74,10 @@ def draw_history(history: list[tuple[int, dict[str, Any]]]) -> Any:
 
 
 def plot_history(history: list[tuple[int, dict[str, Any]]]) -> bytes:
-    """:func:`draw_history` as the PNG the widget shows."""
-    import matplotlib.pyplot as plt  # heavy
+    """:func:`draw_history` as the PNG the widget shows (bytes in memory, no file)."""
+    from nomad_lab.studies.plots import png_bytes  # heavy: matplotlib, only once the widget draws
 
-    figure = draw_history(history)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    plt.close(figure)
-    return buffer.getvalue()
+    return png_bytes(draw_history(history))
 
 
 def _off_topic(gate: dict[str, Any] | None) -> dict[str, Any] | None:

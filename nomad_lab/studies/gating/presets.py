@@ -8,7 +8,6 @@ Shared by ``nomad-lab floors presets`` and notebooks.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,16 @@ from nomad_lab.gate.apply import spec_curve
 from nomad_lab.gate.floor_presets import PresetFloor, preset_floors
 from nomad_lab.gate.pools import PoolSet
 from nomad_lab.store import Store
+from nomad_lab.studies.result import Page, Result
 
-__all__ = ["RunPools", "load_run_pools", "presets_json", "presets_markdown", "write_presets"]
+__all__ = [
+    "RunPools",
+    "load_run_pools",
+    "presets_json",
+    "presets_markdown",
+    "presets_result",
+    "stored_presets",
+]
 
 FORMAT = "nomad-lab/floor-presets@1"
 
@@ -101,15 +108,14 @@ def presets_markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_presets(
-    store_path: str | Path, out: str | Path, run: str | RunChoice | None = None
-) -> dict[str, Any]:
-    """Compute the presets of the stored run ``run`` names (as :func:`load_run_pools`) and write ``out``
-    (JSON) and its markdown table beside it."""
+def stored_presets(store_path: str | Path, run: str | RunChoice | None = None) -> dict[str, Any]:
+    """The presets file of the stored run ``run`` names (as :func:`load_run_pools`), as data."""
     stored = load_run_pools(store_path, run)
-    data = presets_json(stored, preset_floors(spec_curve(stored.pools, "floor")))
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n")
-    path.with_suffix(".md").write_text(presets_markdown(data) + "\n")
-    return data
+    return presets_json(stored, preset_floors(spec_curve(stored.pools, "floor")))
+
+
+def presets_result(data: dict[str, Any], name: str = "presets.json") -> Result:
+    """The presets file ``name`` and its markdown table beside it (``.md``), for the publish ring's
+    writer: nothing is written here."""
+    table = Page(str(Path(name).with_suffix(".md")), (presets_markdown(data),))
+    return Result("presets", value=data, json={name: data}, pages=(table,))
