@@ -194,7 +194,7 @@ for name, module, raw in cases():
 
     study = importlib.import_module(module).STUDY
     folder = out / name
-    if study.write is not None:  # the old way: the study's own writer (its gate file left out: no model here)
+    if getattr(study, "write", None) is not None:  # the old way, at a commit before the move (no gate file)
         from nomad_lab.studies.gating import answer_report, sufficiency_report
 
         writers = {

@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
 
     study = get(args.study)
     result, paths = run_study(study.name, publish=write, **given(args, declared(study)))
-    print(result.markdown() if study.result is not None else study.markdown(result))
+    print(result.markdown())
     for name, path in paths.items():
         print(f"wrote {name}: {path}")
     return 0

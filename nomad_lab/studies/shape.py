@@ -30,7 +30,7 @@ For example (``NEW_STUDY`` in ``tests/studies/test_registry.py`` is a whole stud
     def compute(params: Params) -> list[dict]:
         return [...]  # reads params.sample
 
-    STUDY = Study(name="gates", title="...", run=compute, rows=..., markdown=..., write=...,
+    STUDY = Study(name="gates", title="...", run=compute, rows=..., result=...,
                   out_dir="results/gates", command=("study", "gates"), params=PARAMS)
 """
 
@@ -50,8 +50,6 @@ from nomad_lab.core.workspace import PROJECT_ROOT
 from nomad_lab.eval.provenance import (
     provenance_record,
     stored_fingerprints,
-    write_json,
-    write_provenance,
 )
 from nomad_lab.store import record_study_rows
 from nomad_lab.studies.result import Page, Result
@@ -234,10 +232,9 @@ class Study:
     ``rows(result)`` are the JSON rows stored in the store's ``study_rows`` under ``name``;
     ``result(result)`` is the published value (:class:`~nomad_lab.studies.result.Result`: its documents,
     tables, figures), which the publish ring's one writer writes and whose first page the command
-    prints. ``pages(document)`` builds its markdown pages from its stored JSON ``document`` (a file
-    name in ``out_dir``) alone, so the committed pages can be checked and rebuilt without a rerun. A
-    study not yet moved onto that value gives ``markdown(result)`` (what the command prints) and
-    ``write(result, out_dir)`` (writes the files, returns them by kind) instead.
+    prints; no study writes a file itself. ``pages(document)`` builds its markdown pages from its stored
+    JSON ``document`` (a file name in ``out_dir``) alone, so the committed pages can be checked and
+    rebuilt without a rerun.
 
     ``out_dir`` (relative to the project root), ``figures`` and ``tables`` (file names in it) are what
     the gallery shows; ``command`` is the ``nomad-lab`` argv that publishes it. ``published`` says
@@ -269,15 +266,11 @@ class Study:
     hooks: tuple[str, ...] = ()
     also: tuple[Output, ...] = ()
     prefix: str = ""
-    result: Callable[[Any], Result] | None = field(default=None, kw_only=True)
+    result: Callable[[Any], Result] = field(kw_only=True)
     document: str | None = field(default=None, kw_only=True)
     pages: Callable[[Mapping[str, Any]], tuple[Page, ...]] | None = field(default=None, kw_only=True)
-    markdown: Callable[[Any], str] | None = field(default=None, kw_only=True)
-    write: Callable[[Any, Path], dict[str, Path]] | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
-        if (self.result is None) == (self.write is None or self.markdown is None):
-            raise ValueError(f"study {self.name}: give result=, or markdown= and write= (not both)")
         if (self.pages is None) != (self.document is None):
             raise ValueError(f"study {self.name}: pages= builds from a document=: give both or neither")
 
@@ -324,13 +317,12 @@ def execute(
     *,
     publish: Callable[[Result], dict[str, Path]] | None = None,
     **hooks: Any,
-) -> tuple[Any, dict[str, Path]]:
+) -> tuple[Result, dict[str, Path]]:
     """Run ``study`` and store its rows (a dict result gets the run id as ``run_id``).
 
-    A study with a ``result`` returns its :class:`~nomad_lab.studies.result.Result` (provenance and
-    folder set) and writes nothing itself: ``publish`` (the publish ring's writer, passed down by the
-    command) writes it and gives the files, else there are none. A study not yet moved onto that value
-    writes its own files to ``params.out`` and returns what ``run`` returned.
+    Returns the study's :class:`~nomad_lab.studies.result.Result` (provenance and folder set); nothing
+    is written here: ``publish`` (the publish ring's writer, passed down by the command) writes it and
+    gives the files, else there are none.
 
     A mapping is resolved against :func:`declared` first. The rows go to ``params.store`` when the study
     declares one (else the workspace store). ``hooks`` are passed to ``run`` as keyword arguments (see
@@ -345,17 +337,9 @@ def execute(
     if isinstance(result, dict):
         result["run_id"] = run_id
     record = provenance_of(values, run_id, started, values.get("store"), declared(study))
-    if study.result is not None:
-        out = Path(params.out) if params.out is not None else None
-        value = study.result(result).placed(provenance=record, out=out)
-        return value, (publish(value) if publish is not None and out is not None else {})
-    assert study.write is not None  # a study without a result writes its own (checked by Study)
-    paths = study.write(result, Path(params.out))
-    for path in paths.values():  # every stored JSON portable: no machine path, no NaN
-        if isinstance(path, str | Path) and Path(path).suffix == ".json":
-            write_json(path, json.loads(Path(path).read_text(encoding="utf-8")))
-    paths["provenance"] = write_provenance(params.out, record)
-    return result, paths
+    out = Path(params.out) if params.out is not None else None
+    value = study.result(result).placed(provenance=record, out=out)
+    return value, (publish(value) if publish is not None and out is not None else {})
 
 
 def provenance_of(

@@ -11,7 +11,9 @@ import pytest
 
 from nomad_lab.eval import provenance
 from nomad_lab.eval.reports import EvalReport, write_report
+from nomad_lab.publish.results import write
 from nomad_lab.store import RunRecord, Store
+from nomad_lab.studies.result import Page, Result
 from nomad_lab.studies.shape import Param, Study, execute
 
 
@@ -75,31 +77,24 @@ def test_the_record_names_the_command_run_corpora_embedders_and_model_digests(tm
     assert record["models"]["ollama://h:1/llama3"].startswith("served")
 
 
-def test_execute_writes_the_record_beside_the_files_a_study_writes(tmp_path: Path) -> None:
+def test_the_record_is_written_beside_the_files_a_study_publishes(tmp_path: Path) -> None:
     store = tmp_path / "s.duckdb"
     with Store(store) as opened:
         opened.put_run(RunRecord(kind="retrieval", fingerprint="cd" * 8, params={}, run_id="stored"), [], {})
-
-    def write(result: dict, out: Path) -> dict[str, Path]:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "t.md").write_text("t")
-        return {"md": out / "t.md"}
-
     study = Study(
         name="probe",
         title="probe",
         run=lambda p: {"rows": [{"n": 1}]},
         rows=lambda result: result["rows"],
-        markdown=str,
-        write=write,
+        result=lambda result: Result("probe", value=result, pages=(Page("t.md", ("t",)),)),
         out_dir="results/probe",
         command=("study", "probe"),
         params=(Param("run", str, None, "a stored run"), Param("store", Path, None, "the store")),
     )
-    result, paths = execute(study, {"run": "stored", "store": store, "out": tmp_path / "out"})
+    value, paths = execute(study, {"run": "stored", "store": store, "out": tmp_path / "out"}, publish=write)
     record = json.loads(paths["provenance"].read_text())
-    assert paths["provenance"] == tmp_path / "out" / "provenance.json"
-    assert record["run_id"] == result["run_id"] and record["fingerprints"] == ["cd" * 8]
+    assert paths["provenance"] == tmp_path / "out" / "provenance.json" and paths["t.md"].is_file()
+    assert record["run_id"] == value.value["run_id"] and record["fingerprints"] == ["cd" * 8]
     assert record["commit"] == provenance.git_state()["gitSha"] and isinstance(record["argv"], list)
     assert provenance.read_provenance(tmp_path / "out") == record
 

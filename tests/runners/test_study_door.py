@@ -11,6 +11,7 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.runners import studies as door
 from nomad_lab.runners.cluster import endpoints_by_spec
 from nomad_lab.studies.params import CLUSTER, ENDPOINT, STORE
+from nomad_lab.studies.result import Result
 from nomad_lab.studies.shape import Param, Params, Study
 
 
@@ -24,8 +25,7 @@ def _study(seen: list) -> Study:
         title="grid",
         run=run,
         rows=lambda result: result["rows"],
-        markdown=str,
-        write=lambda result, out: {},
+        result=lambda result: Result("grid", value=result),
         out_dir="results/grid",
         command=("study", "grid"),
         params=(

@@ -8,6 +8,7 @@ rows are the leaderboard's own, tested there).
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 
 from nomad_lab.core.workspace import DATASETS_DIR
 from nomad_lab.data.refusal_kinds import OFF_TOPIC
+from nomad_lab.publish.results import write
 from nomad_lab.studies.gating import gates_at_size
 from nomad_lab.studies.gating.size_report import deploy_choice, families, markdown
 from nomad_lab.studies.shape import resolve_params
@@ -88,8 +90,11 @@ def test_the_page_reads_every_size_and_names_what_to_deploy(result: dict, tmp_pa
         assert size["label"] in text
     assert "What to deploy at your size" in text
     assert [s["deploy"] for s in result["sizes"]] == [deploy_choice(s) for s in result["sizes"]]
-    written = gates_at_size.STUDY.write(result, tmp_path)
-    assert written["png"].exists() and written["json"].exists()
+    written = write(gates_at_size.STUDY.result(result), tmp_path)
+    assert written["leak_vs_size.png"].exists()
+    assert (
+        gates_at_size.STUDY.pages(json.loads(written["gates_at_size.json"].read_text()))[0].markdown() == text
+    )
 
 
 def test_hnsw_is_compared_with_exact_at_the_largest_size(result: dict) -> None:

@@ -13,8 +13,10 @@ import nomad_lab.studies.budgeting as budgeting
 import nomad_lab.studies.gating as gating
 from nomad_lab.cli import build_parser, main
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.publish.results import write
 from nomad_lab.store import Store
 from nomad_lab.studies import registry
+from nomad_lab.studies.result import Page, Result
 from nomad_lab.studies.shape import Param, Params, Study, execute, resolve_params, stored_params
 from tests.support.dumps import dump_of, random_records
 from tests.support.paths import FIXTURES
@@ -119,14 +121,13 @@ def test_params_are_typed_and_an_unknown_or_bad_one_is_one_error_line() -> None:
         resolve_params(registry.get("judges").params, {"alpha": float("nan")}, "study judges")
 
 
-def test_execute_stores_the_rows_under_the_study_name_and_writes_its_files(tmp_path: Path) -> None:
-    written: list[Path] = []
-
-    def write(result: dict, out: Path) -> dict[str, Path]:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "t.md").write_text(f"{len(result['rows'])} rows, run {result['run_id']}")
-        written.append(out / "t.md")
-        return {"md": out / "t.md"}
+def test_execute_stores_the_rows_under_the_study_name_and_publishes_its_value(tmp_path: Path) -> None:
+    def page(result: dict) -> Result:
+        return Result(
+            "squares",
+            value=result,
+            pages=(Page("t.md", (f"{len(result['rows'])} rows, run {result['run_id']}",)),),
+        )
 
     def run(params: Params) -> dict:
         return {"rows": [{"n": n, "sq": n * n} for n in range(params.up_to)]}
@@ -136,14 +137,14 @@ def test_execute_stores_the_rows_under_the_study_name_and_writes_its_files(tmp_p
         title="squares",
         run=run,
         rows=lambda result: result["rows"],
-        markdown=lambda result: str(result["rows"]),
-        write=write,
+        result=page,
         out_dir="results/squares",
         command=("study", "squares"),
         params=(Param("up_to", int, 2, "how many"), Param("store", Path, None, "store")),
     )
     store = tmp_path / "s.duckdb"
-    result, paths = execute(study, {"up_to": 4, "store": store, "out": tmp_path / "out"})
+    value, paths = execute(study, {"up_to": 4, "store": store, "out": tmp_path / "out"}, publish=write)
+    result = value.value
     with Store(store, read_only=True) as opened:
         assert opened.study_rows("squares") == [
             {"n": 0, "sq": 0},
@@ -152,14 +153,15 @@ def test_execute_stores_the_rows_under_the_study_name_and_writes_its_files(tmp_p
             {"n": 3, "sq": 9},
         ]
         assert opened.study_rows("squares", result["run_id"])[3] == {"n": 3, "sq": 9}
-    assert paths["md"].read_text() == f"4 rows, run {result['run_id']}"
+    assert paths["t.md"].read_text() == f"4 rows, run {result['run_id']}\n"
     hook = lambda: None  # noqa: E731 - a callable (a Dask hook) is not stored, nor where the files went
     assert stored_params({"up_to": 4, "where": tmp_path, "hook": hook, "out": tmp_path}) == {
         "up_to": 4,
         "where": str(tmp_path),
     }
-    again, _ = execute(study, {"store": store, "out": tmp_path / "again"})  # up_to: its declared default
-    assert again["rows"] == [{"n": 0, "sq": 0}, {"n": 1, "sq": 1}] and len(written) == 2
+    again, nothing = execute(study, {"store": store, "out": tmp_path / "again"})  # up_to: its default
+    assert again.value["rows"] == [{"n": 0, "sq": 0}, {"n": 1, "sq": 1}]
+    assert nothing == {} and not (tmp_path / "again").exists()  # no publish writer given: nothing written
 
 
 def _floor_sweep(tmp_path: Path, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[str, list]:
@@ -186,11 +188,10 @@ def test_the_gate_sweep_and_study_floor_run_the_same_registered_study(tmp_path: 
 
 NEW_STUDY = '''"""How big is a corpus: documents, distractors and questions per suite."""
 
-from pathlib import Path
-
 from nomad_lab.data.corpus import load_corpus
 from nomad_lab.data.golden_suites import load_suites
 from nomad_lab.studies.params import CORPUS, GOLDENS, STORE, suite_param
+from nomad_lab.studies.result import Page, Result
 from nomad_lab.studies.shape import Params, Study
 
 
@@ -203,19 +204,14 @@ def compute(params: Params) -> list[dict]:
     ]
 
 
-def write(rows: list[dict], out: Path) -> dict[str, Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "corpus_stats.md").write_text(markdown(rows))
-    return {"md": out / "corpus_stats.md"}
-
-
-def markdown(rows: list[dict]) -> str:
-    return "\\n".join(f"| {r['suite']} | {r['documents']} | {r['questions']} |" for r in rows)
+def result(rows: list[dict]) -> Result:
+    table = "\\n".join(f"| {r['suite']} | {r['documents']} | {r['questions']} |" for r in rows)
+    return Result("corpus-stats", value=rows, pages=(Page("corpus_stats.md", (table,)),))
 
 
 STUDY = Study(
-    name="corpus-stats", title="Corpus size", run=compute, rows=lambda rows: rows, markdown=markdown,
-    write=write, out_dir="results/corpus_stats", command=("study", "corpus-stats"), published=False,
+    name="corpus-stats", title="Corpus size", run=compute, rows=lambda rows: rows, result=result,
+    out_dir="results/corpus_stats", command=("study", "corpus-stats"), published=False,
     params=(CORPUS, GOLDENS, suite_param("*"), STORE),
 )
 '''

@@ -8,8 +8,6 @@ import json
 import math
 from pathlib import Path
 
-import pytest
-
 from nomad_lab.publish.results import write
 from nomad_lab.studies.result import ABSENT, Field, Page, Result, Table, Value, listing
 from nomad_lab.studies.shape import Param, Study, execute
@@ -85,9 +83,3 @@ def test_a_study_on_the_value_writes_nothing_and_the_writer_writes_it_all(tmp_pa
     assert "nan" not in (out / "t.md").read_text() and paths["t.md"] == out / "t.md"
     _, published = execute(study, {"out": tmp_path / "again"}, publish=write)
     assert set(published) == {"t.json", "t.md", "provenance"}
-
-
-def test_a_study_gives_a_value_or_its_own_writer_never_both(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="not both"):
-        Study(name="x", title="x", run=len, rows=list, out_dir="x", command=("x",),
-              result=lambda r: Result("x"), markdown=str, write=lambda r, o: {})  # fmt: skip

@@ -10,29 +10,24 @@ from pathlib import Path
 import pytest
 
 from nomad_lab.eval.gating.runs import NoSuchRun, parse_run, pin_run, resolve_run
+from nomad_lab.publish.results import write
 from nomad_lab.store import RunRecord, Store
 from nomad_lab.studies.gating.run_param import RUN, study_run
 from nomad_lab.studies.params import CORPUS, STORE
+from nomad_lab.studies.result import Page, Result
 from nomad_lab.studies.shape import Param, Study, execute
 from tests.support.paths import CORPUS as FIXTURE_CORPUS
 from tests.support.retrieval import fixture_run
 
 
 def probe(run_param: Param) -> Study:
-    """A gating study that resolves its ``--run`` and writes one table."""
-
-    def write(result: dict, out: Path) -> dict[str, Path]:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "t.md").write_text(result["rows"][0]["run"])
-        return {"md": out / "t.md"}
-
+    """A gating study that resolves its ``--run`` and publishes one page naming it."""
     return Study(
         name="probe",
         title="probe",
         run=lambda p: {"rows": [{"run": study_run(p)}]},
         rows=lambda result: result["rows"],
-        markdown=str,
-        write=write,
+        result=lambda result: Result("probe", pages=(Page("t.md", (result["rows"][0]["run"],)),)),
         out_dir="results/probe",
         command=("study", "probe"),
         params=(run_param, CORPUS, STORE),
@@ -49,9 +44,11 @@ def test_main_and_latest_record_the_run_they_meant(tmp_path: Path, embedder) -> 
     def record(value: str, study: Study | None = None) -> dict:
         out = tmp_path / f"{value}-{len(list(tmp_path.iterdir()))}"
         _, paths = execute(
-            study or probe(RUN), {"run": value, "corpus": FIXTURE_CORPUS, "store": store, "out": out}
+            study or probe(RUN),
+            {"run": value, "corpus": FIXTURE_CORPUS, "store": store, "out": out},
+            publish=write,
         )
-        assert (out / "t.md").read_text() in (main, "later")  # the study read a stored run
+        assert (out / "t.md").read_text().strip() in (main, "later")  # the study read a stored run
         return json.loads(paths["provenance"].read_text())
 
     by_main = record("main")
@@ -85,9 +82,10 @@ def test_latest_is_resolved_once_so_a_run_stored_midway_is_not_the_one_recorded(
     study = probe(RUN)
     study = Study(**{**study.__dict__, "run": reads_then_stores})
     out = tmp_path / "out"
-    _, paths = execute(study, {"run": "latest", "corpus": FIXTURE_CORPUS, "store": store, "out": out})
+    given = {"run": "latest", "corpus": FIXTURE_CORPUS, "store": store, "out": out}
+    _, paths = execute(study, given, publish=write)
     record = json.loads(paths["provenance"].read_text())
-    assert (out / "t.md").read_text() == first  # the study read the run latest named when it started
+    assert (out / "t.md").read_text().strip() == first  # the study read the run latest named when it started
     assert record["namedRuns"] == {first: first_print}  # and its provenance names that run, not "midway"
     assert "ab" * 8 in record["fingerprints"]  # the run it stored is still found by time
 

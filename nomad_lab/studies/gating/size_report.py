@@ -7,17 +7,27 @@ recall each row actually reaches out of fold, and its cost per question.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from nomad_lab.data.refusal_kinds import OFF_TOPIC, REFUSAL_KINDS
 from nomad_lab.gate.crossval import LEAK_TARGET, RECALL_TARGET
+from nomad_lab.studies.result import Page
 
-__all__ = ["deploy_choice", "families", "floor_fails_from", "markdown", "write"]
+__all__ = [
+    "DOCUMENT",
+    "PAGE",
+    "PLOT",
+    "deploy_choice",
+    "families",
+    "floor_fails_from",
+    "markdown",
+    "pages",
+    "plot",
+]
 
 FLOOR, CE = "floor", "cross-encoder"
+DOCUMENT, PAGE, PLOT = "gates_at_size.json", "gates_at_size.md", "leak_vs_size.png"
 
 
 def _cell(text: object) -> str:
@@ -223,14 +233,6 @@ def plot(result: dict[str, Any]) -> Any:
     return fig
 
 
-def write(result: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
-    """``gates_at_size.json``, ``gates_at_size.md`` and ``leak_vs_size.png``/``.svg`` into ``out_dir``."""
-    from nomad_lab.studies.plots import save  # heavy
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {"json": out / "gates_at_size.json", "md": out / "gates_at_size.md"}
-    paths["json"].write_text(json.dumps(result, indent=1, default=str) + "\n")
-    paths["md"].write_text(markdown(result))
-    paths["png"] = save(plot(result), out / "leak_vs_size.png")
-    return paths
+def pages(document: dict[str, Any]) -> tuple[Page, ...]:
+    """``gates_at_size.md`` from the stored ``gates_at_size.json`` alone."""
+    return (Page(PAGE, (markdown(document),)),)
