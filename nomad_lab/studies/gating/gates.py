@@ -57,7 +57,7 @@ from nomad_lab.studies.gating.gate_rows import (
 )
 from nomad_lab.studies.gating.judge_and_transfer_rows import judge_rows, question_splits, transfer_row
 from nomad_lab.studies.gating.run_param import RUN, study_run
-from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, INDEX, STORE
+from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, INDEX, PROGRESS, STORE
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv, resolve_params, stored_params
 
 FREE_MS = 1.0
@@ -171,6 +171,7 @@ PARAMS = (
     Param("transfer_gate", Path, None, "apply this saved gate file to --run as the transfer row"),
     Param("folds", int, crossval.FOLDS, "outer folds", check=_positive),
     Param("repeats", int, crossval.REPEATS, "repeated fold draws", check=_positive),
+    PROGRESS,
 )
 
 

@@ -90,6 +90,7 @@ def leaderboard(p: Params, folder: Path) -> dict[str, Any]:
         "folds": p.folds,
         "repeats": p.repeats,
         "suite": GATING_SUITES,
+        "no_progress": p.no_progress,  # a size's first retrieval embeds thousands of chunks: show it
     }
     return gates.compute(given)
 
