@@ -6,7 +6,8 @@ from (``{"source": ..., "doc": ..., "seed": ...}``), so the goldens loader keeps
 and gate until someone labels them (``nomad_lab.data.golden_suites``):
 
 - answerable candidates per document from its headings and sentences by general English templates
-  (``template:heading``, ``template:sentence``; ``nomad_lab.data.draft_text``), or from a language model
+  (``template:heading``, ``template:sentence``; the forms and the ones retired are
+  :mod:`nomad_lab.data.draft_forms`), or from a language model
   the caller supplies (``llm:SPEC``), each with its document as gold;
 - refusal candidates without a model: attributes no document states of the corpus's own entities
   (``fictional-attribute``, absence checked against every document naming the entity), near-domain
@@ -32,14 +33,13 @@ from typing import Any
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.bank import NearDuplicateIndex, bank_category, load_bank
 from nomad_lab.data.corpus import Corpus, CorpusError, load_corpus
+from nomad_lab.data.draft_forms import drafted_questions
 from nomad_lab.data.draft_text import (
     DocText,
     WordIndex,
     doc_text,
     entities,
-    heading_question,
     restore_names,
-    sentence_questions,
     well_formed,
     words,
 )
@@ -179,9 +179,9 @@ def _well_formed(drafter: _Drafter, question: str) -> bool:
 
 
 def _answerable(drafter: _Drafter, doc: DocText, rng: random.Random, n: int, text: str) -> list[str]:
-    asked = [heading_question(doc, h, rng.randrange(4)) for h in doc.headings]
-    headings = [("template:heading", q) for q in asked if q]
-    sentences = [("template:sentence", q) for q in sentence_questions(doc)]
+    forms = list(drafted_questions(doc))
+    headings = [(source, q) for source, q in forms if source == "template:heading"]
+    sentences = [(source, q) for source, q in forms if source == "template:sentence"]
     rng.shuffle(headings)
     rng.shuffle(sentences)
     taken: list[str] = []

@@ -253,7 +253,7 @@ GOOD = (
     "What is a sourdough?",
     "Should I brush the burrs after every use?",
     "Proof the dough: how many hours at room temperature?",
-    "Tell me about storage in Acme Widget 7.",
+    "What are the signs of a worn burr?",
     "What is the warranty period of Acme Widget 7?",
     "Can I open the mill during a storm?",
 )
