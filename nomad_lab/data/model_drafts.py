@@ -7,7 +7,8 @@ Why a model beside the templates: rated blind, templates were kept as written 11
 Why checked: a small model copies the passage into its "question", invents an "answer" the passage never
 says, or answers instead of asking. A draft is kept only when
 
-- its answer sentence is in the passage verbatim (whitespace and quotes normalised, :func:`normalised`):
+- its answer sentence is in the passage verbatim (whitespace, quotes and markup normalised,
+  :func:`nomad_lab.data.sentence_units.normalised`):
   the draft's ``mustInclude`` is that sentence, so a label can be checked against the document;
 - its question does not copy the answer (no run of :data:`COPY_RUN` words shared, at most
   :data:`MAX_OVERLAP` of its content words in the answer): a question that restates its answer tests
@@ -26,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nomad_lab.data.draft_text import NOT_SUBJECT, well_formed, words
+from nomad_lab.data.sentence_units import normalised
 
 __all__ = [
     "COPY_RUN",
@@ -36,7 +38,6 @@ __all__ = [
     "check_draft",
     "copies",
     "model_draft",
-    "normalised",
     "parse_reply",
     "passages",
 ]
@@ -72,12 +73,6 @@ class ModelDraft:
     answer: str | None
     refusal: str | None
     rejected: tuple[str, ...] = ()
-
-
-def normalised(text: str) -> str:
-    """Lowercase text with quotes straightened and whitespace collapsed: what "verbatim" compares."""
-    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-    return " ".join(text.lower().split())
 
 
 def passages(sentences: Sequence[str], n: int, start: int) -> list[str]:
