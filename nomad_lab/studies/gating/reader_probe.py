@@ -124,7 +124,7 @@ def read_quotes(
         hashlib.sha256(json.dumps([query, lines]).encode()).hexdigest()
         for (_, query, _), lines in zip(questions, shown_lines, strict=True)
     ]
-    with Store(store_path, read_only=True) as store:
+    with Store(store_path, read_only=Path(store_path).exists()) as store:  # a new store is made here
         stored = [store.get_answer(key, qid, h, 0) for (qid, _, _), h in zip(questions, hashes, strict=True)]
     out: list[dict[str, Any]] = []
     for (qid, query, passages), lines, digest, got in zip(
