@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.backends import ChatOptions, ChatRequest, open_backend
+from nomad_lab.backends.models import largest_instruct
 from nomad_lab.data.reader_quote import PROMPT_VERSION, parse_quote, reader_prompt, shown, verify
 from nomad_lab.eval.gating import load_run, scores
 from nomad_lab.eval.gating.context import GatherContext
@@ -89,15 +91,11 @@ def reader_spec(given: str) -> str:
     """The backend spec ``--reader`` names (``largest``: the largest embedded instruct model installed)."""
     if given != LARGEST:
         return given
-    from nomad_lab.backends.models import largest_instruct  # the backends ring: only when resolving
-
     return largest_instruct()
 
 
 def open_reader(spec: str, seed: int = SEED) -> Chat:
     """A greedy one-turn chat over ``spec``: the prompt in, the reply's text out."""
-    from nomad_lab.backends import ChatOptions, ChatRequest, open_backend  # loads a model: only when asked
-
     backend = open_backend(spec)
     options = ChatOptions(temperature=0.0, seed=seed, num_predict=READER_TOKENS)
     return lambda prompt: backend.chat(ChatRequest([{"role": "user", "content": prompt}], options)).content
