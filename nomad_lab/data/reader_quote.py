@@ -68,18 +68,20 @@ def parse_quote(reply: str) -> str | None:
     return None
 
 
-def verify(quote: str | None, passages: Sequence[str], lines: Sequence[str] = ()) -> str | None:
-    """``quote`` when it is in the passages verbatim (normalised: case, quotes, Markdown, whitespace; its
-    end mark and a ``heading:`` prefix it copied from ``lines`` ignored) and at least
-    :data:`MIN_QUOTE_WORDS` words; None for no quote or one the passages do not hold."""
+def verify(quote: str | None, passages: Sequence[str]) -> str | None:
+    """The part of ``quote`` the passages hold verbatim (normalised: case, quotes, Markdown, whitespace;
+    its end mark ignored): the whole quote, or what follows a ``heading:`` it copied from the lines shown
+    (a heading may itself hold a colon: "Step 3: Tourniquet: Place it ..."); at least
+    :data:`MIN_QUOTE_WORDS` words. None for no quote or one the passages do not hold. The part verified
+    is what the cross-encoder scores, so a prefix the reader made up never counts."""
     if quote is None:
         return None
-    said = normalised(quote).rstrip(".!?;: ")
-    for line in lines:  # the reader may copy the heading shown before the sentence
-        heading, _, sentence = line.partition(": ")
-        if sentence and said.startswith(normalised(heading) + ":"):
-            said = said[len(normalised(heading)) + 1 :].strip()
-            break
-    if len(said.split()) < MIN_QUOTE_WORDS:
-        return None
-    return quote if any(said in normalised(p) for p in passages) else None
+    text = quote.strip().rstrip(".!?;: ")
+    held = [normalised(p) for p in passages]
+    cuts = [0, *(m.end() for m in re.finditer(r":\s+", text))]
+    for cut in cuts:
+        part = text[cut:].strip()
+        said = normalised(part)
+        if len(said.split()) >= MIN_QUOTE_WORDS and any(said in p for p in held):
+            return part
+    return None

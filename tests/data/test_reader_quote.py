@@ -35,12 +35,14 @@ def test_a_quote_is_its_first_line_undressed(reply: str, quote: str) -> None:
 def test_a_quote_counts_only_when_the_passages_hold_it_verbatim() -> None:
     lines = shown("How long should I boil water?", PASSAGES)
     assert "Boiling: Bring water to a **rolling boil** for one minute." in lines
-    assert verify("bring water to a rolling  boil for one minute", PASSAGES, lines)  # case, markup, spaces
-    assert verify("Boiling: Bring water to a rolling boil for one minute.", PASSAGES, lines)  # its heading
-    assert verify("Add 8 drops of unscented bleach per gallon", PASSAGES, lines)
-    assert verify("Bring water to a boil for ten minutes.", PASSAGES, lines) is None  # not what it says
-    assert verify("one minute", PASSAGES, lines) is None  # a span, not a sentence
-    assert verify(None, PASSAGES, lines) is None
+    assert verify("bring water to a rolling  boil for one minute", PASSAGES)  # case, markup, spaces
+    sentence = "Bring water to a rolling boil for one minute"
+    assert verify(f"Boiling: {sentence}.", PASSAGES) == sentence  # the heading it copied is not verified
+    assert verify(f"Step 3: Boiling water: {sentence}", PASSAGES) == sentence  # a heading with a colon
+    assert verify("Add 8 drops of unscented bleach per gallon", PASSAGES)
+    assert verify("Bring water to a boil for ten minutes.", PASSAGES) is None  # not what it says
+    assert verify("one minute", PASSAGES) is None  # a span, not a sentence
+    assert verify(None, PASSAGES) is None
 
 
 def test_the_reader_sees_the_sentences_sharing_most_question_words_when_capped() -> None:

@@ -77,4 +77,4 @@ def test_a_tiny_model_quotes_or_says_none(tmp_path: Path) -> None:
     answers = read_quotes(tmp_path / "ws.duckdb", QUESTIONS[:2], chat, answers_key("gemma", 4), 4)
     for answer in answers:  # whatever the tiny model writes, it is read as a checked quote or NONE
         assert answer["reply"] and answer["seconds"] > 0
-        assert answer["verified"] is None or answer["verified"] == answer["quote"]
+        assert answer["verified"] is None or answer["verified"] in answer["quote"]

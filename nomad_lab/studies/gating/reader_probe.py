@@ -139,7 +139,7 @@ def read_quotes(
             with Store(store_path) as store:
                 store.put_answer(key, {"study": "reader-probe", "key": key}, qid, digest, 0, got)
         quote = parse_quote(got["reply"])
-        out.append({**got, "id": qid, "quote": quote, "verified": verify(quote, passages, lines)})
+        out.append({**got, "id": qid, "quote": quote, "verified": verify(quote, passages)})
         progress(1)
     return out
 
