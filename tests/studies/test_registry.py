@@ -36,6 +36,7 @@ STUDIES = {
     "rewrite",
     "answerability",
     "sufficiency",
+    "reader-probe",
     "label-free",
     "labelling",
     "note-effect",
