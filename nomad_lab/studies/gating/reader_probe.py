@@ -64,6 +64,14 @@ READER_TOKENS = 120
 """Tokens a reply may take: one sentence, with room for a long one; a reader that rambles is cut."""
 Chat = Callable[[str], str]
 
+
+def reader_spec(given: str) -> str:
+    """The backend spec ``--reader`` names (``largest``: the largest embedded instruct model installed)."""
+    if given != LARGEST:
+        return given
+    return largest_instruct()
+
+
 PARAMS = (
     RUN,
     STORE,
@@ -72,7 +80,13 @@ PARAMS = (
     Param("suite", str, "core,off_topic,hard_refusals?", "suites to retrieve when no --run is given"),
     EMBEDDER,
     INDEX,
-    Param("reader", str, LARGEST, "the instruct model quoting: a backend spec, or largest (embedded)"),
+    Param(
+        "reader",
+        str,
+        LARGEST,
+        "the instruct model quoting: a backend spec, or largest (embedded)",
+        pin=lambda value, _values: reader_spec(value),  # provenance names the model, not "largest"
+    ),
     Param(
         "sentences",
         int,
@@ -85,13 +99,6 @@ PARAMS = (
     Param("repeats", int, 1, "repeated fold draws", check=positive),
     PROGRESS,
 )
-
-
-def reader_spec(given: str) -> str:
-    """The backend spec ``--reader`` names (``largest``: the largest embedded instruct model installed)."""
-    if given != LARGEST:
-        return given
-    return largest_instruct()
 
 
 def open_reader(spec: str, seed: int = SEED) -> Chat:
