@@ -78,3 +78,12 @@ def test_a_tiny_model_quotes_or_says_none(tmp_path: Path) -> None:
     for answer in answers:  # whatever the tiny model writes, it is read as a checked quote or NONE
         assert answer["reply"] and answer["seconds"] > 0
         assert answer["verified"] is None or answer["verified"] in answer["quote"]
+
+
+def test_largest_names_the_largest_instruct_model_already_installed(tmp_path: Path) -> None:
+    from nomad_lab.backends.models import PART_MODELS, largest_instruct
+
+    assert largest_instruct(tmp_path) == "embedded:gemma3-270m"  # always there, never assembled here
+    (tmp_path / PART_MODELS["qwen2.5-coder-0.5b"].file).write_bytes(b"GGUF")
+    assert largest_instruct(tmp_path) == "embedded:qwen2.5-coder-0.5b"
+    assert reader_probe.reader_spec("openai://localhost:8080/v1/m") == "openai://localhost:8080/v1/m"
