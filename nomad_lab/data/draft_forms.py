@@ -41,7 +41,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from nomad_lab.data.draft_text import EDITORIAL, NOT_SUBJECT, DocText, entities, words
+from nomad_lab.data.draft_text import EDITORIAL, NOT_SUBJECT, DocText, entities
+from nomad_lab.data.sentence_units import content_words
 
 __all__ = [
     "RETIRED",
@@ -110,8 +111,9 @@ def retired_form(question: str) -> str | None:
 
 
 def _stems(text: str) -> set[str]:
-    """Content words of ``text`` cut to five letters (``charging``/``charge`` meet, ``jars``/``jar`` too)."""
-    return {w[:5] for w in words(text) if len(w) >= 4 and w not in NOT_SUBJECT}
+    """Content words of ``text`` stemmed and cut to five letters (``charging``/``charge`` meet,
+    ``burns``/``burn`` too)."""
+    return {w[:5] for w in content_words(text) if len(w) >= 4}
 
 
 def anchored(question: str, doc: DocText) -> bool:
