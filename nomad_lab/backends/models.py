@@ -101,6 +101,21 @@ PART_MODELS = {
 }
 
 
+INSTRUCT_LADDER = ("qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "gemma3-270m")
+"""The embedded instruct models, largest first: model drafting and the reader probe take the largest
+installed (the ladder's Qwen GGUFs are an opt-in install; Gemma 3 270M is always there)."""
+
+
+def largest_instruct(models_dir: Path | None = None) -> str:
+    """The ``embedded:`` spec of the largest instruct model whose GGUF is already in ``models_dir``
+    (nothing is assembled: a probe of what is installed must not start a 1 GB copy)."""
+    folder = models_dir or MODELS_DIR
+    for alias in INSTRUCT_LADDER[:-1]:
+        if (folder / PART_MODELS[alias].file).is_file():
+            return f"embedded:{alias}"
+    return f"embedded:{INSTRUCT_LADDER[-1]}"
+
+
 class ModelIdentityError(ModelNotInstalled):
     """An assembled GGUF is not the model its alias names."""
 

@@ -3,14 +3,16 @@
 ``goldens draft --corpus DIR --out DIR`` writes ``DIR/drafts.jsonl`` (answerable questions from
 headings and sentences, fictional-attribute and entity-swap refusals, the bank's categories the corpus
 does not answer), none repeating a golden already in ``--out``. Add ``--backend [SPEC]`` to also ask a
-language model for questions per document. Drafts load only when asked for (``drafts=True``): no eval,
-study or gate counts them until a person labels them. Python: ``nomad_lab.data.drafts``.
+language model, per passage, for a reader's question with the sentence answering it (``mustInclude``) and
+a question the passage leaves open, each checked (``nomad_lab.data.model_drafts``); a bare ``--backend``
+takes the largest embedded instruct model installed. Drafts load only when asked for
+(``drafts=True``): no eval, study or gate counts them until a person labels them. Python:
+``nomad_lab.data.drafts``.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 import shlex
 import time
 from pathlib import Path
@@ -19,9 +21,11 @@ from typing import Any
 from nomad_lab.cli import goldens_check, goldens_kinds
 from nomad_lab.cli.workspace_args import add_corpus_arguments, add_progress_argument
 
+LARGEST = "largest"
+"""What a bare ``--backend`` means: the largest embedded instruct model installed, found when run."""
+
 
 def register(subparsers: Any) -> None:
-    from nomad_lab.backends.backend_spec import DEFAULT_SPEC
     from nomad_lab.data.drafts import DraftOptions
 
     defaults = DraftOptions()
@@ -65,15 +69,16 @@ def register(subparsers: Any) -> None:
     draft.add_argument(
         "--backend",
         nargs="?",
-        const=DEFAULT_SPEC,
+        const=LARGEST,
         metavar="SPEC",
-        help=f"also ask this model for questions per document (bare --backend: {DEFAULT_SPEC})",
+        help="also ask this model for a question and a refusal per passage (bare --backend: the largest "
+        "embedded instruct model installed)",
     )
     draft.add_argument(
         "--llm-per-doc",
         type=int,
         default=defaults.llm_per_doc,
-        help="model questions per document (%(default)s)",
+        help="passages per document asked of the model (%(default)s)",
     )
     add_progress_argument(draft)
     draft.set_defaults(func=run_draft)
@@ -81,27 +86,26 @@ def register(subparsers: Any) -> None:
     goldens_check.register(sub)
 
 
-_PROMPT = (
-    'Here is a passage from the document "{title}".\n\n{passage}\n\n'
-    "Write {n} different questions that a reader could answer from this passage alone. "
-    "Write one question per line and nothing else."
-)
-
-
-def model_asker(spec: str, seed: int) -> Any:
-    """An ``Ask`` over a backend: one chat call per passage, questions parsed one per line."""
+def model_chat(spec: str, seed: int) -> Any:
+    """A ``Chat`` over a backend: one greedy user turn per passage, the reply's text."""
     from nomad_lab.backends import ChatOptions, ChatRequest, open_backend
 
     backend = open_backend(spec)
+    options = ChatOptions(temperature=0.0, seed=seed, num_predict=120)  # three lines; a loop is cut
 
-    def ask(title: str, passage: str, n: int) -> list[str]:
-        prompt = _PROMPT.format(title=title, passage=passage, n=n)
-        options = ChatOptions(temperature=0.0, seed=seed, num_predict=60 * n)
-        reply = backend.chat(ChatRequest([{"role": "user", "content": prompt}], options)).content
-        lines = (re.sub(r"^\s*(?:[-*]|\d+[.)])\s*", "", line).strip() for line in reply.splitlines())
-        return [line for line in lines if line.endswith("?") and 3 <= len(line.split()) <= 40]
+    def chat(prompt: str) -> str:
+        return backend.chat(ChatRequest([{"role": "user", "content": prompt}], options)).content
 
-    return ask
+    return chat
+
+
+def backend_spec(given: str | None) -> str | None:
+    """The spec ``--backend`` names: a bare flag is the largest embedded instruct model installed."""
+    if given != LARGEST:
+        return given
+    from nomad_lab.backends.models import largest_instruct
+
+    return largest_instruct()
 
 
 def run_draft(args: argparse.Namespace) -> int:
@@ -126,10 +130,16 @@ def run_draft(args: argparse.Namespace) -> int:
         llm_per_doc=args.llm_per_doc,
         limit=args.limit,
     )
-    ask = model_asker(args.backend, args.seed) if args.backend else None
+    args.backend = backend_spec(args.backend)
+    chat = model_chat(args.backend, args.seed) if args.backend else None
     with tqdm(total=len(corpus.docs), desc="drafting", unit="doc", disable=args.no_progress) as bar:
         result = draft_goldens(
-            corpus, existing, options, ask=ask, ask_spec=args.backend or "", on_doc=lambda _doc: bar.update()
+            corpus,
+            existing,
+            options,
+            chat=chat,
+            chat_spec=args.backend or "",
+            on_doc=lambda _doc: bar.update(),
         )
     if not result.drafts:
         raise NomadLabError(f"{args.corpus}: no drafts (every candidate repeats a golden in {args.out})")
@@ -142,6 +152,9 @@ def run_draft(args: argparse.Namespace) -> int:
         f"{result.duplicates} near-duplicates dropped ({len(existing)} goldens already in {args.out}), "
         f"{result.malformed} ill-formed questions dropped"
     )
+    if result.model_rejected:
+        why = "; ".join(f"{reason} {n}" for reason, n in sorted(result.model_rejected.items()))
+        print(f"{args.backend}: model drafts rejected by their checks: {why}")
     print(f"wrote {path} in {seconds:.1f} s ({megabytes / max(seconds, 1e-9):.2f} MB/s)")
     return 0
 

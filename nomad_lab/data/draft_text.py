@@ -1,5 +1,6 @@
 """The text rules behind drafted questions: a document's headings, sentences and named entities, and the
-general English templates that turn them into questions.
+checks a drafted question must pass (well-formed English, names capitalized); the forms that turn them
+into questions are :mod:`nomad_lab.data.draft_forms`.
 
 Why rules and not a model: drafting must run on a user's whole library in minutes on two cores, with
 no model installed, and give the same drafts for the same seed. The rules are plain English grammar
@@ -12,22 +13,16 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 __all__ = [
+    "EDITORIAL",
+    "NOT_SUBJECT",
     "DocText",
     "WordIndex",
-    "cloze_question",
-    "definition_question",
     "doc_text",
     "entities",
-    "heading_question",
-    "modal_question",
-    "quantity_question",
     "restore_names",
-    "sentence_questions",
-    "sourced_questions",
     "well_formed",
     "words",
 ]
@@ -41,7 +36,7 @@ _PRONOUNS = frozenset((
     "which", "what", "who", "one", "each", "some", "all", "any", "many", "most", "both", "either", "neither",
     "its", "his", "her", "their", "our", "your", "my", "me",
 ))  # fmt: skip
-_NOT_SUBJECT = _PRONOUNS | frozenset((
+NOT_SUBJECT = _PRONOUNS | frozenset((
     "but", "and", "or", "nor", "yet", "so", "if", "while", "when", "whenever", "as", "because", "though",
     "although", "unless", "until", "where", "then", "now", "only", "also", "even", "just", "in", "on", "at",
     "since", "once",
@@ -51,26 +46,6 @@ _NOT_SUBJECT = _PRONOUNS | frozenset((
 _ENTITY = re.compile(
     r"(?<=[a-z,;:(] )((?:[A-Z][\w'-]*\d[\w-]*)|(?:[A-Z][\w'-]+(?:\s+(?:[A-Z][\w'-]*|\d[\w-]*)){1,3}))"
 )
-_DEFINITION = re.compile(
-    r"^(?:(?:The|A|An)\s+)?(?P<subj>[A-Za-z][\w'-]*(?:\s+[\w'-]+){0,4}?)\s+(?P<verb>is|are|means|refers to)"
-    r"\s+(?:a|an|the|one|used|called|any|how|what|when|where|not)\b"
-)
-_MODAL = re.compile(
-    r"^(?P<subj>[A-Z][\w'-]*(?:\s+[\w'-]+){0,4}?)\s+(?P<modal>should|must|can|cannot|can't|will|may)"
-    r"\s+(?:not\s+)?(?P<rest>[a-z][^,;:()]{8,90}?)[.,;:]"
-)
-_QUANTITY = re.compile(
-    r"\b\d[\d,.]*\s?(?P<unit>seconds?|minutes?|hours?|days?|weeks?|months?|years?|litres?|liters?|"
-    r"gallons?|metres?|meters?|feet|foot|inches|inch|miles?|kilometres?|kilometers?|km|cm|mm|kg|g|lbs?|"
-    r"pounds?|ounces?|oz|percent|%|degrees?|°[CF]|watts?|volts?|amps?|mhz|khz|ghz|bytes?|kb|mb|gb)\b",
-    re.IGNORECASE,
-)
-_UNIT_NAMES = {
-    "°C": "degrees Celsius",
-    "°F": "degrees Fahrenheit",
-    "°c": "degrees Celsius",
-    "°f": "degrees Fahrenheit",
-}
 
 
 def words(text: str) -> list[str]:
@@ -93,7 +68,15 @@ class DocText:
         return re.split(r"\s*(?::|\s-\s|\s—\s|\|)\s*", self.title, maxsplit=1)[0].strip() or self.title
 
 
+EDITORIAL = re.compile(
+    r"\s*[(\[](?:excerpts?|extracts?|abridged|continued|cont\.?|draft|sample|part \w+)[)\]]", re.I
+)
+"""A file's note on its own title or heading (``Walden (excerpt)``): not part of the thing's name, so a
+question drafted from the title must not carry it."""
+
+
 def _clean_heading(line: str) -> str:
+    line = EDITORIAL.sub("", line)
     line = re.sub(r":\w+:`([^`]*)`", r"\1", line).replace("`", "").replace("\\", "")
     text = re.sub(
         r"^(?:chapter|part|section|book)?\s*[\dIVXLC]+[.)]?\s+", "", line.strip(), flags=re.IGNORECASE
@@ -158,120 +141,11 @@ def entities(doc: DocText) -> list[str]:
     for sentence in doc.sentences:
         for match in _ENTITY.finditer(sentence):
             name = match.group(1).strip()
-            if not any(word.lower() in _NOT_SUBJECT or "'" in word for word in name.split()):
+            if not any(word.lower() in NOT_SUBJECT or "'" in word for word in name.split()):
                 counts[name] = counts.get(name, 0) + 1
     title = doc.short_title
     ranked = sorted((n for n in counts if n != title), key=lambda name: (-counts[name], name))
     return [*ranked, title] if re.search(r"[A-Za-z]", title) else ranked
-
-
-def _lower_first(text: str) -> str:
-    """Lowercase a sentence-initial capital, unless the word is a name (an acronym, a capital inside it,
-    or one of a run of capitalized words such as ``Cedar Valley Emergency Net``)."""
-    first, *rest = text.split(" ")
-    name = first.isupper() or any(c.isupper() for c in first[1:]) or bool(rest and rest[0][:1].isupper())
-    return text if name else text[:1].lower() + text[1:]
-
-
-_STRUCTURE = re.compile(
-    r"^(?:examples?\b|example \d|next steps|recap|summary|overview|introduction|intro\b|more on\b|see also|"
-    r"notes?\b|further reading|random remarks|the main points)",
-    re.IGNORECASE,
-)
-"""Headings that name a part of a document's structure, not a topic a reader asks about."""
-
-
-def heading_question(doc: DocText, heading: str, variant: int) -> str | None:
-    """A question about a section: the heading asked in the document's context; None for a heading that
-    names the document's structure ("Examples", "Next steps") rather than a topic."""
-    if heading.endswith("?"):
-        return heading
-    if _STRUCTURE.match(heading):
-        return None
-    topic = doc.short_title
-    h = _lower_first(heading)
-    verb = "do" if re.search(r"[^s]s$", heading.split()[-1]) else "does"
-    forms = (
-        f"What does the {topic} documentation say about {h}?",
-        f"{topic}: how {verb} {h} work?",
-        f"Tell me about {h} in {topic}.",
-        f"What does {topic} say about {h}?",
-    )
-    return forms[variant % len(forms)]
-
-
-def definition_question(sentence: str) -> str | None:
-    """``X is a ...`` -> ``What is X?`` (``are`` for plurals), when X is a short noun phrase."""
-    match = _DEFINITION.match(sentence)
-    if not match or match.group("subj").split()[0].lower() in _NOT_SUBJECT:
-        return None
-    verb = "are" if match.group("verb") == "are" else "is"
-    subject = _lower_first(match.group("subj"))
-    article = next((a.lower() + " " for a in ("The", "A", "An") if sentence.startswith(a + " ")), "")
-    return f"What {verb} {article}{subject}?"
-
-
-def modal_question(sentence: str) -> str | None:
-    """``X should do Y.`` -> ``Should X do Y?``; ``You`` becomes ``I``; a negation is dropped, so the
-    question asks rather than presupposes the answer."""
-    match = _MODAL.match(sentence)
-    if not match or match.group("subj").split()[0].lower() in _NOT_SUBJECT - {"you"}:
-        return None
-    modal = {"cannot": "can", "can't": "can", "may": "can"}.get(match.group("modal"), match.group("modal"))
-    subject = match.group("subj")
-    subject = "I" if subject.lower() == "you" else _lower_first(subject)
-    rest = match.group("rest").strip()
-    for you, me in (
-        ("you're", "I'm"),
-        ("you are", "I am"),
-        ("yourself", "myself"),
-        ("your", "my"),
-        ("you", "me"),
-    ):
-        rest = re.sub(rf"\b{you}\b", me, rest)
-    return f"{modal.capitalize()} {subject} {rest}?"
-
-
-def quantity_question(sentence: str) -> str | None:
-    """The clause stating an amount, its figure asked back: ``Rated capacity: 4,500 litres per cartridge``
-    -> ``Rated capacity: how many litres per cartridge?``, as people ask when they want a figure."""
-    match = _QUANTITY.search(sentence)
-    if not match:
-        return None
-    clause_start = max(sentence.rfind(mark, 0, match.start()) for mark in (",", ";", "(")) + 1
-    ends = [i for mark in (",", ";", ")", ".") if (i := sentence.find(mark, match.end())) != -1]
-    before = sentence[clause_start : match.start()].strip()
-    after = sentence[match.end() : min(ends) if ends else len(sentence)].strip()
-    unit = match.group("unit")
-    ask = "what percent" if unit.lower() in {"%", "percent"} else f"how many {_UNIT_NAMES.get(unit, unit)}"
-    clause = " ".join(part for part in (before, ask, after) if part)
-    first = clause.split()[0].lower()
-    if not 4 <= len(clause.split()) <= 18 or first in _NOT_SUBJECT:
-        return None
-    return clause[:1].upper() + clause[1:] + "?"
-
-
-_CLOZE_VERB = re.compile(
-    r"\b(?:is|are|was|were|means|lasts|takes|needs|requires|uses|contains|holds|includes|returns|"
-    r"causes|prevents|called|named|known as|set to|defaults to|should be|must be|can be)\b"
-)
-
-
-def cloze_question(sentence: str) -> str | None:
-    """A statement's object asked back: ``Errors detected during execution are called exceptions.`` ->
-    ``Errors detected during execution are called what?``, cut after the first linking verb of the
-    sentence's first two thirds, when 3 to 15 words precede it and at least 2 follow (the answer)."""
-    words_ = sentence.rstrip(".!?").split()
-    if not 6 <= len(words_) <= 40 or not sentence[:1].isalnum() or words_[0].lower() in _NOT_SUBJECT:
-        return None
-    match = _CLOZE_VERB.search(sentence)
-    if not match:
-        return None
-    before = sentence[: match.end()].split()
-    after = sentence[match.end() :].split()
-    if not 3 <= len(before) <= 15 or len(after) < 2 or len(before) > 2 * len(words_) // 3 + 1:
-        return None
-    return " ".join(before) + " what?"
 
 
 class WordIndex:
@@ -293,26 +167,7 @@ class WordIndex:
         return term in self.postings
 
 
-def sourced_questions(doc: DocText) -> Iterator[tuple[str, str]]:
-    """(source sentence, question) for every sentence a template applies to, in document order: the
-    sentence states the question's answer (a containment model's positive)."""
-    for sentence in doc.sentences:
-        for question in (
-            definition_question(sentence),
-            modal_question(sentence),
-            quantity_question(sentence),
-        ):
-            if question:
-                yield sentence, question
-
-
-def sentence_questions(doc: DocText) -> Iterator[str]:
-    """A question for every sentence a template applies to, in document order."""
-    for _, question in sourced_questions(doc):
-        yield question
-
-
-_FUNCTION_END = _NOT_SUBJECT | frozenset((
+_FUNCTION_END = NOT_SUBJECT | frozenset((
     "a", "an", "the", "is", "are", "was", "were", "be", "been", "has", "have", "had", "do", "does", "did",
     "than", "very", "more", "less", "about",
 ))  # fmt: skip  # a question ending on one of these lost its object: a fragment
@@ -323,6 +178,7 @@ _ADVERBS = frozenset((
 ))  # fmt: skip
 _THIRD_PERSON = frozenset(("he", "she", "him", "her", "his", "hers", "they", "them", "their", "it", "its"))
 _ROMAN = re.compile(r"^(?=[ivxlc]+$)c{0,3}(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
+_ABBREVIATIONS = frozenset(("mr", "mrs", "ms", "dr", "st", "fig", "vol", "ch", "pp", "etc", "vs", "cf"))
 _OPENERS = frozenset(("what", "should", "must", "can", "will", "may", "how"))
 
 
@@ -334,7 +190,8 @@ def well_formed(question: str) -> str | None:
     no word twice in a row; not ending on a function word ("... by no?"); at most one finite ``is``/``are``
     verb ("What is X is by no?" joins two clauses); no adverb where a subject should be ("Must vain
     indeed be ..."); no he, she, it or they, which have nothing to refer to outside their sentence;
-    no chapter numerals standing for a topic.
+    no chapter numerals standing for a topic; not ending on a lone letter or an abbreviation
+    ("... Salmonella and E?", "... speak to Mr?": a sentence cut at its full stop).
     """
     text = question.strip()
     tokens = words(text)
@@ -350,6 +207,8 @@ def well_formed(question: str) -> str | None:
         return "a word twice in a row"
     if tokens[-1] in _FUNCTION_END:
         return f"ends on {tokens[-1]!r}: a fragment"
+    if (len(tokens[-1]) == 1 and tokens[-1].isalpha()) or tokens[-1] in _ABBREVIATIONS:
+        return f"ends on {tokens[-1]!r}: a sentence cut at an abbreviation"
     if sum(t in _FINITE for t in tokens) > 1:
         return "two finite verbs: two clauses joined into one question"
     if tokens[0] in _OPENERS and any(t in _ADVERBS for t in tokens[1:4]):

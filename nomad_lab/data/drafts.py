@@ -6,8 +6,11 @@ from (``{"source": ..., "doc": ..., "seed": ...}``), so the goldens loader keeps
 and gate until someone labels them (``nomad_lab.data.golden_suites``):
 
 - answerable candidates per document from its headings and sentences by general English templates
-  (``template:heading``, ``template:sentence``; ``nomad_lab.data.draft_text``), or from a language model
-  the caller supplies (``llm:SPEC``), each with its document as gold;
+  (``template:heading``, ``template:sentence``; the forms and the ones retired are
+  :mod:`nomad_lab.data.draft_forms`), each with its document as gold;
+- from a language model the caller supplies (``llm:SPEC``), per passage a reader's question with the
+  sentence answering it as ``mustInclude`` and a question the passage leaves open (``llm-refusal:SPEC``,
+  unanswerable), each checked first (:mod:`nomad_lab.data.model_drafts`);
 - refusal candidates without a model: attributes no document states of the corpus's own entities
   (``fictional-attribute``, absence checked against every document naming the entity), near-domain
   questions with an entity swapped for a similar one the corpus lacks (``swap:entity``), and the
@@ -15,7 +18,7 @@ and gate until someone labels them (``nomad_lab.data.golden_suites``):
 - deduplicated against each other and against the goldens already in the output folder with the bank's
   near-duplicate rules (:class:`nomad_lab.data.bank.NearDuplicateIndex`); the same seed gives the same file.
 
-Pure: standard library only; a model, when used, is a plain callable (``Ask``) the command layer opens.
+Pure: standard library only; a model, when used, is a plain callable (``Chat``) the command layer opens.
 """
 
 from __future__ import annotations
@@ -32,14 +35,13 @@ from typing import Any
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.bank import NearDuplicateIndex, bank_category, load_bank
 from nomad_lab.data.corpus import Corpus, CorpusError, load_corpus
+from nomad_lab.data.draft_forms import drafted_questions
 from nomad_lab.data.draft_text import (
     DocText,
     WordIndex,
     doc_text,
     entities,
-    heading_question,
     restore_names,
-    sentence_questions,
     well_formed,
     words,
 )
@@ -52,12 +54,18 @@ from nomad_lab.data.golden_suites import (
     load_suite_file,
     suite_path,
 )
+from nomad_lab.data.model_drafts import Chat, model_draft, passages
 from nomad_lab.data.refusal_kinds import kind_of
 
-__all__ = ["ATTRIBUTES", "Ask", "DraftOptions", "DraftResult", "draft_goldens", "read_corpus", "write_drafts"]
-
-Ask = Callable[[str, str, int], list[str]]
-"""``ask(title, passage, n)`` -> up to ``n`` questions the passage answers (a language model, say)."""
+__all__ = [
+    "ATTRIBUTES",
+    "Chat",
+    "DraftOptions",
+    "DraftResult",
+    "draft_goldens",
+    "read_corpus",
+    "write_drafts",
+]
 
 ATTRIBUTES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("What is the warranty period of {}?", ("warranty", "warranties", "guarantee", "guaranteed")),
@@ -105,6 +113,7 @@ class DraftResult:
     drafts: list[dict[str, Any]] = field(default_factory=list)
     duplicates: int = 0  # candidates dropped as near-duplicates of a golden or an earlier draft
     malformed: int = 0  # answerable candidates dropped by the well-formedness check
+    model_rejected: dict[str, int] = field(default_factory=dict)  # a model's drafts failing a check, by why
     documents: int = 0
     bytes: int = 0
 
@@ -146,7 +155,9 @@ class _Drafter:
             self.index.add(golden.query, golden.id)
         self.result = DraftResult()
 
-    def offer(self, query: str, source: str, doc: str | None, gold: str | None, tags: Sequence[str]) -> bool:
+    def offer(
+        self, query: str, source: str, doc: str | None, gold: str | None, tags: Sequence[str], must: str = ""
+    ) -> bool:
         query = " ".join(query.split())
         if not query or self.index.clash(query) is not None:
             self.result.duplicates += bool(query)
@@ -160,7 +171,7 @@ class _Drafter:
                 "query": query,
                 "turns": [],
                 "relevantDocIds": [gold] if gold else [],
-                "mustInclude": [],
+                "mustInclude": [re.escape(must)] if must else [],
                 "mustNotInclude": [],
                 "expectRefusal": gold is None,
                 "tags": list(tags),
@@ -179,9 +190,9 @@ def _well_formed(drafter: _Drafter, question: str) -> bool:
 
 
 def _answerable(drafter: _Drafter, doc: DocText, rng: random.Random, n: int, text: str) -> list[str]:
-    asked = [heading_question(doc, h, rng.randrange(4)) for h in doc.headings]
-    headings = [("template:heading", q) for q in asked if q]
-    sentences = [("template:sentence", q) for q in sentence_questions(doc)]
+    forms = list(drafted_questions(doc))
+    headings = [(source, q) for source, q in forms if source == "template:heading"]
+    sentences = [(source, q) for source, q in forms if source == "template:sentence"]
     rng.shuffle(headings)
     rng.shuffle(sentences)
     taken: list[str] = []
@@ -201,14 +212,20 @@ def _answerable(drafter: _Drafter, doc: DocText, rng: random.Random, n: int, tex
     return taken
 
 
-def _llm(drafter: _Drafter, doc: DocText, rng: random.Random, ask: Ask, spec: str, n: int) -> None:
+def _llm(drafter: _Drafter, doc: DocText, rng: random.Random, chat: Chat, spec: str, n: int) -> None:
+    """``n`` passages of the document, each asked of the model once (its checked drafts offered)."""
     if not doc.sentences:
         return
-    start = rng.randrange(len(doc.sentences))
-    passage = " ".join(doc.sentences[start : start + 8])[:1500]
-    for question in ask(doc.title, passage, n)[:n]:
-        if _well_formed(drafter, question):
-            drafter.offer(question, f"llm:{spec}", doc.doc_id, doc.doc_id, ["single-hop"])
+    for passage in passages(doc.sentences, n, rng.randrange(len(doc.sentences))):
+        drafted = model_draft(chat, doc.title, passage, doc.sentences)
+        for why in drafted.rejected:
+            drafter.result.model_rejected[why] = drafter.result.model_rejected.get(why, 0) + 1
+        if drafted.question and drafted.answer:
+            drafter.offer(
+                drafted.question, f"llm:{spec}", doc.doc_id, doc.doc_id, ["single-hop"], drafted.answer
+            )
+        if drafted.refusal:
+            drafter.offer(drafted.refusal, f"llm-refusal:{spec}", doc.doc_id, None, ["fictional"])
 
 
 def _mentions(name: str, index: WordIndex, lowered: dict[str, str]) -> set[str]:
@@ -282,8 +299,8 @@ def draft_goldens(
     existing: Sequence[Golden] = (),
     options: DraftOptions = DraftOptions(),
     *,
-    ask: Ask | None = None,
-    ask_spec: str = "",
+    chat: Chat | None = None,
+    chat_spec: str = "",
     on_doc: Callable[[str], None] | None = None,
 ) -> DraftResult:
     """Drafts for every document of ``corpus`` (see the module doc), none repeating ``existing``.
@@ -301,8 +318,8 @@ def draft_goldens(
         parsed = doc_text(doc.doc_id, doc.text)
         rng = random.Random(f"{options.seed}:{doc.doc_id}")
         asked = _answerable(drafter, parsed, rng, options.per_doc, doc.text)
-        if ask is not None:
-            _llm(drafter, parsed, rng, ask, ask_spec, options.llm_per_doc)
+        if chat is not None:
+            _llm(drafter, parsed, rng, chat, chat_spec, options.llm_per_doc)
         _refusals(drafter, parsed, rng, options.refusals_per_doc, asked, index, lowered)
         drafter.result.documents += 1
         drafter.result.bytes += len(doc.text.encode("utf-8"))

@@ -31,8 +31,9 @@ __all__ = [
     "parse_line",
 ]
 
-DRAFT_KINDS = ("template", "llm", "swap", "fictional-attribute", "bank")
-"""What a draft's ``source`` may start with (``template:heading``, ``llm:SPEC``, ``bank:coding`` ...)."""
+DRAFT_KINDS = ("template", "llm", "llm-refusal", "swap", "fictional-attribute", "bank")
+"""What a draft's ``source`` may start with (``template:heading``, ``llm:SPEC``, ``llm-refusal:SPEC``,
+``bank:coding`` ...)."""
 _ROLES = ("user", "assistant")
 
 

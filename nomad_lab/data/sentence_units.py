@@ -23,6 +23,7 @@ __all__ = [
     "UNIT_WORDS",
     "choose_units",
     "content_words",
+    "normalised",
     "passage_sentences",
     "passage_units",
     "unit_parts",
@@ -56,6 +57,18 @@ def _stem(word: str) -> str:
         if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
             return word[: -len(suffix)]
     return word
+
+
+_MARKUP = str.maketrans(
+    {"*": " ", "`": " ", "|": " ", "#": " ", "\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'}
+)
+
+
+def normalised(text: str) -> str:
+    """Text as a verbatim comparison reads it: lowercase, curly quotes straightened, Markdown emphasis,
+    code ticks, table pipes and heading marks dropped, whitespace collapsed. A model copying a sentence
+    drops the ``**`` around a figure and joins a line break; neither makes its copy less verbatim."""
+    return " ".join(text.translate(_MARKUP).lower().split())
 
 
 def content_words(text: str) -> list[str]:

@@ -221,20 +221,28 @@ def test_command_writes_drafts_and_says_how_many(tmp_path: Path, capsys: pytest.
     assert "no bank category cooking to skip" in capsys.readouterr().err
 
 
-def test_model_drafts_carry_the_backend_spec_and_their_document(tmp_path: Path) -> None:
+def test_model_drafts_carry_the_backend_spec_their_answer_sentence_and_a_refusal(tmp_path: Path) -> None:
     corpus = read_corpus(corpus_dir(tmp_path))
-    asked: list[tuple[str, int]] = []
+    prompts: list[str] = []
 
-    def ask(title: str, passage: str, n: int) -> list[str]:  # stands in for a chat model
-        asked.append((title, n))
-        own = ["What colour is the sky at dawn", "How many legs does a spider have", "Where do penguins live"]
-        return [f"{q} in {title}?" for q in [*own, "Why is the sea salty"][: n + 2]]
+    def chat(prompt: str) -> str:  # stands in for a chat model: asks about the passage's first sentence
+        prompts.append(prompt)
+        first = prompt.split("\n\n")[1].split(". ")[0].rstrip(".") + "."
+        return (
+            f"QUESTION: Which thing does the passage describe first?\nANSWER: {first}\n"
+            "UNANSWERED: How much does the mill weigh?"
+        )
 
-    result = draft_goldens(corpus, (), DraftOptions(llm_per_doc=2), ask=ask, ask_spec="embedded:x")
+    result = draft_goldens(corpus, (), DraftOptions(llm_per_doc=1), chat=chat, chat_spec="embedded:x")
     model = [d for d in result.drafts if d["draft"]["source"] == "llm:embedded:x"]
-    assert len(asked) == len(DOCS) and all(n == 2 for _, n in asked)
-    assert len(model) == 2 * len(DOCS)  # at most llm_per_doc kept of what the model wrote
-    assert all(d["relevantDocIds"] == [d["draft"]["doc"]] and not d["expectRefusal"] for d in model)
+    assert len(prompts) == len(DOCS)
+    assert model and all(d["relevantDocIds"] == [d["draft"]["doc"]] and not d["expectRefusal"] for d in model)
+    for draft in model:
+        (pattern,) = draft["mustInclude"]
+        assert re.search(pattern, DOCS[draft["draft"]["doc"]], re.IGNORECASE)  # the sentence, verbatim
+    refusals = [d for d in result.drafts if d["draft"]["source"] == "llm-refusal:embedded:x"]
+    assert refusals and all(d["expectRefusal"] and d["refusalKind"] == "unanswerable" for d in refusals)
+    assert len(refusals) == 1  # the same refusal from every passage is kept once, mentioning the mill
 
 
 PLANTED_BAD = {
@@ -253,7 +261,7 @@ GOOD = (
     "What is a sourdough?",
     "Should I brush the burrs after every use?",
     "Proof the dough: how many hours at room temperature?",
-    "Tell me about storage in Acme Widget 7.",
+    "What are the signs of a worn burr?",
     "What is the warranty period of Acme Widget 7?",
     "Can I open the mill during a storm?",
 )

@@ -12,13 +12,14 @@ import pytest
 import nomad_lab.eval.gating.label_sitting as labelling
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.draft_deal import ANSWERABLE_DRAFT, EARLY_ROUNDS, draft_kind
-from nomad_lab.data.drafts import DraftOptions, draft_goldens, read_corpus, write_drafts
+from nomad_lab.data.drafts import read_corpus, write_drafts
 from nomad_lab.data.golden_suites import GoldenError, load_suite_file
 from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP, LabelFile
 from nomad_lab.eval.gating.label_sitting import LabelSession, leak_at_recall
 from nomad_lab.eval.gating.runs import resolve_run
 from nomad_lab.eval.retrieval_service import LABEL_EDITS_KIND
 from nomad_lab.store import Store
+from tests.support.drafting import fixture_drafts
 from tests.support.paths import CORPUS
 
 
@@ -26,7 +27,7 @@ from tests.support.paths import CORPUS
 def sitting(tmp_path: Path, embedder) -> LabelSession:
     corpus = read_corpus(CORPUS)
     goldens = tmp_path / "goldens"
-    write_drafts(goldens, draft_goldens(corpus, options=DraftOptions(per_doc=6, bank_per_category=3)), corpus)
+    write_drafts(goldens, fixture_drafts(corpus, per_doc=6, bank_per_category=3), corpus)
     return LabelSession.open(CORPUS, goldens, tmp_path / "store.duckdb", who="tester")
 
 

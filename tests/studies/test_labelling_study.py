@@ -13,12 +13,13 @@ import pytest
 import nomad_lab.eval.gating.label_sitting as labelling
 from nomad_lab.cli import main
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.data.drafts import DraftOptions, draft_goldens, read_corpus, write_drafts
+from nomad_lab.data.drafts import read_corpus, write_drafts
 from nomad_lab.data.labels import ANSWERABLE, REFUSAL, SKIP
 from nomad_lab.data.refusal_kinds import NEAR_DOMAIN, OFF_TOPIC, REFUSAL_KINDS, UNANSWERABLE
 from nomad_lab.eval.gating.label_replay import sitting_times
 from nomad_lab.eval.gating.label_sitting import LabelSession
 from nomad_lab.studies.gating.label_figure import figures_line
+from tests.support.drafting import fixture_drafts
 from tests.support.paths import CORPUS
 
 KIND_CYCLE = (OFF_TOPIC, UNANSWERABLE, NEAR_DOMAIN, OFF_TOPIC)
@@ -30,7 +31,7 @@ def _sitting(tmp_path: Path) -> tuple[Path, Path]:
     existed."""
     corpus = read_corpus(CORPUS)
     goldens, store = tmp_path / "goldens", tmp_path / "store.duckdb"
-    write_drafts(goldens, draft_goldens(corpus, options=DraftOptions(per_doc=6, bank_per_category=3)), corpus)
+    write_drafts(goldens, fixture_drafts(corpus, per_doc=6, bank_per_category=3), corpus)
     session = LabelSession.open(CORPUS, goldens, store, who="tester")
     refusals = 0
     for n, draft_id in enumerate(session.queue()[:40]):

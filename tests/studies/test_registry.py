@@ -38,6 +38,7 @@ STUDIES = {
     "rewrite",
     "answerability",
     "sufficiency",
+    "reader-probe",
     "label-free",
     "labelling",
     "note-effect",

@@ -96,7 +96,7 @@ PARAMS = (
 )
 
 
-def _zero_row(
+def fixed_row(
     name: str, spec: str, fixed: np.ndarray, y: np.ndarray, groups: np.ndarray, keep_base: np.ndarray,
     nonempty: np.ndarray, splits: list,
 ) -> dict[str, Any]:  # fmt: skip
@@ -177,9 +177,9 @@ def compute(p: Params) -> dict[str, Any]:
     ce = scores(store, data, f"ce:{DEFAULT_CROSS_ENCODER}")
     units_zero = scores(store, data, f"sufficiency:{ZERO_SHOT}")
     table = [
-        _zero_row("ms-marco L12 zero-shot, best window", f"ce:{DEFAULT_CROSS_ENCODER}", ce, y, groups,
+        fixed_row("ms-marco L12 zero-shot, best window", f"ce:{DEFAULT_CROSS_ENCODER}", ce, y, groups,
                   keep_base, ne, splits),
-        _zero_row("ms-marco L12 zero-shot, best sentence unit", f"sufficiency:{ZERO_SHOT}", units_zero, y,
+        fixed_row("ms-marco L12 zero-shot, best sentence unit", f"sufficiency:{ZERO_SHOT}", units_zero, y,
                   groups, keep_base, ne, splits),
     ]  # fmt: skip
     for name, fn, choices in (

@@ -14,8 +14,8 @@ sentence about the right entity). Training examples, per fold, from:
   logit) are negatives; entity/attribute swaps of its questions
   (:func:`nomad_lab.data.synthetic_refusals.swap_questions`) paired with its answer units are negatives;
 - **pseudo-questions from the corpus** (no golden read): every sentence a drafting template turns into
-  a question (:func:`nomad_lab.data.draft_text.sourced_questions`, and the cloze form
-  :func:`~nomad_lab.data.draft_text.cloze_question`) gives a positive (the question, its
+  a question (:func:`nomad_lab.data.draft_forms.sourced_questions`, and the cloze form
+  :func:`~nomad_lab.data.draft_forms.cloze_question`) gives a positive (the question, its
   source sentence's unit), :data:`SAME_DOC` negatives (the units of the same document sharing most of
   its words, the source excluded) and its swaps paired with the source unit. They hold no label of any
   golden, so every fold reads all of them.
@@ -31,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from nomad_lab.data.draft_text import cloze_question, doc_text, sourced_questions
+from nomad_lab.data.draft_forms import cloze_question, sourced_questions
+from nomad_lab.data.draft_text import doc_text
 from nomad_lab.data.drafts import read_corpus
 from nomad_lab.data.golden_suites import load_suites
 from nomad_lab.data.sentence_units import choose_units, content_words, passage_sentences, passage_units

@@ -1,0 +1,164 @@
+"""Model drafting: a language model writes, per passage, a question a reader of the library would ask
+with the sentence that answers it, and a question about the same subject the passage does not answer;
+every draft is checked before a person sees it.
+
+Why a model beside the templates: rated blind, templates were kept as written 11-33% of the time
+(issue 43): grammar rules can turn a sentence into a question, not choose the question a reader asks.
+Why checked: a small model copies the passage into its "question", invents an "answer" the passage never
+says, or answers instead of asking. A draft is kept only when
+
+- its answer sentence is in the passage verbatim (whitespace, quotes and markup normalised,
+  :func:`nomad_lab.data.sentence_units.normalised`):
+  the draft's ``mustInclude`` is that sentence, so a label can be checked against the document;
+- its question does not copy the answer (no run of :data:`COPY_RUN` words shared, at most
+  :data:`MAX_OVERLAP` of its content words in the answer): a question that restates its answer tests
+  word matching, not reading;
+- its question reads as a question (:func:`nomad_lab.data.draft_text.well_formed`);
+- its refusal question shares a content word with the passage (it is about the same subject) and no
+  sentence of the passage holds most of its content words (it asks for something the passage lacks).
+
+Pure: the model is a callable ``ask(prompt) -> reply`` the command layer opens (``--backend SPEC``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from nomad_lab.data.draft_text import NOT_SUBJECT, well_formed, words
+from nomad_lab.data.sentence_units import normalised
+
+__all__ = [
+    "COPY_RUN",
+    "MAX_OVERLAP",
+    "PROMPT",
+    "Chat",
+    "ModelDraft",
+    "check_draft",
+    "copies",
+    "model_draft",
+    "parse_reply",
+    "passages",
+]
+
+Chat = Callable[[str], str]
+"""``chat(prompt)`` -> the model's reply (one user turn, greedy)."""
+
+PROMPT = (
+    'You help write test questions for a library of documents. This passage is from "{title}":\n\n'
+    "{passage}\n\n"
+    "1. Write one question a reader of this library would ask, in their own words, that one sentence of "
+    "the passage answers. Do not copy the sentence into the question.\n"
+    "2. Copy that sentence from the passage exactly.\n"
+    "3. Write one question about the same subject that the passage does not answer.\n\n"
+    "Reply with all three lines, in this form:\n"
+    "QUESTION: <your question>\nANSWER: <the sentence copied from the passage>\n"
+    "UNANSWERED: <a question the passage does not answer>"
+)
+COPY_RUN = 5
+"""A question sharing this many words in a row with its answer sentence copies it."""
+MAX_OVERLAP = 0.8
+"""At most this share of a question's content words may appear in its answer sentence."""
+PASSAGE_SENTENCES = 6
+"""Sentences per passage: enough for a question with context, short enough for a 270M model's prompt."""
+
+
+@dataclass(frozen=True)
+class ModelDraft:
+    """What a model wrote for one passage, after the checks: a question with the answer sentence (or
+    None, with why), and a refusal question (or None, with why)."""
+
+    question: str | None
+    answer: str | None
+    refusal: str | None
+    rejected: tuple[str, ...] = ()
+
+
+def passages(sentences: Sequence[str], n: int, start: int) -> list[str]:
+    """Up to ``n`` passages of :data:`PASSAGE_SENTENCES` consecutive sentences, the first at ``start``
+    (a seeded choice), the others after it in turn: spread over the document, never overlapping."""
+    if not sentences or n <= 0:
+        return []
+    count = max(1, len(sentences) // PASSAGE_SENTENCES)
+    firsts = [((start // PASSAGE_SENTENCES + i) % count) * PASSAGE_SENTENCES for i in range(min(n, count))]
+    return [" ".join(sentences[f : f + PASSAGE_SENTENCES]) for f in firsts]
+
+
+_FIELD = re.compile(r"^\W*(question|answer|unanswered)\W*:\s*(.+?)\s*$", re.IGNORECASE)
+
+
+def parse_reply(reply: str) -> dict[str, str]:
+    """The reply's ``QUESTION:``, ``ANSWER:`` and ``UNANSWERED:`` lines by lowercase name (the first of
+    each; markdown bold and numbering tolerated), the answer's surrounding quotes dropped."""
+    found: dict[str, str] = {}
+    for line in reply.splitlines():
+        line = re.sub(r"^\s*(?:\d+[.)]|[-*])\s*", "", line.replace("**", ""))
+        if (match := _FIELD.match(line)) and match.group(1).lower() not in found:
+            found[match.group(1).lower()] = match.group(2).strip().strip("\"'\u201c\u201d")
+    return found
+
+
+def _content(text: str) -> list[str]:
+    return [w for w in words(text) if len(w) >= 4 and w not in NOT_SUBJECT]
+
+
+def copies(question: str, answer: str) -> str | None:
+    """Why ``question`` copies ``answer`` (a run of :data:`COPY_RUN` words, or most of its content words
+    in the answer), or None."""
+    q, a = words(question), " ".join(words(answer))
+    for i in range(len(q) - COPY_RUN + 1):
+        if " ".join(q[i : i + COPY_RUN]) in a:
+            return f"shares {COPY_RUN} words in a row with its answer"
+    content = _content(question)
+    inside = sum(w in set(words(answer)) for w in content)
+    if content and inside / len(content) > MAX_OVERLAP:
+        return f"{inside} of its {len(content)} content words are in its answer"
+    return None
+
+
+def _sentence_of(answer: str, passage: str, sentences: Sequence[str]) -> str | None:
+    """The passage's sentence the model copied: the one sentence of ``sentences`` holding the answer
+    verbatim (a small model often copies a span, "up to 600 W"), else the answer itself when it is in
+    the passage verbatim and long enough to be a sentence; None when it is not in the passage, or is a
+    single word, or sits in more than one sentence (which one answers is unknown)."""
+    said = normalised(answer).rstrip(".!?")
+    if len(said.split()) < 2 or said not in normalised(passage):
+        return None
+    whole = [s for s in sentences if said in normalised(s)]
+    if len(whole) == 1:
+        return whole[0]
+    return answer if not whole and len(said.split()) >= 6 else None
+
+
+def check_draft(fields: dict[str, str], passage: str, sentences: Sequence[str]) -> ModelDraft:
+    """The checks of the module doc on one parsed reply."""
+    rejected: list[str] = []
+    question, answer, refusal = fields.get("question"), fields.get("answer"), fields.get("unanswered")
+    sentence = _sentence_of(answer, passage, sentences) if answer else None
+    if question is None or answer is None:
+        rejected.append("no QUESTION or ANSWER line")
+    elif sentence is None:
+        rejected.append("its answer is not a sentence of the passage")
+    elif why := (well_formed(question) or copies(question, sentence)):
+        rejected.append(f"question: {why}")
+    kept = question if not rejected else None
+    passage_words = set(_content(passage))
+    if refusal is None:
+        rejected.append("no UNANSWERED line")
+    elif why := well_formed(refusal):
+        rejected.append(f"refusal: {why}")
+        refusal = None
+    elif not set(_content(refusal)) & passage_words:
+        rejected.append("refusal: not about the passage's subject")
+        refusal = None
+    elif any(copies(refusal, s) for s in sentences) or (kept and normalised(refusal) == normalised(kept)):
+        rejected.append("refusal: a sentence of the passage answers it")
+        refusal = None
+    return ModelDraft(kept, sentence if kept else None, refusal, tuple(rejected))
+
+
+def model_draft(chat: Chat, title: str, passage: str, sentences: Sequence[str]) -> ModelDraft:
+    """Ask the model for one passage's drafts and check them (:func:`check_draft`)."""
+    reply = chat(PROMPT.format(title=title, passage=passage))
+    return check_draft(parse_reply(reply), passage, sentences)

@@ -1,0 +1,67 @@
+"""A model's draft is kept only when its answer is a sentence of the passage verbatim, its question does
+not copy that sentence, and its refusal is about the passage's subject without being answered by it."""
+
+from __future__ import annotations
+
+from nomad_lab.data.model_drafts import check_draft, copies, model_draft, parse_reply, passages
+
+PASSAGE = (
+    "The Kestrel K9 filter removes bacteria and protozoa. "
+    "Its ceramic cartridge should be replaced after 4,500 litres. "
+    "Scrub the cartridge with the supplied pad when the flow slows."
+)
+SENTENCES = tuple(s if s.endswith(".") else s + "." for s in PASSAGE.split(". "))
+
+
+def test_the_reply_is_read_whatever_its_decoration() -> None:
+    reply = "Sure!\n1. **QUESTION:** How often do I change it?\n2. Answer: \u201cIts ceramic cartridge.\u201d"
+    reply += "\nUNANSWERED: x?"
+    assert parse_reply(reply) == {
+        "question": "How often do I change it?",
+        "answer": "Its ceramic cartridge.",
+        "unanswered": "x?",
+    }
+
+
+def test_an_answer_the_passage_does_not_say_is_rejected() -> None:
+    fields = {"question": "When should the Kestrel cartridge be swapped?", "answer": "After 300 days of use."}
+    drafted = check_draft(fields, PASSAGE, SENTENCES)
+    assert drafted.question is None and "not a sentence of the passage" in drafted.rejected[0]
+
+
+def test_a_copied_answer_is_widened_to_its_sentence_and_a_copying_question_rejected() -> None:
+    fields = {
+        "question": "When should the Kestrel cartridge be swapped?",
+        "answer": "replaced after 4,500  litres",
+    }
+    drafted = check_draft(fields, PASSAGE, SENTENCES)
+    assert drafted.question == fields["question"]
+    assert drafted.answer == "Its ceramic cartridge should be replaced after 4,500 litres."
+    copying = {
+        "question": "Should the ceramic cartridge be replaced after 4,500 litres?",
+        "answer": "4,500 litres",
+    }
+    assert "question: shares 5 words" in check_draft(copying, PASSAGE, SENTENCES).rejected[0]
+    assert copies("What does the K9 filter remove?", SENTENCES[0]) is None
+
+
+def test_a_refusal_must_be_about_the_subject_and_left_open() -> None:
+    base = {
+        "question": "When should the Kestrel cartridge be swapped?",
+        "answer": "replaced after 4,500 litres",
+    }
+    about = check_draft({**base, "unanswered": "What does the Kestrel K9 filter cost?"}, PASSAGE, SENTENCES)
+    assert about.refusal == "What does the Kestrel K9 filter cost?"
+    elsewhere = check_draft({**base, "unanswered": "Who won the 1998 World Cup?"}, PASSAGE, SENTENCES)
+    assert elsewhere.refusal is None and "not about the passage's subject" in elsewhere.rejected[-1]
+    answered = {**base, "unanswered": "Does the Kestrel K9 filter remove bacteria and protozoa?"}
+    assert check_draft(answered, PASSAGE, SENTENCES).refusal is None
+
+
+def test_passages_spread_over_the_document_and_the_model_is_asked_once_each() -> None:
+    sentences = [f"Sentence number {i} says a thing." for i in range(20)]
+    chosen = passages(sentences, 2, start=13)
+    assert [p.split()[2] for p in chosen] == ["12", "0"]  # the seeded one, then the next in turn
+    asked: list[str] = []
+    model_draft(lambda prompt: asked.append(prompt) or "QUESTION: x", "T", chosen[0], sentences)
+    assert len(asked) == 1 and chosen[0] in asked[0]
