@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import sys
 
-from nomad_lab.eval.gating.labelling import MIN_PER_CLASS
-
 from nomad_lab.data.draft_deal import ANSWERABLE_DRAFT, EARLY_ROUNDS, deal, draft_kind
 from nomad_lab.data.golden_suites import load_suite_file
+from nomad_lab.eval.gating.label_sitting import MIN_PER_CLASS
 
 
 def arrivals(kinds: list[str]) -> tuple[dict[str, int | None], int | None]:
