@@ -145,8 +145,8 @@ def choose_units(
     n = len(units)
     df = {w: sum(w in b for b in bags) for w in asked}
     weight = {w: math.log(1 + n / (1 + df[w])) for w in asked}
-    scores = [
-        sum(weight[w] * (1.0 if w in mine else CONTEXT_WEIGHT) for w in asked & b)
+    scores = [  # summed in word order: a set's order follows the per-process string hash salt
+        sum(weight[w] * (1.0 if w in mine else CONTEXT_WEIGHT) for w in sorted(asked & b))
         for b, mine in zip(bags, own, strict=True)
     ]
     order = sorted(range(n), key=lambda i: (-scores[i], i))
