@@ -97,6 +97,12 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="with --bundle: the folder the server keeps model.onnx and tokenizer.json in (not copied)",
     )
+    export.add_argument(
+        "--action",
+        choices=("note", "drop"),
+        default="note",
+        help="for sufficiency:...: what the pipeline does when no passage states the answer",
+    )
     add_stored_run_argument(export, "for floor: the run whose embedder (and preset) it is for")
     add_store_argument(export)
     export.set_defaults(func=run_export)
@@ -195,10 +201,12 @@ def run_export(args: argparse.Namespace) -> int:
     from nomad_lab.eval.gating.export import export_text
 
     run = ["--run", str(args.run)] if args.run else []
-    command = "written by: nomad-lab " + shlex.join(["gate", "export", str(args.gate), "--to", args.to, *run])
+    action = ["--action", args.action] if str(args.gate).startswith("sufficiency:") else []
+    argv = ["gate", "export", str(args.gate), "--to", args.to, *action, *run]
+    command = "written by: nomad-lab " + shlex.join(argv)
     if args.bundle is not None or args.model_path is not None:
         return _export_bundle(args, command)
-    text = export_text(args.store, args.gate, args.to, command, args.run)
+    text = export_text(args.store, args.gate, args.to, command, args.run, args.action)
     if args.out is None:
         sys.stdout.write(text)
         return 0
@@ -219,7 +227,7 @@ def _export_bundle(args: argparse.Namespace, command: str) -> int:
     if args.to != "ts" or args.out is not None:
         raise NomadLabError("gate export: --bundle writes a TypeScript folder (--to ts, no --out)")
     command += f" --bundle {args.bundle}"
-    written = export_bundle(args.store, args.gate, args.bundle, command, args.model_path)
+    written = export_bundle(args.store, args.gate, args.bundle, command, args.model_path, args.action)
     size = sum(p.stat().st_size for p in written)
     print(f"wrote {args.bundle} ({len(written)} files, {size / 1e6:.1f} MB)", file=sys.stderr)
     return 0

@@ -33,7 +33,7 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.gate.coverage import NAMES as COVERAGE_NAMES
 from nomad_lab.gate.coverage import Vocabulary, coverage
 from nomad_lab.gate.keywords import keyword_overlap
-from nomad_lab.gate.portable import LEARNED_FORMAT, PORTABLE_FORMAT, portable_gate
+from nomad_lab.gate.portable import LEARNED_FORMAT, PORTABLE_FORMAT, SUFFICIENCY_FORMAT, portable_gate
 from nomad_lab.gate.reference_ranking import Candidate, apply_relevance_floor, apply_source_diversity
 
 QUERY_DIM = re.compile(r"query_\d+")
@@ -154,18 +154,26 @@ class Gate:
         return self.score(question, passages, query_vector) >= self.threshold
 
 
-def load(path: str | Path, model_dir: str | Path | None = None) -> Gate:
+def load(path: str | Path, model_dir: str | Path | None = None) -> Any:
     """A gate from a portable file (``gate export --to json``) or a learned gate file (``gate fit``; one
     reading coverage needs the portable export, which carries its vocabulary, and one reading the
     cross-encoder the export naming its model; ``model_dir``: the model's folder, if not where the export
-    found it)."""
+    found it). A portable sufficiency check (``gate export sufficiency:... --to json``) loads as a
+    :class:`nomad_lab.gate.portable_sufficiency.SufficiencyCheck`: the same ``keep``, and ``decide``
+    for its action and prompt note."""
     where = str(path)
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise NomadLabError(f"{where}: cannot read a gate file: {exc}") from None
+    if isinstance(data, dict) and data.get("format") == SUFFICIENCY_FORMAT:
+        from nomad_lab.gate.portable_sufficiency import SufficiencyCheck  # heavy: numpy, onnx when run
+
+        return SufficiencyCheck(data, model_dir)
     if not isinstance(data, dict) or data.get("format") not in (PORTABLE_FORMAT, LEARNED_FORMAT):
-        raise NomadLabError(f"{where}: not a gate file ({PORTABLE_FORMAT!r} or {LEARNED_FORMAT!r})")
+        raise NomadLabError(
+            f"{where}: not a gate file ({PORTABLE_FORMAT!r}, {LEARNED_FORMAT!r} or {SUFFICIENCY_FORMAT!r})"
+        )
     if data["format"] == LEARNED_FORMAT:
         data = portable_gate(data, where)
     vocabulary = data.get("vocabulary")
