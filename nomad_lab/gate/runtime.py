@@ -183,3 +183,21 @@ def load(path: str | Path, model_dir: str | Path | None = None) -> Any:
 
     counts = Vocabulary(Counter(vocabulary["frequencies"]), int(vocabulary["documents"]))
     return Gate(data, counts, model_dir)
+
+
+NOTE_KEY = "sufficiency_note"
+"""The metadata key the framework adapters put a sufficiency check's prompt note under."""
+
+
+def apply_check(
+    gate: Any, question: str, items: Sequence[Any], text: Any, with_note: Any
+) -> list[Any] | None:
+    """A framework adapter's step for a sufficiency check (a loaded object with ``decide``): the items
+    kept, each with the prompt note through ``with_note(item, note)`` when the action notes a "no"
+    (``text(item)``: its passage text); None for any other gate, which the adapter applies itself."""
+    if not hasattr(gate, "decide"):
+        return None
+    decision = gate.decide(question, [text(item) for item in items])
+    if not decision.keep:
+        return []
+    return list(items) if decision.note is None else [with_note(item, decision.note) for item in items]
