@@ -23,6 +23,7 @@ __all__ = [
     "UNIT_WORDS",
     "choose_units",
     "content_words",
+    "cutter_tables",
     "passage_sentences",
     "passage_units",
     "unit_parts",
@@ -151,3 +152,16 @@ def choose_units(
     ]
     order = sorted(range(n), key=lambda i: (-scores[i], i))
     return sorted(order[:k])
+
+
+def cutter_tables() -> dict[str, object]:
+    """This module's constants and patterns as data, for a port that must cut and choose units exactly as
+    this module does (the sufficiency bundle's ``sufficiency_units.ts``): Python regex syntax."""
+    return {
+        "headingWords": HEADING_WORDS,
+        "contextWeight": CONTEXT_WEIGHT,
+        "functionWords": sorted(_STOP),
+        "heading": _HEADING.pattern,
+        "end": _END.pattern,
+        "word": _WORD.pattern,
+    }

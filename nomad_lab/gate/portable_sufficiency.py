@@ -45,19 +45,7 @@ ZERO_SHOT = "zero-shot"
 def text_tables() -> dict[str, Any]:
     """The unit cutter's and the answer-type cues' constants and patterns, as data (Python regex syntax:
     the TypeScript port translates ``\\b``, ``\\d``, ``\\s`` to Python's Unicode meaning)."""
-    su, at = sentence_units, answer_types
-    return {
-        "headingWords": su.HEADING_WORDS,
-        "contextWeight": su.CONTEXT_WEIGHT,
-        "functionWords": sorted(su._STOP),
-        "heading": su._HEADING.pattern,
-        "end": su._END.pattern,
-        "word": su._WORD.pattern,
-        "types": dict(at.TYPES),
-        "cues": [list(cue) for cue in at._CUES],
-        "unitAsked": at._UNIT_ASKED.pattern,
-        "namedUnits": sorted(at._NAMED_UNITS),
-    }
+    return {**sentence_units.cutter_tables(), **answer_types.cue_tables()}
 
 
 def head_tensors(weights_path: Path) -> list[dict[str, Any]]:

@@ -21,8 +21,10 @@ from nomad_lab.gate.coverage import Vocabulary
 from nomad_lab.gate.floor_presets import preset_floors
 from nomad_lab.gate.logistic_gate import LearnedGate
 from nomad_lab.gate.portable import portable_gate, refuse_unportable
+from nomad_lab.gate.portable_sufficiency import portable_sufficiency
 from nomad_lab.gate.spec import parse_gate_spec
 from nomad_lab.gate.ts_module import render_floor_snippet, render_gate_module
+from nomad_lab.retrieval.answer_model import default_model_dir
 from nomad_lab.retrieval.cross_encoder import portable_cross_encoder
 from nomad_lab.store import Store
 
@@ -67,9 +69,6 @@ def is_sufficiency(gate: str) -> bool:
 def portable_check(gate: str, action: str) -> dict[str, Any]:
     """The portable form of ``sufficiency:zero-shot@T`` or ``sufficiency:GATE_FILE[@T]`` with its action
     (:func:`nomad_lab.gate.portable_sufficiency.portable_sufficiency`), on the installed body."""
-    from nomad_lab.gate.portable_sufficiency import portable_sufficiency
-    from nomad_lab.retrieval.answer_model import default_model_dir
-
     atom = parse_gate_spec(gate).atoms[0]
     folder = default_model_dir()
     digest = hashlib.sha256((folder / "model.onnx").read_bytes()).hexdigest()[:16]  # AnswerBody's digest
