@@ -13,9 +13,10 @@ question, then decides each question in turn from its text and top-5 set: cut an
 body over each (one pair per onnxruntime run, two threads), the head, the threshold. Node runs after
 Python, in one process each; the load line says what else ran.
 
-Reported per corpus and side: decisions equal to ``gate apply``'s, median and mean milliseconds per
-question; then the ratio Node / Python of the medians over all questions, the median per-question ratio
-with a 95% bootstrap interval, the largest score differences and the bundle's size.
+Reported per side and corpus (``python-default``, ``node-pydocs``, ...): decisions equal to ``gate
+apply``'s, median and mean milliseconds per question; then the ratio Node / Python of the medians over all
+questions, the median per-question ratio with a 95% bootstrap interval, the largest score differences and
+the bundle's size.
 
     python benchmarks/sufficiency_bundle.py --questions 0
 """
@@ -147,12 +148,12 @@ def main() -> None:
             rows.append((side_name, name, len(ids), equal, statistics.median(ms), statistics.mean(ms)))
             everything[side_name].update({f"{name}/{i}": side[i] for i in ids})
     print(
-        "\n| side | corpus | questions | decisions equal to gate apply | median ms per question "
+        "\n| side-corpus | questions | decisions equal to gate apply | median ms per question "
         "| mean ms per question |"
     )
-    print("|---|---|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|")
     for side_name, name, n, equal, median, mean in rows:
-        print(f"| {side_name} | {name} | {n} | {equal} | {median:.0f} | {mean:.0f} |")
+        print(f"| {side_name}-{name} | {n} | {equal} | {median:.0f} | {mean:.0f} |")
     medians, interval = ratio_figures(everything["node"], everything["python"], list(everything["node"]))
     print("\n| figure | value |")
     print("|---|---|")

@@ -12,6 +12,9 @@ malformed and resolved by :func:`nomad_lab.eval.gating.runs.resolve_run` before 
 (``--to json``: the portable gate :mod:`nomad_lab.gate.runtime` loads); ``--bundle DIR`` writes a folder
 with the cross-encoder a gate reads and a drop-in for the reference's relevance judge
 (:mod:`nomad_lab.gate.bundle`); a gate reading a judge is refused in one line.
+``gate export sufficiency:GATE_FILE|zero-shot@T --action note|drop`` exports the sufficiency check the
+same ways (``--to json``: :mod:`nomad_lab.gate.portable_sufficiency`; ``--bundle DIR``: its body, head and
+``sufficiency_check.ts``), with its action and the prompt note's text.
 ``gate export floor[@F] --run RUN --to ts`` writes the floor as a ``RAG_MIN_FINAL_SCORE`` snippet for the
 run's embedder (``floor``: its balanced preset).
 
@@ -82,7 +85,11 @@ def register(subparsers: Any) -> None:
     export = sub.add_parser(
         "export", help="write a gate for a pipeline: a TypeScript module or portable JSON"
     )
-    export.add_argument("gate", help="a gate file written by gate fit, or floor@F / floor (the run's preset)")
+    export.add_argument(
+        "gate",
+        help="a gate file written by gate fit, floor@F / floor (the run's preset), or a sufficiency check "
+        "sufficiency:GATE_FILE[@T] / sufficiency:zero-shot@T",
+    )
     export.add_argument("--to", choices=("ts", "json"), default="ts", help="target (default: %(default)s)")
     export.add_argument("--out", type=Path, help="file to write (default: standard output)")
     export.add_argument(
