@@ -85,6 +85,14 @@ def ratio_figures(node: dict[str, dict], python: dict[str, dict], ids: list[str]
     return medians, f"{np.median(ratios):.2f} [{low:.2f}, {high:.2f}]"
 
 
+def figure_table(rows: list[tuple[str, str]]) -> None:
+    """Print the ``| figure | value |`` table the docs quote by figure name."""
+    print("\n| figure | value |")
+    print("|---|---|")
+    for name, value in rows:
+        print(f"| {name} | {value} |")
+
+
 def size_mb(folder: Path) -> float:
     return (
         sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and "node_modules" not in p.parts)
@@ -135,12 +143,14 @@ def main() -> None:
         )
     medians, interval = ratio_figures(node, python, [c["id"] for c in cases])
     gap = max(abs(node[c["id"]]["score"] - python[c["id"]]["score"]) for c in cases)
-    print("\n| figure | value |")
-    print("|---|---|")
-    print(f"| node / python, ratio of medians | {medians:.2f} |")
-    print(f"| node / python, median per-question ratio [95% CI] | {interval} |")
-    print(f"| largest gate score difference, node vs python | {gap:.1e} |")
-    print(f"| bundle size, MB (without node_modules) | {bundle_mb:.1f} |")
+    figure_table(
+        [
+            ("node / python, ratio of medians", f"{medians:.2f}"),
+            ("node / python, median per-question ratio [95% CI]", interval),
+            ("largest gate score difference, node vs python", f"{gap:.1e}"),
+            ("bundle size, MB (without node_modules)", f"{bundle_mb:.1f}"),
+        ]
+    )
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 from _measure import ROOT, published
-from gate_bundle import node_side, ratio_figures, size_mb
+from gate_bundle import figure_table, node_side, python_side, ratio_figures, size_mb
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.workspace import DATASETS_DIR, DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, RESULTS_DIR
@@ -41,7 +41,6 @@ from nomad_lab.eval.gating.context import GatherContext
 from nomad_lab.eval.gating.export import export_bundle, export_text
 from nomad_lab.eval.gating.runs import resolve_run
 from nomad_lab.eval.retrieval_service import RetrievalRequest, retrieve
-from nomad_lab.gate.runtime import load
 from nomad_lab.retrieval.answer_cache import cache_root
 from nomad_lab.retrieval.sufficiency_model import sufficiency_scores
 from nomad_lab.runners.node_packages import link_node_modules
@@ -87,20 +86,6 @@ def top_sets(store: Path, run_id: str, questions: int) -> list[dict]:
     cases = [c for c in cases if c["passages"]]
     step = 1 if questions <= 0 else max(1, len(cases) // questions)
     return cases[::step][: questions or None]
-
-
-def python_side(portable: Path, cases: list[dict]) -> dict[str, dict]:
-    import time
-
-    check = load(portable)
-    check.score(cases[0]["question"], cases[0]["passages"])  # loads the model, warms the session
-    out = {}
-    for c in cases:
-        started = time.perf_counter()
-        decision = check.decide(c["question"], c["passages"])
-        ms = 1000 * (time.perf_counter() - started)
-        out[c["id"]] = {"score": decision.score, "keep": decision.stated, "ms": ms}
-    return out
 
 
 def gap(a: dict[str, dict], b: dict[str, float], ids: list[str]) -> float:
@@ -155,13 +140,15 @@ def main() -> None:
     for side_name, name, n, equal, median, mean in rows:
         print(f"| {side_name}-{name} | {n} | {equal} | {median:.0f} | {mean:.0f} |")
     medians, interval = ratio_figures(everything["node"], everything["python"], list(everything["node"]))
-    print("\n| figure | value |")
-    print("|---|---|")
-    print(f"| node / python, ratio of medians | {medians:.2f} |")
-    print(f"| node / python, median per-question ratio [95% CI] | {interval} |")
-    print(f"| largest score difference, node vs python | {gaps['node']:.1e} |")
-    print(f"| largest score difference, python vs gate apply | {gaps['apply']:.1e} |")
-    print(f"| bundle size, MB (without node_modules) | {sizes['default']:.1f} |")
+    figure_table(
+        [
+            ("node / python, ratio of medians", f"{medians:.2f}"),
+            ("node / python, median per-question ratio [95% CI]", interval),
+            ("largest score difference, node vs python", f"{gaps['node']:.1e}"),
+            ("largest score difference, python vs gate apply", f"{gaps['apply']:.1e}"),
+            ("bundle size, MB (without node_modules)", f"{sizes['default']:.1f}"),
+        ]
+    )
 
 
 if __name__ == "__main__":
