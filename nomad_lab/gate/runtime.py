@@ -16,6 +16,11 @@ A gate reading the cross-encoder (``ce``) runs it here, on the top set's passage
 them (:class:`nomad_lab.gate.pair_model.PortableCrossEncoder`: the same files, checked by digest, windows
 and pair encoding); that needs onnxruntime and tokenizers (``pip install nomad-lab[runtime]``), imported
 only when such a gate first scores. ``load(path, model_dir=...)`` points it at another copy of the model.
+
+A portable sufficiency check (``gate export sufficiency:... --to json``) loads here too, as a
+:class:`nomad_lab.gate.portable_sufficiency.SufficiencyCheck` (it reads the passages' text only, runs the
+ms-marco body with onnx, onnxruntime and tokenizers, and says what its action does with a "no");
+:func:`apply_check` is the framework adapters' step for it.
 """
 
 from __future__ import annotations
