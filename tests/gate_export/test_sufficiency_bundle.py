@@ -190,3 +190,30 @@ def test_the_runtime_refuses_a_missing_model_and_a_malformed_passage_in_one_line
     with pytest.raises(NomadLabError, match=r"a passage without text") as err:
         load(portable).decide(good["question"], [{"text": 5}])
     assert "\n" not in str(err.value)
+
+
+BOIL = (
+    "# Boiling\nBoil water for one minute. At altitudes above 6,500 feet, boil for three minutes.\n\n"
+    "# Storage\nStore water in clean containers.\n- Keep it 20 °C or cooler.\n1. Rotate every 6 months."
+)
+
+
+def test_zero_shot_exports_with_its_threshold_and_scores_as_gate_apply(tmp_path: Path, capsys) -> None:
+    from nomad_lab.retrieval.sufficiency_model import sufficiency_scores
+
+    out = tmp_path / "zero.json"
+    assert main(["gate", "export", "sufficiency:zero-shot@1.5", "--to", "json", "--out", str(out)]) == 0
+    check = load(out)
+    assert (check.threshold, check.data["head"], check.data["typeWeight"]) == (1.5, None, 0.0)
+    questions = [
+        ("How long should I boil water above 6,500 feet?", [BOIL]),
+        ("What temperature should stored water be kept at?", [BOIL, "Unrelated text about radios here."]),
+        ("Who wrote Walden?", []),
+    ]
+    expected = sufficiency_scores("zero-shot", questions, None, "test")
+    for (question, passages), score in zip(questions, expected, strict=True):
+        got = check.decide(question, passages)
+        assert got.score == score or (math.isnan(got.score) and math.isnan(score))
+        assert got.stated == (not math.isnan(score) and score >= 1.5)
+    assert main(["gate", "export", "sufficiency:zero-shot", "--to", "json", "--out", str(out)]) == 1
+    assert "has no saved threshold" in capsys.readouterr().err
