@@ -58,7 +58,8 @@ def python_side(portable: Path, cases: list[dict]) -> dict[str, dict]:
     return out
 
 
-def node_side(bundle: Path, cases: list[dict], folder: Path) -> dict[str, dict]:
+def node_side(bundle: Path, cases: list[dict], folder: Path, script: Path = NODE_SIDE) -> dict[str, dict]:
+    """``script`` (a Node half) run over ``cases`` against ``bundle``: its JSON output."""
     node = typescript_node()
     if node is None:
         raise SystemExit(TYPESCRIPT_NEED)
@@ -66,11 +67,30 @@ def node_side(bundle: Path, cases: list[dict], folder: Path) -> dict[str, dict]:
     path.write_text(json.dumps(cases), encoding="utf-8")
     flags = ["--experimental-strip-types", "--no-warnings"]
     done = subprocess.run(
-        [str(node), *flags, str(NODE_SIDE), str(bundle), str(path)], capture_output=True, text=True
+        [str(node), *flags, str(script), str(bundle), str(path)], capture_output=True, text=True
     )
     if done.returncode != 0:
         raise SystemExit(f"node: {done.stderr.strip()[-2000:]}")
     return json.loads(done.stdout)
+
+
+def ratio_figures(node: dict[str, dict], python: dict[str, dict], ids: list[str]) -> tuple[float, str]:
+    """Node / Python: the ratio of the median milliseconds per question, and the median per-question
+    ratio with its 95% bootstrap interval (as text)."""
+    ratios = np.array([node[i]["ms"] / python[i]["ms"] for i in ids])
+    rng = np.random.default_rng(SEED)
+    boot = [np.median(rng.choice(ratios, len(ratios))) for _ in range(2000)]
+    low, high = np.percentile(boot, [2.5, 97.5])
+    medians = statistics.median(node[i]["ms"] for i in ids) / statistics.median(python[i]["ms"] for i in ids)
+    return medians, f"{np.median(ratios):.2f} [{low:.2f}, {high:.2f}]"
+
+
+def figure_table(rows: list[tuple[str, str]]) -> None:
+    """Print the ``| figure | value |`` table the docs quote by figure name."""
+    print("\n| figure | value |")
+    print("|---|---|")
+    for name, value in rows:
+        print(f"| {name} | {value} |")
 
 
 def size_mb(folder: Path) -> float:
@@ -121,21 +141,16 @@ def main() -> None:
         print(
             f"| {name} | {len(cases)} | {equal} | {statistics.median(ms):.0f} | {statistics.mean(ms):.0f} |"
         )
-    ratios = np.array([node[c["id"]]["ms"] / python[c["id"]]["ms"] for c in cases])
-    rng = np.random.default_rng(SEED)
-    boot = [np.median(rng.choice(ratios, len(ratios))) for _ in range(2000)]
-    low, high = np.percentile(boot, [2.5, 97.5])
-    medians = statistics.median(node[c["id"]]["ms"] for c in cases) / statistics.median(
-        python[c["id"]]["ms"] for c in cases
-    )
+    medians, interval = ratio_figures(node, python, [c["id"] for c in cases])
     gap = max(abs(node[c["id"]]["score"] - python[c["id"]]["score"]) for c in cases)
-    print("\n| figure | value |")
-    print("|---|---|")
-    print(f"| node / python, ratio of medians | {medians:.2f} |")
-    interval = f"{np.median(ratios):.2f} [{low:.2f}, {high:.2f}]"
-    print(f"| node / python, median per-question ratio [95% CI] | {interval} |")
-    print(f"| largest gate score difference, node vs python | {gap:.1e} |")
-    print(f"| bundle size, MB (without node_modules) | {bundle_mb:.1f} |")
+    figure_table(
+        [
+            ("node / python, ratio of medians", f"{medians:.2f}"),
+            ("node / python, median per-question ratio [95% CI]", interval),
+            ("largest gate score difference, node vs python", f"{gap:.1e}"),
+            ("bundle size, MB (without node_modules)", f"{bundle_mb:.1f}"),
+        ]
+    )
 
 
 if __name__ == "__main__":

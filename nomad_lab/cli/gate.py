@@ -12,6 +12,9 @@ malformed and resolved by :func:`nomad_lab.eval.gating.runs.resolve_run` before 
 (``--to json``: the portable gate :mod:`nomad_lab.gate.runtime` loads); ``--bundle DIR`` writes a folder
 with the cross-encoder a gate reads and a drop-in for the reference's relevance judge
 (:mod:`nomad_lab.gate.bundle`); a gate reading a judge is refused in one line.
+``gate export sufficiency:GATE_FILE|zero-shot@T --action note|drop`` exports the sufficiency check the
+same ways (``--to json``: :mod:`nomad_lab.gate.portable_sufficiency`; ``--bundle DIR``: its body, head and
+``sufficiency_check.ts``), with its action and the prompt note's text.
 ``gate export floor[@F] --run RUN --to ts`` writes the floor as a ``RAG_MIN_FINAL_SCORE`` snippet for the
 run's embedder (``floor``: its balanced preset).
 
@@ -82,7 +85,11 @@ def register(subparsers: Any) -> None:
     export = sub.add_parser(
         "export", help="write a gate for a pipeline: a TypeScript module or portable JSON"
     )
-    export.add_argument("gate", help="a gate file written by gate fit, or floor@F / floor (the run's preset)")
+    export.add_argument(
+        "gate",
+        help="a gate file written by gate fit, floor@F / floor (the run's preset), or a sufficiency check "
+        "sufficiency:GATE_FILE[@T] / sufficiency:zero-shot@T",
+    )
     export.add_argument("--to", choices=("ts", "json"), default="ts", help="target (default: %(default)s)")
     export.add_argument("--out", type=Path, help="file to write (default: standard output)")
     export.add_argument(
@@ -96,6 +103,12 @@ def register(subparsers: Any) -> None:
         "--model-path",
         metavar="DIR",
         help="with --bundle: the folder the server keeps model.onnx and tokenizer.json in (not copied)",
+    )
+    export.add_argument(
+        "--action",
+        choices=("note", "drop"),
+        default="note",
+        help="for sufficiency:...: what the pipeline does when no passage states the answer",
     )
     add_stored_run_argument(export, "for floor: the run whose embedder (and preset) it is for")
     add_store_argument(export)
@@ -195,10 +208,12 @@ def run_export(args: argparse.Namespace) -> int:
     from nomad_lab.eval.gating.export import export_text
 
     run = ["--run", str(args.run)] if args.run else []
-    command = "written by: nomad-lab " + shlex.join(["gate", "export", str(args.gate), "--to", args.to, *run])
+    action = ["--action", args.action] if str(args.gate).startswith("sufficiency:") else []
+    argv = ["gate", "export", str(args.gate), "--to", args.to, *action, *run]
+    command = "written by: nomad-lab " + shlex.join(argv)
     if args.bundle is not None or args.model_path is not None:
         return _export_bundle(args, command)
-    text = export_text(args.store, args.gate, args.to, command, args.run)
+    text = export_text(args.store, args.gate, args.to, command, args.run, args.action)
     if args.out is None:
         sys.stdout.write(text)
         return 0
@@ -219,7 +234,7 @@ def _export_bundle(args: argparse.Namespace, command: str) -> int:
     if args.to != "ts" or args.out is not None:
         raise NomadLabError("gate export: --bundle writes a TypeScript folder (--to ts, no --out)")
     command += f" --bundle {args.bundle}"
-    written = export_bundle(args.store, args.gate, args.bundle, command, args.model_path)
+    written = export_bundle(args.store, args.gate, args.bundle, command, args.model_path, args.action)
     size = sum(p.stat().st_size for p in written)
     print(f"wrote {args.bundle} ({len(written)} files, {size / 1e6:.1f} MB)", file=sys.stderr)
     return 0

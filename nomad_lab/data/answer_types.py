@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["TYPES", "Evidence", "evidence", "expected_type", "holds_value"]
+__all__ = ["TYPES", "Evidence", "cue_tables", "evidence", "expected_type", "holds_value"]
 
 _NUMBER = (
     r"(?:\d[\d,]*(?:\.\d+)?|\.\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
@@ -143,3 +143,14 @@ def evidence(question: str, sentences: Sequence[str]) -> Evidence:
     if kind is None:
         return Evidence(None, None, tuple(False for _ in sentences))
     return Evidence(kind, unit, tuple(holds_value(s, kind, unit) for s in sentences))
+
+
+def cue_tables() -> dict[str, object]:
+    """The answer types, question cues and asked-unit pattern as data, for a port that must find the same
+    evidence (the sufficiency bundle's ``sufficiency_units.ts``): Python regex syntax."""
+    return {
+        "types": dict(TYPES),
+        "cues": [list(cue) for cue in _CUES],
+        "unitAsked": _UNIT_ASKED.pattern,
+        "namedUnits": sorted(_NAMED_UNITS),
+    }

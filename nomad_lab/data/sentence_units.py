@@ -23,6 +23,7 @@ __all__ = [
     "UNIT_WORDS",
     "choose_units",
     "content_words",
+    "cutter_tables",
     "normalised",
     "passage_sentences",
     "passage_units",
@@ -158,9 +159,22 @@ def choose_units(
     n = len(units)
     df = {w: sum(w in b for b in bags) for w in asked}
     weight = {w: math.log(1 + n / (1 + df[w])) for w in asked}
-    scores = [
-        sum(weight[w] * (1.0 if w in mine else CONTEXT_WEIGHT) for w in asked & b)
+    scores = [  # summed in word order: a set's order follows the per-process string hash salt
+        sum(weight[w] * (1.0 if w in mine else CONTEXT_WEIGHT) for w in sorted(asked & b))
         for b, mine in zip(bags, own, strict=True)
     ]
     order = sorted(range(n), key=lambda i: (-scores[i], i))
     return sorted(order[:k])
+
+
+def cutter_tables() -> dict[str, object]:
+    """This module's constants and patterns as data, for a port that must cut and choose units exactly as
+    this module does (the sufficiency bundle's ``sufficiency_units.ts``): Python regex syntax."""
+    return {
+        "headingWords": HEADING_WORDS,
+        "contextWeight": CONTEXT_WEIGHT,
+        "functionWords": sorted(_STOP),
+        "heading": _HEADING.pattern,
+        "end": _END.pattern,
+        "word": _WORD.pattern,
+    }

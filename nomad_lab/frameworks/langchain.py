@@ -16,7 +16,7 @@ from typing import Any
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.golden_suites import GATING_SUITES
 from nomad_lab.frameworks.recorder import Candidate, record_pools
-from nomad_lab.gate.runtime import load
+from nomad_lab.gate.runtime import NOTE_KEY, apply_check, load
 
 
 def embeddings(embedder: Any) -> Any:
@@ -106,12 +106,18 @@ def passages_of(documents: Sequence[Any], score_key: str = "score") -> list[dict
     return out
 
 
+def _noted(doc: Any, note: str) -> Any:
+    return doc.model_copy(update={"metadata": {**doc.metadata, NOTE_KEY: note}})
+
+
 def gate_compressor(
     gate_path: str | Path,
     score_key: str = "score",
     embed_query: Callable[[str], Sequence[float]] | None = None,
 ) -> Any:
-    """A LangChain document compressor applying a saved gate: all documents pass, or none."""
+    """A LangChain document compressor applying a saved gate: all documents pass, or none. A sufficiency
+    check (``gate export sufficiency:... --to json``) reads the documents' text only; with the note
+    action its "no" keeps them with the prompt note in ``metadata["sufficiency_note"]``."""
     from langchain_core.documents import BaseDocumentCompressor  # heavy: the langchain extra
 
     gate = load(gate_path)
@@ -122,6 +128,9 @@ def gate_compressor(
         def compress_documents(
             self, documents: Sequence[Any], query: str, callbacks: Any = None
         ) -> Sequence[Any]:
+            checked = apply_check(gate, query, documents, lambda d: d.page_content, _noted)
+            if checked is not None:
+                return checked
             vector = embed_query(query) if embed_query is not None else None
             passages = passages_of(documents, score_key)
             return list(documents) if passages and gate.keep(query, passages, vector) else []

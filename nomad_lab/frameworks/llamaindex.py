@@ -15,7 +15,7 @@ from typing import Any
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.golden_suites import GATING_SUITES
 from nomad_lab.frameworks.recorder import Candidate, record_pools
-from nomad_lab.gate.runtime import load
+from nomad_lab.gate.runtime import NOTE_KEY, apply_check, load
 
 
 def embedding_model(embedder: Any) -> Any:
@@ -102,10 +102,17 @@ def passages_of(nodes: Sequence[Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _noted(hit: Any, note: str) -> Any:
+    node = hit.node.model_copy(update={"metadata": {**hit.node.metadata, NOTE_KEY: note}})
+    return type(hit)(node=node, score=hit.score)
+
+
 def gate_postprocessor(
     gate_path: str | Path, embed_query: Callable[[str], Sequence[float]] | None = None
 ) -> Any:
-    """A LlamaIndex node postprocessor applying a saved gate: all nodes pass, or none."""
+    """A LlamaIndex node postprocessor applying a saved gate: all nodes pass, or none. A sufficiency
+    check (``gate export sufficiency:... --to json``) reads the nodes' text only; with the note action
+    its "no" keeps them with the prompt note in ``node.metadata["sufficiency_note"]``."""
     from llama_index.core.postprocessor.types import BaseNodePostprocessor  # heavy: the llamaindex extra
 
     gate = load(gate_path)
@@ -117,6 +124,9 @@ def gate_postprocessor(
             if query_bundle is None:
                 raise NomadLabError("gate postprocessor: the gate reads the question; pass a query bundle")
             question = query_bundle.query_str
+            checked = apply_check(gate, question, nodes, lambda hit: hit.node.get_content(), _noted)
+            if checked is not None:
+                return checked
             vector = embed_query(question) if embed_query is not None else None
             passages = passages_of(nodes)
             return list(nodes) if passages and gate.keep(question, passages, vector) else []

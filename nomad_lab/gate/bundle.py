@@ -98,3 +98,64 @@ def write_bundle(
     )
     (out / "README.md").write_text(readme, encoding="utf-8")
     return [*written, out / "package.json", out / "README.md"]
+
+
+SUFFICIENCY_TEMPLATES = ("cross_encoder.ts", "sufficiency_units.ts", "sufficiency_check.ts")
+SUFFICIENCY_README = """# A nomad-lab sufficiency check for the reference server
+
+{command}
+
+Files: `sufficiency.ts` (threshold {threshold:.6f}, action `{action}`, the prompt note, the unit settings
+and the text tables), `sufficiency_check.ts` (the check), `sufficiency_units.ts` (units and answer
+types), `cross_encoder.ts` (runs the body), `model/` (`body.onnx`: the ms-marco model with its last
+layer's outputs added, `tokenizer.json`{head_file}).
+
+Install (Node >= 22.6 runs the `.ts` files as they are): `npm install --ignore-scripts`
+
+Wire it after the relevance check, on the chunks that go into the prompt:
+
+    import {{ SufficiencyCheckService }} from "./sufficiency_check.ts";
+    const sufficiency = new SufficiencyCheckService();
+    const verdict = await sufficiency.check(query, chunks);
+    chunks = verdict.kept;            // [] when the action is drop and no passage states the answer
+    const note = verdict.note;        // with the note action: put it after the passages in the prompt
+
+Any error keeps the chunks without a note (fail open), counted in `sufficiency.stats`.
+"""
+
+
+def write_sufficiency_bundle(out: Path, portable: Mapping[str, Any], command: str) -> list[Path]:
+    """Write the bundle of a portable sufficiency check into ``out``: the body with its outputs added
+    (Node cannot edit an ONNX graph), the tokenizer and the head's tensors under ``model/``, the check's
+    data as ``sufficiency.ts``, the templates, ``package.json`` and a README; returns the files."""
+    from nomad_lab.gate.unit_reader import body_model  # heavy: onnx
+
+    body = portable["body"]
+    folder = out / MODEL_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    graph = body_model(Path(body["modelDir"]) / body["model"])[0]
+    (folder / "body.onnx").write_bytes(graph.SerializeToString())
+    tokenizer = Path(shutil.copyfile(Path(body["modelDir"]) / body["tokenizer"], folder / body["tokenizer"]))
+    written = [folder / "body.onnx", tokenizer]
+    data = {k: v for k, v in portable.items() if k != "head"}
+    data["body"] = {**body, "model": "body.onnx", "modelDir": MODEL_DIR}
+    data["head"] = None
+    if portable.get("head"):
+        (folder / "head.json").write_text(json.dumps({"tensors": portable["head"]}), encoding="utf-8")
+        written.append(folder / "head.json")
+        data["head"] = "head.json"
+    text = json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False)
+    module = f"// {command}\nexport const SUFFICIENCY = {text} as const;\n"
+    (out / "sufficiency.ts").write_text(module, encoding="utf-8")
+    written.append(out / "sufficiency.ts")
+    for name in SUFFICIENCY_TEMPLATES:
+        written.append(Path(shutil.copyfile(HERE / name, out / name)))
+    (out / "package.json").write_text(package_json("nomad-lab-sufficiency"), encoding="utf-8")
+    readme = SUFFICIENCY_README.format(
+        command=command,
+        threshold=float(data["threshold"]),
+        action=data["action"],
+        head_file=", `head.json`: the fine-tuned head" if data["head"] else "",
+    )
+    (out / "README.md").write_text(readme, encoding="utf-8")
+    return [*written, out / "package.json", out / "README.md"]

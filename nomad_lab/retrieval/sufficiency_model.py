@@ -20,31 +20,24 @@ from pathlib import Path
 import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
-from nomad_lab.data.answer_types import evidence
-from nomad_lab.data.sentence_units import CHOSEN, UNIT_WORDS, choose_units, unit_parts
+from nomad_lab.data.sentence_units import CHOSEN, UNIT_WORDS
 from nomad_lab.gate.answer_file import SufficiencyGate
-from nomad_lab.retrieval.answer_cache import BodyCache, load_gate_head
-from nomad_lab.retrieval.answer_model import AnswerBody, head_logits, shared_body
+from nomad_lab.gate.unit_reader import head_logit, question_units, type_shift
+from nomad_lab.retrieval.answer_cache import BodyCache, gate_head_weights
+from nomad_lab.retrieval.answer_model import AnswerBody, shared_body
+
+__all__ = [
+    "ZERO_SHOT",
+    "best_per_question",
+    "question_units",
+    "split_by",
+    "sufficiency_check",
+    "sufficiency_scores",
+    "type_shift",
+]
 
 ZERO_SHOT = "zero-shot"
 """The ``sufficiency:`` target that scores units with the ONNX model's own logit (no gate file)."""
-
-
-def question_units(
-    query: str, passages: Sequence[str], k: int = CHOSEN, words: int = UNIT_WORDS
-) -> list[str]:
-    """The ``k`` units of a question's passages the check reads (lexical choice, passage order)."""
-    parts = [part for p in passages for part in unit_parts(p, words)]
-    units = [u for u, _ in parts]
-    return [units[i] for i in choose_units(query, units, k, [s for _, s in parts])]
-
-
-def type_shift(query: str, units: Sequence[str]) -> np.ndarray:
-    """Per unit: +1 holds a value of the asked type, -1 holds none, 0 the question asks for no value."""
-    found = evidence(query, units)
-    if found.expected is None:
-        return np.zeros(len(units))
-    return np.where(np.array(found.hits, dtype=bool), 1.0, -1.0)
 
 
 def best_per_question(
@@ -84,7 +77,11 @@ def sufficiency_scores(
         outs, zero = body.read(pairs)
     else:
         outs, zero = BodyCache(cache_folder, body).read(pairs, progress)
-    logits = zero if gate is None else head_logits(load_gate_head(gate, body, where), outs)
+    if gate is None:
+        logits = zero
+    else:  # the head in double precision, pair by pair, as the runtime and the bundle compute it
+        weights = gate_head_weights(gate, body.digest, where)
+        logits = np.array([head_logit(weights, body.heads, o.k, o.v, o.h) for o in outs], dtype=float)
     shifts = [type_shift(q, us) for (q, _), us in zip(questions, units, strict=True)]
     weight = float(scoring.get("typeWeight", 0.0))
     return best_per_question(split_by(logits, [len(us) for us in units]), shifts, weight)

@@ -7,6 +7,7 @@ run's pools. The rendering itself is pure (:mod:`nomad_lab.gate.portable`, :mod:
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -15,13 +16,15 @@ from nomad_lab.core.errors import NomadLabError
 from nomad_lab.eval import gating
 from nomad_lab.eval.gating.runs import RunChoice, parse_stored_run, resolve_run
 from nomad_lab.gate.apply import spec_curve
-from nomad_lab.gate.bundle import write_bundle
+from nomad_lab.gate.bundle import write_bundle, write_sufficiency_bundle
 from nomad_lab.gate.coverage import Vocabulary
 from nomad_lab.gate.floor_presets import preset_floors
 from nomad_lab.gate.logistic_gate import LearnedGate
 from nomad_lab.gate.portable import portable_gate, refuse_unportable
+from nomad_lab.gate.portable_sufficiency import portable_sufficiency
 from nomad_lab.gate.spec import parse_gate_spec
 from nomad_lab.gate.ts_module import render_floor_snippet, render_gate_module
+from nomad_lab.retrieval.answer_model import default_model_dir
 from nomad_lab.retrieval.cross_encoder import portable_cross_encoder
 from nomad_lab.store import Store
 
@@ -59,11 +62,38 @@ def portable_from_file(
     return portable_gate(raw, where, vocabulary, cross_encoder=cross_encoder), files
 
 
+def is_sufficiency(gate: str) -> bool:
+    return str(gate).startswith("sufficiency:")
+
+
+def portable_check(gate: str, action: str) -> dict[str, Any]:
+    """The portable form of ``sufficiency:zero-shot@T`` or ``sufficiency:GATE_FILE[@T]`` with its action
+    (:func:`nomad_lab.gate.portable_sufficiency.portable_sufficiency`), on the installed body."""
+    atom = parse_gate_spec(gate).atoms[0]
+    folder = default_model_dir()
+    digest = hashlib.sha256((folder / "model.onnx").read_bytes()).hexdigest()[:16]  # AnswerBody's digest
+    files = [folder / "model.onnx", folder / "tokenizer.json"]
+    return portable_sufficiency(atom.target, atom.value, action, files, digest)
+
+
 def export_bundle(
-    store_path: str | Path, gate: str, out: str | Path, command: str, model_path: str | None = None
+    store_path: str | Path,
+    gate: str,
+    out: str | Path,
+    command: str,
+    model_path: str | None = None,
+    action: str = "note",
 ) -> list[Path]:
-    """What ``gate export GATE --to ts --bundle DIR`` writes (:func:`nomad_lab.gate.bundle.write_bundle`);
+    """What ``gate export GATE --to ts --bundle DIR`` writes (:func:`nomad_lab.gate.bundle.write_bundle`,
+    or for a sufficiency check :func:`~nomad_lab.gate.bundle.write_sufficiency_bundle` with ``action``);
     ``model_path``: the folder the server keeps the model in, instead of a copy in the bundle."""
+    if is_sufficiency(gate):
+        if model_path is not None:
+            raise NomadLabError(
+                "gate export sufficiency: the bundle ships its body (the model with its last layer's "
+                "outputs added); --model-path is for cross-encoder gates"
+            )
+        return write_sufficiency_bundle(Path(out), portable_check(gate, action), command)
     if gate == "floor" or gate.startswith("floor@"):
         raise NomadLabError("gate export floor: the floor is a settings snippet (--out FILE), not a bundle")
     portable, files = portable_from_file(store_path, gate, with_model=True)
@@ -89,12 +119,21 @@ def floor_value(
 
 
 def export_text(
-    store_path: str | Path, gate: str, to: str, command: str, run: str | RunChoice | None = None
+    store_path: str | Path,
+    gate: str,
+    to: str,
+    command: str,
+    run: str | RunChoice | None = None,
+    action: str = "note",
 ) -> str:
     """What ``gate export GATE --to TO`` writes: a TypeScript module or a portable JSON for a gate file,
-    a ``RAG_MIN_FINAL_SCORE`` snippet for ``floor[@F]``."""
+    a ``RAG_MIN_FINAL_SCORE`` snippet for ``floor[@F]``, the portable JSON of a sufficiency check."""
     if to not in TARGETS:
         raise NomadLabError(f"gate export: --to {to!r} (targets: {', '.join(TARGETS)})")
+    if is_sufficiency(gate):
+        if to != "json":
+            raise NomadLabError("gate export sufficiency: --to ts writes a folder (--bundle DIR)")
+        return json.dumps(portable_check(gate, action), ensure_ascii=False) + "\n"
     if gate == "floor" or gate.startswith("floor@"):
         if to != "ts":
             raise NomadLabError(
