@@ -11,6 +11,7 @@ ONNX body is refused in one line, since its threshold was chosen on that run's p
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -61,11 +62,21 @@ class AnswerGate:
                 f"{fingerprint}; fit one on this run (nomad-lab study {self.STUDY} --run RUN)"
             )
 
-    def check_body(self, digest: str, where: str) -> None:
+    def check_body(self, digest: str, where: str, reading: str | None = None) -> None:
+        """Refuse another ONNX body; warn (one line) when the head was trained on another ``reading`` of
+        it (the body cache's version: readings before ``answer-pair-v2`` were batched, so a batch-mate
+        moved a pair's outputs, and the threshold chosen on them may not hold on this reading)."""
         if digest != self.body.get("digest"):
             raise NomadLabError(
                 f"{where}: the gate's head was trained on ONNX body {self.body.get('digest')}, "
                 f"the installed one is {digest}; refit it"
+            )
+        trained = self.body.get("reading", "answer-pair-v1")
+        if reading is not None and trained != reading:
+            warnings.warn(
+                f"{where}: the {self.LABEL} was fitted on body readings {trained}, this workbench reads "
+                f"{reading}; its threshold may not hold: refit it (nomad-lab study {self.STUDY} --run RUN)",
+                stacklevel=2,
             )
 
     def save(self, path: str | Path) -> Path:

@@ -98,7 +98,7 @@ class BodyCache:
 
 def gate_head_weights(gate: AnswerGate, digest: str, where: str) -> dict[str, np.ndarray]:
     """The gate's fine-tuned head weights (INT8 dequantized), checked against the body's ``digest``."""
-    gate.check_body(digest, where)
+    gate.check_body(digest, where, CACHE_VERSION)
     with np.load(gate.weights_path) as stored:
         return dequantized_state({k: stored[k] for k in stored.files})
 
@@ -153,6 +153,7 @@ def save_gate_files(
         weights_sha256=file_sha256(weights),
         body={
             "digest": body.digest,
+            "reading": CACHE_VERSION,
             "topLayer": body.top,
             "heads": body.heads,
             "words": WINDOW_WORDS,

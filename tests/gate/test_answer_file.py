@@ -40,6 +40,19 @@ def test_another_embedder_index_or_body_is_refused_in_one_line(tmp_path):
         gate.check_body("zzz", "run x")
 
 
+def test_a_head_trained_on_another_reading_of_the_body_is_a_warning_naming_the_refit(tmp_path, recwarn):
+    gate = AnswerGate.load(saved(tmp_path))  # no "reading": a file from before the per-pair reading
+    gate.check_body("abc", "gate apply", "answer-pair-v2")
+    (warned,) = recwarn.list
+    text = str(warned.message)
+    assert "fitted on body readings answer-pair-v1, this workbench reads answer-pair-v2" in text
+    assert "nomad-lab study answerability --run RUN" in text
+    recwarn.clear()
+    current = AnswerGate(**{**gate.__dict__, "body": {"digest": "abc", "reading": "answer-pair-v2"}})
+    current.check_body("abc", "gate apply", "answer-pair-v2")
+    assert recwarn.list == []
+
+
 def test_changed_weights_or_a_foreign_file_are_refused(tmp_path):
     path = saved(tmp_path)
     np.savez(tmp_path / "g.npz", a=np.ones(3))
