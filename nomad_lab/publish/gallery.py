@@ -65,10 +65,11 @@ def entries(step_lines: Sequence[tuple[str, str]], results: Path) -> list[Entry]
     for line, study in registered.items():
         folder = study.out_dir.removeprefix("results/")
         out.append(Entry(study.title, line, folder, study.figures, study.tables, False))
-    for other in (o for study in studies().values() for o in study.also):
+    for study, other in ((s, o) for s in studies().values() for o in s.also):
         line = " ".join(filter(None, [other.prefix, "nomad-lab " + shlex.join(other.command)]))
         folder = other.out_dir.removeprefix("results/")
-        out.append(Entry(other.title, line, folder, other.figures, other.tables, False))
+        page = study.out_dir.removeprefix("results/").split("/")[0]  # the study's page shows its other runs
+        out.append(Entry(other.title, line, folder, other.figures, other.tables, False, page))
     covered = [e for e in out if e.figures or e.tables]
     out += [
         e if e.tables else replace(e, tables=_latest_md(results / e.folder))
@@ -153,9 +154,9 @@ def _inline(text: str, link_base: str = "") -> str:
 
 
 def doc_page(entry: Entry, results: Path) -> str | None:
-    """The study's write-up, ``docs/<first folder of its results>.md``, relative to the page; None when
-    there is none."""
-    name = entry.folder.split("/")[0] + ".md"
+    """The study's write-up, ``docs/<first folder of its results>.md`` (of the study's results, for another
+    published run of it), relative to the page; None when there is none."""
+    name = (entry.page or entry.folder.split("/")[0]) + ".md"
     return f"../docs/{name}" if (results.parent / "docs" / name).is_file() else None
 
 

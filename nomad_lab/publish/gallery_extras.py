@@ -21,6 +21,7 @@ class Entry:
     figures: tuple[str, ...]
     tables: tuple[str, ...]
     in_main_job: bool
+    page: str = ""  # its docs page when not its folder's (another published run of a study: the study's)
 
 
 def _own(

@@ -4,7 +4,8 @@ and back, the sitting closed and reopened (resumed, its figure history replayed 
 labels file valid goldens. Each kernel's sitting reads the drafts run the test's own sitting stored: the
 store ends with that one retrieval run.
 
-Drafts come from ``goldens draft`` over the fixture corpus (real MiniLM retrieval, real DuckDB);
+Drafts come from ``goldens draft`` over the fixture corpus, its model drafts from a scripted chat
+(``tests/support/drafting.py``), with real MiniLM retrieval and a real DuckDB;
 screenshots are kept in the test's tmp folder (or ``$NOMAD_LAB_ARTIFACTS/label``).
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page
 
-from nomad_lab.data.drafts import DraftOptions, draft_goldens, read_corpus, write_drafts
+from nomad_lab.data.drafts import read_corpus, write_drafts
 from nomad_lab.data.golden_suites import load_suite_file
 from nomad_lab.eval.gating.label_sitting import LabelSession
 from nomad_lab.store import Store
@@ -30,6 +31,7 @@ from tests.support.browser import (
     notebook_browser,
     run_all,
 )
+from tests.support.drafting import fixture_drafts
 from tests.support.paths import CORPUS, ROOT
 
 pytestmark = pytest.mark.slow
@@ -94,7 +96,7 @@ def test_label_whole_passages_search_gold_undo_back_resume_with_figure_history(
     artifacts = artifacts_dir(tmp_path, "label")
     corpus = read_corpus(CORPUS)
     goldens = tmp_path / "goldens"
-    write_drafts(goldens, draft_goldens(corpus, options=DraftOptions(per_doc=3, bank_per_category=1)), corpus)
+    write_drafts(goldens, fixture_drafts(corpus, per_doc=3, bank_per_category=1), corpus)
     total = len(load_suite_file(goldens / "drafts.jsonl", drafts=True))
     store = tmp_path / "ws.duckdb"
     sitting = LabelSession.open(CORPUS, goldens, store)  # what the page must show first, from the library
