@@ -47,14 +47,9 @@ from nomad_lab.eval.note_conditions import (
 )
 from nomad_lab.services.pipeline import PipelineConfig
 from nomad_lab.store import Store
-from nomad_lab.studies.gating.run_param import RUN, study_run
+from nomad_lab.studies.gating.run_param import RUN_INPUTS, study_run
 from nomad_lab.studies.params import (
-    CORPUS,
-    EMBEDDER,
-    GOLDENS,
-    INDEX,
     PROGRESS,
-    STORE,
     on_second_corpus,
     positive,
 )
@@ -74,13 +69,7 @@ def _kinds(text: str) -> tuple[str, ...]:
 
 
 PARAMS = (
-    RUN,
-    STORE,
-    CORPUS,
-    GOLDENS,
-    Param("suite", str, "core,off_topic,hard_refusals?", "suites to retrieve when no --run is given"),
-    EMBEDDER,
-    INDEX,
+    *RUN_INPUTS,
     Param("model", BACKEND_SPEC, DEFAULT_MODEL, "the chat model that answers", metavar="SPEC"),
     Param("per_stratum", int, 30, "questions drawn per stratum", check=positive),
     Param("refusals", _kinds, (UNANSWERABLE,), "refusal kinds sampled beside answerable questions"),

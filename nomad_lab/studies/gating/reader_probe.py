@@ -40,15 +40,10 @@ from nomad_lab.retrieval.sufficiency_model import ZERO_SHOT
 from nomad_lab.store import Store, pair_sha256
 from nomad_lab.studies.gating.answerability import CountBar
 from nomad_lab.studies.gating.reader_probe_report import pages, rows, summary
-from nomad_lab.studies.gating.run_param import RUN, study_run
+from nomad_lab.studies.gating.run_param import RUN_INPUTS, study_run
 from nomad_lab.studies.gating.sufficiency import fixed_row
 from nomad_lab.studies.params import (
-    CORPUS,
-    EMBEDDER,
-    GOLDENS,
-    INDEX,
     PROGRESS,
-    STORE,
     not_negative,
     on_second_corpus,
     positive,
@@ -73,13 +68,7 @@ def reader_spec(given: str) -> str:
 
 
 PARAMS = (
-    RUN,
-    STORE,
-    CORPUS,
-    GOLDENS,
-    Param("suite", str, "core,off_topic,hard_refusals?", "suites to retrieve when no --run is given"),
-    EMBEDDER,
-    INDEX,
+    *RUN_INPUTS,
     Param(
         "reader",
         str,

@@ -22,6 +22,7 @@ from nomad_lab.eval.gating.runs import (
     pin_run,
     resolve_run,
 )
+from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, INDEX, STORE
 from nomad_lab.studies.shape import Param, Params
 
 
@@ -47,6 +48,19 @@ RUN = Param(
     names_runs=named_by,
     pin=pinned,
 )
+
+
+RUN_INPUTS = (
+    RUN,
+    STORE,
+    CORPUS,
+    GOLDENS,
+    Param("suite", str, "core,off_topic,hard_refusals?", "suites to retrieve when no --run is given"),
+    EMBEDDER,
+    INDEX,
+)
+"""The parameters of a study that reads a stored run or retrieves one (:func:`study_run`): the run, its
+store, the corpus and goldens, the suites, the embedder and the index, declared once."""
 
 
 def stored_run_help(what: str = "the stored retrieval run read") -> str:

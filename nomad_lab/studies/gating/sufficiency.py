@@ -47,7 +47,7 @@ from nomad_lab.retrieval.sufficiency_model import (
     type_shift,
 )
 from nomad_lab.studies.gating.answerability import CountBar
-from nomad_lab.studies.gating.run_param import RUN, study_run
+from nomad_lab.studies.gating.run_param import RUN_INPUTS, study_run
 from nomad_lab.studies.gating.sufficiency_pairs import (
     PSEUDO,
     golden_examples,
@@ -58,12 +58,7 @@ from nomad_lab.studies.gating.sufficiency_pairs import (
 )
 from nomad_lab.studies.gating.sufficiency_report import GATE_NAME, pages, rows, save_gate, summary
 from nomad_lab.studies.params import (
-    CORPUS,
-    EMBEDDER,
-    GOLDENS,
-    INDEX,
     PROGRESS,
-    STORE,
     on_second_corpus,
     positive,
 )
@@ -80,13 +75,7 @@ BUDGET_MS = 400
 """Issue 32's budget for the topicality gate and the sufficiency check together, per question, 2 cores."""
 
 PARAMS = (
-    RUN,
-    STORE,
-    CORPUS,
-    GOLDENS,
-    Param("suite", str, "core,off_topic,hard_refusals?", "suites to retrieve when no --run is given"),
-    EMBEDDER,
-    INDEX,
+    *RUN_INPUTS,
     Param("units", int, 8, "sentence units read per question", check=positive),
     Param("pseudo", int, PSEUDO, "pseudo-questions drafted from the corpus", check=positive),
     Param("folds", int, crossval.FOLDS, "outer folds", check=positive),
