@@ -183,7 +183,7 @@ def compute(p: Params) -> dict[str, Any]:
         "embedder": p.embedder,
         "index": p.index or "exact",
         "sizes": entries,
-        "floorFailsFromMegabytes": floor_fails_from({"sizes": entries}),
+        "floorFailsFromMegabytes": floor_fails_from(entries),
         "recallTarget": crossval.RECALL_TARGET,
         "leakTarget": crossval.LEAK_TARGET,
         "seconds": time.perf_counter() - started,

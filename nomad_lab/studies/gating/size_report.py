@@ -96,10 +96,10 @@ def deploy_choice(size: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def floor_fails_from(result: dict[str, Any]) -> float | None:
+def floor_fails_from(sizes: Sequence[dict[str, Any]]) -> float | None:
     """The first size (MB) at which the floor's off-topic leak exceeds the leak target (None: it never
     does up to the largest size)."""
-    for size in result["sizes"]:
+    for size in sizes:
         floor = families(size).get(FLOOR)
         if floor is not None and (off_topic_leak(floor) or 0) > LEAK_TARGET:
             return size["megabytes"]
