@@ -18,6 +18,7 @@ import pytest
 from nomad_lab.core.workspace import DATASETS_DIR
 from nomad_lab.data.refusal_kinds import OFF_TOPIC
 from nomad_lab.publish.results import write
+from nomad_lab.retrieval.index_spec import HNSW_DEFAULTS
 from nomad_lab.studies.gating import gates_at_size
 from nomad_lab.studies.gating.size_report import deploy_choice, families, markdown
 from nomad_lab.studies.shape import resolve_params
@@ -104,7 +105,9 @@ def test_hnsw_is_compared_with_exact_at_the_largest_size(result: dict) -> None:
     recall = compared["recallAt5NoFloor"]
     assert recall["difference"] == pytest.approx(recall["b"] - recall["a"], abs=1e-9)
     assert 0 <= compared["sameTop5"] <= 1 and "0.62" in compared["offTopicLeakAtFloor"]
-    assert "Index `hnsw` against `exact`" in markdown(result)
+    beam = HNSW_DEFAULTS["ef_search"]
+    assert compared["indexParameters"]["ef_search"] == beam  # what "hnsw" meant when it ran
+    assert f"Index `hnsw` (m 32, ef_construction 200, ef_search {beam}) against `exact`" in markdown(result)
 
 
 def _row(gate: str, family: str, leak: float, reached: float) -> dict:

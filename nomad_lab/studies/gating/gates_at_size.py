@@ -31,7 +31,7 @@ from nomad_lab.eval.gating import load_run
 from nomad_lab.eval.gating.fit import bank_run, default_bank
 from nomad_lab.eval.gating.runs import retrieve_run
 from nomad_lab.gate import crossval
-from nomad_lab.retrieval.index_spec import INDEX_SPEC
+from nomad_lab.retrieval.index_spec import INDEX_SPEC, parse_index_spec
 from nomad_lab.studies.gating import gates
 from nomad_lab.studies.gating.growth import library_sizes, materialize
 from nomad_lab.studies.gating.index_compare import compare_indexes
@@ -169,6 +169,7 @@ def compute(p: Params) -> dict[str, Any]:
             "size": entries[-1]["label"],
             "megabytes": entries[-1]["megabytes"],
             "index": p.compare_index,
+            "indexParameters": parse_index_spec(p.compare_index).identity(),  # the beam a default meant then
             "against": p.index or "exact",
             **compare_indexes(load_run(p.store, runs[-1]), load_run(p.store, other), crossval.LEAK_TARGET),
         }

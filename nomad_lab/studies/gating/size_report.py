@@ -189,10 +189,13 @@ def index_lines(compared: dict[str, Any] | None) -> list[str]:
     """The approximate index against exact search at the largest size, paired question by question."""
     if not compared:
         return []
+    parameters = compared.get("indexParameters")  # results made before it was recorded lack it
+    named = ", ".join(f"{k} {v}" for k, v in parameters.items() if k != "kind") if parameters else ""
     lines = [
         "",
-        f"Index `{compared['index']}` against `{compared['against']}` at {compared['megabytes']:.1f} MB, "
-        f"paired over the same {compared['questions']} questions (95% paired bootstrap intervals):",
+        f"Index `{compared['index']}`{f' ({named})' if named else ''} against `{compared['against']}` at "
+        f"{compared['megabytes']:.1f} MB, paired over the same {compared['questions']} questions (95% "
+        "paired bootstrap intervals):",
         "",
         "| measure | " + f"{compared['against']} -> {compared['index']} (difference) |",
         "|---|---|",
