@@ -147,16 +147,27 @@ def saved_threshold(load: Callable[[str], Any]) -> Callable[[GateAtom], float]:
     return threshold
 
 
-def best_score_family(name: str, order: int, form: str, value: str, kind: str) -> Family:
-    """A family whose gathered input (``Need(kind, target)``) has each pool's best (question, passage)
-    score in ``.best``, kept all or nothing; unbounded, an omitted number sweeps the score's quantiles.
-    Rerankers and cross-encoders are all this shape; only their scorer differs."""
+def best_score_family(
+    name: str,
+    order: int,
+    form: str,
+    value: str,
+    kind: str,
+    *,
+    best: Callable[[Any], Any] = lambda gathered: gathered.best,
+    saved: Callable[[GateAtom], float] | None = None,
+) -> Family:
+    """A family whose gathered input (``Need(kind, target)``) holds each pool's best (question, passage)
+    score, read from it by ``best`` (a scorer's ``.best`` by default), kept all or nothing; unbounded. An
+    omitted number is the gate file's ``saved`` threshold when the family has one, else it sweeps the
+    score's quantiles. Rerankers, cross-encoders and the fine-tuned answer and sufficiency heads are all
+    this shape; only their scorer and where an omitted threshold comes from differ."""
 
     def needs(atom: GateAtom) -> tuple[Need, ...]:
         return (Need(kind, atom.target),)
 
     def score(pools: PoolSet, atom: GateAtom, inputs: GateInputs) -> np.ndarray:
-        return np.asarray(inputs[needs(atom)[0]].best, dtype=float)
+        return np.asarray(best(inputs[needs(atom)[0]]), dtype=float)
 
     return Family(
         name=name,
@@ -166,8 +177,9 @@ def best_score_family(name: str, order: int, form: str, value: str, kind: str) -
         value=value,
         low=-math.inf,
         high=None,
-        omitted=OMIT_SWEEP,
+        omitted=OMIT_SWEEP if saved is None else OMIT_SAVED,
         keep=lambda pools, atom, points, inputs: all_or_nothing(score(pools, atom, inputs), pools, points),
         score=score,
+        saved=saved,
         needs=needs,
     )
