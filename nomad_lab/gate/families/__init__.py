@@ -22,6 +22,7 @@ import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.module_walk import modules_defining
+from nomad_lab.gate import masks
 
 if TYPE_CHECKING:
     from nomad_lab.gate.pools import PoolSet
@@ -145,6 +146,32 @@ def saved_threshold(load: Callable[[str], Any]) -> Callable[[GateAtom], float]:
         return float(atom.value) if atom.value is not None else load(atom.target).threshold
 
     return threshold
+
+
+def floor_family(
+    name: str,
+    order: int,
+    keep: Callable[[PoolSet, np.ndarray], np.ndarray],
+    values: Callable[[PoolSet], np.ndarray],
+    default: float | None = None,
+) -> Family:
+    """A family that floors one per-candidate score in [0, 1]: ``keep`` is its mask over the floors,
+    ``values`` the score it floors (a pool's best is its score for ROC AUC); an omitted number sweeps
+    FLOOR_GRID. The reference's floor and the raw cosine floor are this shape; only the column differs."""
+    return Family(
+        name=name,
+        order=order,
+        form=f"{name}[@F]",
+        target=False,
+        value="floor",
+        low=0.0,
+        high=1.0,
+        omitted=OMIT_SWEEP,
+        keep=lambda pools, atom, points, inputs: keep(pools, points),
+        score=lambda pools, atom, inputs: top_value(values(pools), pools.valid),
+        grid=lambda: masks.FLOOR_GRID,
+        default=default,
+    )
 
 
 def best_score_family(
