@@ -34,6 +34,16 @@ def _strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
+def _check_object(value: Any, fields: tuple[str, ...], where: str, expected: str) -> None:
+    """A question line and each of its candidates are objects holding only the format's fields: a
+    misspelt field would otherwise read as a missing one, so the error lists the fields it knows."""
+    if not isinstance(value, dict):
+        raise PoolFileError(f"{where}: expected {expected}")
+    unknown = sorted(set(value) - set(fields))
+    if unknown:
+        raise PoolFileError(f"{where}: unknown field(s) {', '.join(unknown)} (fields: {', '.join(fields)})")
+
+
 class _Columns:
     """Accumulates records into column lists, checking each field's type and column consistency."""
 
@@ -50,13 +60,7 @@ class _Columns:
         self.present: dict[str, str] | None = None  # column -> where first seen (or missing)
 
     def add(self, record: Any, where: str) -> None:
-        if not isinstance(record, dict):
-            raise PoolFileError(f"{where}: expected a JSON object (one question per line)")
-        unknown = sorted(set(record) - set(QUESTION_FIELDS))
-        if unknown:
-            raise PoolFileError(
-                f"{where}: unknown field(s) {', '.join(unknown)} (fields: {', '.join(QUESTION_FIELDS)})"
-            )
+        _check_object(record, QUESTION_FIELDS, where, "a JSON object (one question per line)")
         for key, ok, what in (
             ("id", isinstance(record.get("id"), str), "a string"),
             ("query", isinstance(record.get("query"), str), "a string"),
@@ -86,13 +90,7 @@ class _Columns:
         self.offsets.append(self.offsets[-1] + len(record["candidates"]))
 
     def _candidate(self, c: Any, where: str) -> None:
-        if not isinstance(c, dict):
-            raise PoolFileError(f"{where}: expected an object")
-        unknown = sorted(set(c) - set(CANDIDATE_FIELDS))
-        if unknown:
-            raise PoolFileError(
-                f"{where}: unknown field(s) {', '.join(unknown)} (fields: {', '.join(CANDIDATE_FIELDS)})"
-            )
+        _check_object(c, CANDIDATE_FIELDS, where, "an object")
         if not isinstance(c.get("rank"), int) or isinstance(c.get("rank"), bool):
             raise PoolFileError(f"{where}.rank: expected an integer, got {c.get('rank')!r}")
         if "docId" not in c or not (c["docId"] is None or isinstance(c["docId"], str)):

@@ -60,6 +60,13 @@ def _v1_item(index: int, vector: list[float], encoding: str) -> dict[str, Any]:
     return {"object": "embedding", "embedding": data, "index": index}
 
 
+def v1_not_found(body: Any) -> dict[str, Any]:
+    """OpenAI's 404 body for a request naming a model the shim does not serve. Here, not with the chat
+    bodies, because both ``/v1`` routes give it and the chat side already imports this module."""
+    wanted = body.get("model") if isinstance(body, dict) else None
+    return {"error": {"message": f"model '{wanted}' not found", "type": "api_error"}}
+
+
 def add_embed_routes(app: Any, model: EmbedModel, body_of: Callable[[Any], Any]) -> None:
     """Mount the three embedding endpoints on the shim's FastAPI ``app``; ``body_of`` records requests."""
     from fastapi import Request  # optional, heavy: the llm extra's server
@@ -98,10 +105,7 @@ def add_embed_routes(app: Any, model: EmbedModel, body_of: Callable[[Any], Any])
     async def v1_embeddings(request: Request) -> Any:
         body = await body_of(request)
         if not isinstance(body, dict) or not model.serves(body.get("model")):
-            wanted = body.get("model") if isinstance(body, dict) else None
-            return JSONResponse(
-                {"error": {"message": f"model '{wanted}' not found", "type": "api_error"}}, status_code=404
-            )
+            return JSONResponse(v1_not_found(body), status_code=404)
         texts = _texts(body.get("input"))
         encoding = body.get("encoding_format") or "float"
         if texts is None or encoding not in ("float", "base64"):

@@ -21,7 +21,7 @@ from typing import Any
 
 from nomad_lab.backends.base import ChatRequest
 from nomad_lab.backends.llama_models import DEFAULT_N_CTX, DEFAULT_THREADS, show_payload
-from nomad_lab.serve.embed_routes import EmbedModel, add_embed_routes
+from nomad_lab.serve.embed_routes import EmbedModel, add_embed_routes, v1_not_found
 from nomad_lab.serve.ollama_bodies import chat_ndjson, chat_once, withhold_long_arrays
 from nomad_lab.serve.openai_bodies import v1_format, v1_once, v1_sse
 from nomad_lab.serve.state import ShimState, chat_options, now_iso, requested_top_logprobs
@@ -128,10 +128,7 @@ def create_app(state: ShimState) -> Any:
     async def v1_chat(request: Request) -> Any:
         body = await body_of(request)
         if not isinstance(body, dict) or not state.serves(body.get("model")):
-            model = body.get("model") if isinstance(body, dict) else None
-            return JSONResponse(
-                {"error": {"message": f"model '{model}' not found", "type": "api_error"}}, status_code=404
-            )
+            return JSONResponse(v1_not_found(body), status_code=404)
         options = {
             "num_predict": body.get("max_completion_tokens") or body.get("max_tokens"),
             "temperature": body.get("temperature"),

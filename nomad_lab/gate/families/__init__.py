@@ -22,6 +22,7 @@ import numpy as np
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.module_walk import modules_defining
+from nomad_lab.gate import masks
 
 if TYPE_CHECKING:
     from nomad_lab.gate.pools import PoolSet
@@ -147,16 +148,53 @@ def saved_threshold(load: Callable[[str], Any]) -> Callable[[GateAtom], float]:
     return threshold
 
 
-def best_score_family(name: str, order: int, form: str, value: str, kind: str) -> Family:
-    """A family whose gathered input (``Need(kind, target)``) has each pool's best (question, passage)
-    score in ``.best``, kept all or nothing; unbounded, an omitted number sweeps the score's quantiles.
-    Rerankers and cross-encoders are all this shape; only their scorer differs."""
+def floor_family(
+    name: str,
+    order: int,
+    keep: Callable[[PoolSet, np.ndarray], np.ndarray],
+    values: Callable[[PoolSet], np.ndarray],
+    default: float | None = None,
+) -> Family:
+    """A family that floors one per-candidate score in [0, 1]: ``keep`` is its mask over the floors,
+    ``values`` the score it floors (a pool's best is its score for ROC AUC); an omitted number sweeps
+    FLOOR_GRID. The reference's floor and the raw cosine floor are this shape; only the column differs."""
+    return Family(
+        name=name,
+        order=order,
+        form=f"{name}[@F]",
+        target=False,
+        value="floor",
+        low=0.0,
+        high=1.0,
+        omitted=OMIT_SWEEP,
+        keep=lambda pools, atom, points, inputs: keep(pools, points),
+        score=lambda pools, atom, inputs: top_value(values(pools), pools.valid),
+        grid=lambda: masks.FLOOR_GRID,
+        default=default,
+    )
+
+
+def best_score_family(
+    name: str,
+    order: int,
+    form: str,
+    value: str,
+    kind: str,
+    *,
+    best: Callable[[Any], Any] = lambda gathered: gathered.best,
+    saved: Callable[[GateAtom], float] | None = None,
+) -> Family:
+    """A family whose gathered input (``Need(kind, target)``) holds each pool's best (question, passage)
+    score, read from it by ``best`` (a scorer's ``.best`` by default), kept all or nothing; unbounded. An
+    omitted number is the gate file's ``saved`` threshold when the family has one, else it sweeps the
+    score's quantiles. Rerankers, cross-encoders and the fine-tuned answer and sufficiency heads are all
+    this shape; only their scorer and where an omitted threshold comes from differ."""
 
     def needs(atom: GateAtom) -> tuple[Need, ...]:
         return (Need(kind, atom.target),)
 
     def score(pools: PoolSet, atom: GateAtom, inputs: GateInputs) -> np.ndarray:
-        return np.asarray(inputs[needs(atom)[0]].best, dtype=float)
+        return np.asarray(best(inputs[needs(atom)[0]]), dtype=float)
 
     return Family(
         name=name,
@@ -166,8 +204,9 @@ def best_score_family(name: str, order: int, form: str, value: str, kind: str) -
         value=value,
         low=-math.inf,
         high=None,
-        omitted=OMIT_SWEEP,
+        omitted=OMIT_SWEEP if saved is None else OMIT_SAVED,
         keep=lambda pools, atom, points, inputs: all_or_nothing(score(pools, atom, inputs), pools, points),
         score=score,
+        saved=saved,
         needs=needs,
     )

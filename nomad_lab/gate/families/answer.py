@@ -8,34 +8,15 @@ refuses a run from another embedder or index than the one the file was fitted on
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from nomad_lab.gate.answer_file import AnswerGate
-from nomad_lab.gate.families import OMIT_SAVED, Family, GateInputs, Need, all_or_nothing, saved_threshold
-from nomad_lab.gate.pools import PoolSet
+from nomad_lab.gate.families import best_score_family, saved_threshold
 
-
-def needs(atom: object) -> tuple[Need, ...]:
-    return (Need("answer_scores", atom.target),)  # type: ignore[attr-defined]
-
-
-def score(pools: PoolSet, atom: object, inputs: GateInputs) -> np.ndarray:
-    return np.asarray(inputs[needs(atom)[0]], dtype=float)
-
-
-FAMILY = Family(
-    name="answer",
-    order=70,
-    form="answer:GATE_FILE[@T]",
-    target=True,
-    value="logit",
-    low=-math.inf,
-    high=None,
-    omitted=OMIT_SAVED,
-    keep=lambda pools, atom, points, inputs: all_or_nothing(score(pools, atom, inputs), pools, points),
-    score=score,
+FAMILY = best_score_family(
+    "answer",
+    70,
+    "answer:GATE_FILE[@T]",
+    "logit",
+    "answer_scores",
+    best=lambda scores: scores,  # the gatherer hands in each pool's best logit already
     saved=saved_threshold(AnswerGate.load),
-    needs=needs,
 )

@@ -3,18 +3,6 @@
 from __future__ import annotations
 
 from nomad_lab.gate import masks
-from nomad_lab.gate.families import OMIT_SWEEP, Family, top_value
+from nomad_lab.gate.families import floor_family
 
-FAMILY = Family(
-    name="cosine",
-    order=20,
-    form="cosine[@F]",
-    target=False,
-    value="floor",
-    low=0.0,
-    high=1.0,
-    omitted=OMIT_SWEEP,
-    keep=lambda pools, atom, points, inputs: masks.cosine_floor(pools, points),
-    score=lambda pools, atom, inputs: top_value(pools.semantic, pools.valid),
-    grid=lambda: masks.FLOOR_GRID,
-)
+FAMILY = floor_family("cosine", 20, masks.cosine_floor, lambda pools: pools.semantic)

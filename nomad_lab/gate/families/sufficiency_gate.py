@@ -14,23 +14,11 @@ embedder or index.
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.gate.answer_file import SufficiencyGate
-from nomad_lab.gate.families import OMIT_SAVED, Family, GateInputs, Need, all_or_nothing
+from nomad_lab.gate.families import best_score_family
 
 ZERO_SHOT = "zero-shot"
-
-
-def needs(atom: object) -> tuple[Need, ...]:
-    return (Need("sufficiency_scores", atom.target),)  # type: ignore[attr-defined]
-
-
-def score(pools: object, atom: object, inputs: GateInputs) -> np.ndarray:
-    return np.asarray(inputs[needs(atom)[0]], dtype=float)
 
 
 def saved(atom: object) -> float:
@@ -44,17 +32,12 @@ def saved(atom: object) -> float:
     return SufficiencyGate.load(atom.target).threshold  # type: ignore[attr-defined]
 
 
-FAMILY = Family(
-    name="sufficiency",
-    order=75,
-    form="sufficiency:zero-shot|GATE_FILE[@T]",
-    target=True,
-    value="logit",
-    low=-math.inf,
-    high=None,
-    omitted=OMIT_SAVED,
-    keep=lambda pools, atom, points, inputs: all_or_nothing(score(pools, atom, inputs), pools, points),
-    score=score,
+FAMILY = best_score_family(
+    "sufficiency",
+    75,
+    "sufficiency:zero-shot|GATE_FILE[@T]",
+    "logit",
+    "sufficiency_scores",
+    best=lambda scores: scores,  # the gatherer hands in each pool's best unit score already
     saved=saved,
-    needs=needs,
 )

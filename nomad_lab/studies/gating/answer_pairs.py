@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -55,6 +56,19 @@ class Question:
     gold: list[str] = field(default_factory=list)
 
 
+def stored_run(
+    store_path: str | Path, run_id: str
+) -> tuple[dict[str, Any], dict[str, list[Any]], dict[str, Any]]:
+    """A run's cases by golden id, its stored pools and its index's chunks by id: what the answerability
+    and the sufficiency pairs both cut a question's passages from (read at once, the store closed after)."""
+    with Store(store_path, read_only=True) as store:
+        run = store.get_run(run_id)
+        cases = {c.golden_id: c for c in store.get_cases(run_id)}
+        stored = store.get_pools(run_id)
+        chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
+    return cases, stored, chunks
+
+
 def run_questions(
     store_path: str | Path, data: RunData, goldens_dir: str | Path | None, suite: str
 ) -> list[Question]:
@@ -63,11 +77,7 @@ def run_questions(
     if goldens_dir is not None:
         patterns = {g.id: g.must_include for g in load_suites(goldens_dir, suite)}
     out = []
-    with Store(store_path, read_only=True) as store:
-        run = store.get_run(data.run_id)
-        cases = {c.golden_id: c for c in store.get_cases(data.run_id)}
-        stored = store.get_pools(data.run_id)
-        chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
+    cases, stored, chunks = stored_run(store_path, data.run_id)
     for gid, query in zip(data.pools.ids, data.queries, strict=True):
         case = cases[gid]
         entries = stored.get(gid, [])

@@ -5,7 +5,7 @@ saves. Its page is built from the stored summary alone, so ``answerability.md`` 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +81,21 @@ def training_costs(sec: dict[str, Any]) -> list[tuple[str, Value]]:
     ]
 
 
+def training_record(s: Mapping[str, Any], question_ids: Sequence[str], **runs: str) -> dict[str, Any]:
+    """What a saved gate file says it was fitted on, shared with the sufficiency gate: the run (``runs``:
+    any further runs, such as the bank's), the index fingerprint a gather checks, the questions and the
+    final model's examples and settings."""
+    return {
+        "run": s["run"],
+        **runs,
+        "fingerprint": s["fingerprint"],
+        "questions": s["questions"],
+        "questionIds": list(question_ids),
+        "examples": s["examples"],
+        "config": s["config"],
+    }
+
+
 def examples_line(s: dict[str, Any]) -> str:
     return "Training examples of the final model: " + ", ".join(f"{k} {v}" for k, v in s["examples"].items())
 
@@ -144,15 +159,7 @@ def save_gate(result: dict[str, Any], path: Path) -> Path:
     (``path`` names the JSON)."""
     data = result["data"]
     s = summary(result)
-    training = {
-        "run": s["run"],
-        "bankRun": s["bankRun"],
-        "fingerprint": s["fingerprint"],
-        "questions": s["questions"],
-        "questionIds": list(data.pools.ids),
-        "examples": s["examples"],
-        "config": s["config"],
-    }
+    training = training_record(s, data.pools.ids, bankRun=s["bankRun"])
     return save_gate_files(
         path,
         result["head"],

@@ -40,8 +40,7 @@ from nomad_lab.data.synthetic_refusals import answers_swap, swap_questions
 from nomad_lab.eval.gating.run_data import RunData
 from nomad_lab.retrieval.sufficiency_model import question_units
 from nomad_lab.services.verdict_cache import judged_set
-from nomad_lab.store import Store
-from nomad_lab.studies.gating.answer_pairs import Examples
+from nomad_lab.studies.gating.answer_pairs import Examples, stored_run
 
 GOLD_CHUNKS = 3
 """Relevant-document chunks of a pool searched for answer units (best ranked first)."""
@@ -92,11 +91,7 @@ def run_questions(
     """The run's questions in pool order with the units they read and their answer units."""
     patterns = {g.id: g.must_include for g in load_suites(goldens_dir, suite)} if goldens_dir else {}
     out = []
-    with Store(store_path, read_only=True) as store:
-        run = store.get_run(data.run_id)
-        cases = {c.golden_id: c for c in store.get_cases(data.run_id)}
-        stored = store.get_pools(data.run_id)
-        chunks = {c.chunk_id: c for c in store.get_chunks(run.fingerprint)}
+    cases, stored, chunks = stored_run(store_path, data.run_id)
     for gid, query, kind in zip(data.pools.ids, data.queries, kinds, strict=True):
         case = cases[gid]
         entries = stored.get(gid, [])

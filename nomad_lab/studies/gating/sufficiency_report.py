@@ -19,7 +19,7 @@ from nomad_lab.gate import crossval
 from nomad_lab.gate.answer_file import SufficiencyGate
 from nomad_lab.gate.stats import bootstrap_means, paired_bootstrap
 from nomad_lab.retrieval.answer_cache import save_gate_files
-from nomad_lab.studies.gating.answer_report import examples_line, training_costs
+from nomad_lab.studies.gating.answer_report import examples_line, training_costs, training_record
 from nomad_lab.studies.result import Field, Page, Table, Value, listing
 
 GATE_NAME = "sufficiency-gate.json"
@@ -180,14 +180,7 @@ def save_gate(result: dict[str, Any], path: Path) -> Path:
     most."""
     data = result["data"]
     s = summary(result)
-    training = {
-        "run": s["run"],
-        "fingerprint": s["fingerprint"],
-        "questions": s["questions"],
-        "questionIds": list(data.pools.ids),
-        "examples": s["examples"],
-        "config": s["config"],
-    }
+    training = training_record(s, data.pools.ids)
     scoring = {"units": s["units"], "unitWords": UNIT_WORDS, "typeWeight": s["typeWeight"]}
     return save_gate_files(
         path, result["head"], result["body"], result["threshold"], data.embedder, training,
