@@ -6,7 +6,7 @@ figure was measured on changes the candidate pools, so it is named once (``--ind
 run's params, and parsed here before any work starts:
 
 - ``exact`` (the default): cosine over the stored matrix, every chunk scored;
-- ``hnsw`` / ``hnsw?m=32&ef_construction=200&ef_search=512``: faiss's HNSW graph over the same vectors
+- ``hnsw`` / ``hnsw?m=32&ef_construction=200&ef_search=1024``: faiss's HNSW graph over the same vectors
   (approximate; its parameters are part of the spec and of provenance);
 - ``qdrant`` / ``qdrant:DIR``: a Qdrant collection in local mode (``qdrant-client``'s embedded store, the
   API a server has), written from the workspace index in the reference's payload layout;
@@ -37,18 +37,20 @@ __all__ = [
 ]
 
 DEFAULT_INDEX_SPEC = "exact"
-HNSW_DEFAULTS = {"m": 32, "ef_construction": 200, "ef_search": 512}
+HNSW_DEFAULTS = {"m": 32, "ef_construction": 200, "ef_search": 1024}
 """faiss's HNSW parameters unless the spec says: graph degree, build beam and search beam.
 
 The search beam is wide because questions are not chunks: a question's vector sits away from the rows
-it should find, and on a 51 MB library with MiniLM a beam of 128 lost 7 points of recall@5 that 512 kept
-(the smallest beam measured that loses none: ``python benchmarks/index_beam.py``). A larger library or
-a weaker embedder needs a wider one; that benchmark measures yours."""
+it should find, and a narrow beam walks past them. With MiniLM, a beam of 128 lost 0.071 of recall@5 on
+a 51 MB library and 0.061 on a 101 MB one; 512 kept the first whole and lost 0.016 on the second; 1024
+lost at most 0.003 on both (``python benchmarks/index_beam.py``). A larger library or a weaker embedder
+needs a wider beam still: that benchmark measures yours."""
+
 QDRANT_OPTIONS = ("collection", "api_key_env")
 FORMS = (
     "exact",
     "hnsw",
-    "hnsw?m=32&ef_construction=200&ef_search=512",
+    "hnsw?m=32&ef_construction=200&ef_search=1024",
     "qdrant",
     "qdrant:/path/to/local/dir",
     "qdrant://HOST:6333/COLLECTION?collection=NAME",
