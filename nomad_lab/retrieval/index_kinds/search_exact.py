@@ -1,7 +1,7 @@
 """Exact search: every stored vector's cosine with the query, the candidate net taken from all of them.
 
 The workbench's default since its first run, and the yardstick the approximate kinds are measured
-against (``docs/library_size.md``): at 10^5 chunks one query is a matrix-vector product and a partial
+against (``docs/gates_at_size.md``): at 10^5 chunks one query is a matrix-vector product and a partial
 sort, milliseconds; at 10^7 the matrix alone no longer fits a laptop, which is when HNSW earns its keep.
 """
 
