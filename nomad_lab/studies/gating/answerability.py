@@ -80,7 +80,7 @@ class CountBar:
 def compute(p: Params) -> dict[str, Any]:
     started = time.perf_counter()
     store = Path(p.store)
-    data = load_run(store, study_run(p))
+    data = load_run(store, study_run(p, standalone=True))  # gated pools, as `study gates` retrieves them
     bank_path = p.bank or default_bank()
     if bank_path is None:
         raise NomadLabError("study answerability: no out-of-scope bank (pass --bank FILE)")

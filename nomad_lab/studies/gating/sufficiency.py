@@ -100,7 +100,7 @@ def compute(p: Params) -> dict[str, Any]:
     started = time.perf_counter()
     load = os.getloadavg()  # the timing below is read beside the machine's load when the study began
     store = Path(p.store)
-    run_id = study_run(p)
+    run_id = study_run(p, standalone=True)  # gated pools, as `study gates` retrieves them
     data = load_run(store, run_id)
     kinds = [str(k) for k in data.pools.refusal_kinds]
     questions = run_questions(store, data, kinds, p.goldens, p.suite, p.units)
