@@ -73,9 +73,13 @@ FIGURE = """async () => {
 """The figure's PNG, as its length and a hash (the widget shows it through a blob URL of its own)."""
 
 
-def wait_for_count(page: Page, decided: int, total: int) -> dict:
+def wait_for_count(page: Page, decided: int, total: int, also: str = "true") -> dict:
+    """The view once it shows ``decided`` decisions and the state ``also`` names (a JS expression on the
+    shown state ``s``): the widget's fields arrive in separate messages, so the count alone can be read
+    before the buttons it enables."""
     page.wait_for_function(
-        f"() => {{ const s = ({SHOWN})(); return s && s.count === '{decided} / {total} decided'; }}",
+        f"() => {{ const s = ({SHOWN})(); "
+        f"return s && s.count === '{decided} / {total} decided' && ({also}); }}",
         timeout=WAIT_MS,
     )
     return page.evaluate(SHOWN)
@@ -127,7 +131,7 @@ def test_label_whole_passages_search_gold_undo_back_resume_with_figure_history(
         gold = page.locator(".nomad-label-gold input")  # a gold retrieval did not return, searched by name
         gold.fill(missed)
         page.locator(".nomad-label-save").click()
-        after_gold = wait_for_count(page, 1, total)
+        after_gold = wait_for_count(page, 1, total, also="!s.undoDisabled && !s.backDisabled")
         assert "retrieval miss" in after_gold["message"] and missed in after_gold["message"]
         assert not after_gold["undoDisabled"] and not after_gold["backDisabled"]
 
