@@ -73,6 +73,19 @@ FIGURE = """async () => {
 """The figure's PNG, as its length and a hash (the widget shows it through a blob URL of its own)."""
 
 
+def settled_figure(page: Page) -> list[int]:
+    """:data:`FIGURE` once two reads a second apart agree: the image arrives in a message of its own after
+    the count, so a loaded kernel can show the count of the last decision beside the previous figure."""
+    last = page.evaluate(FIGURE)
+    for _ in range(30):
+        page.wait_for_timeout(1000)
+        now = page.evaluate(FIGURE)
+        if now == last:
+            return now
+        last = now
+    return last
+
+
 def wait_for_count(page: Page, decided: int, total: int, also: str = "true") -> dict:
     """The view once it shows ``decided`` decisions and the state ``also`` names (a JS expression on the
     shown state ``s``): the widget's fields arrive in separate messages, so the count alone can be read
@@ -157,11 +170,11 @@ def test_label_whole_passages_search_gold_undo_back_resume_with_figure_history(
         page.screenshot(path=artifacts / "2-figure-drawn.png", full_page=True)
         assert decided <= 20 and state["figure"] and state["captionLines"] == 2  # refusals dealt early
         assert "At recall@5 >= 0.90" in state["figures"]
-        figure = page.evaluate(FIGURE)
+        figure = settled_figure(page)
         close_notebook(page)  # the sitting closed, its kernel shut down; opened again and run: it resumes
         run_all(page, NOTEBOOK)  # from disk
         resumed = wait_for_count(page, decided, total)
-        replayed = page.evaluate(FIGURE)
+        replayed = settled_figure(page)
         page.screenshot(path=artifacts / "3-resumed.png", full_page=True)
     assert resumed["id"] == state["id"] and replayed == figure  # the figure's history replayed from the log
     labelled = {g.id: g for g in load_suite_file(goldens / "labelled.jsonl", corpus.all_doc_ids)}
