@@ -41,10 +41,10 @@ HNSW_DEFAULTS = {"m": 32, "ef_construction": 200, "ef_search": 1024}
 """faiss's HNSW parameters unless the spec says: graph degree, build beam and search beam.
 
 The search beam is wide because questions are not chunks: a question's vector sits away from the rows
-it should find, and a narrow beam walks past them. With MiniLM, a beam of 128 lost 0.071 of recall@5 on
-a 51 MB library and 0.061 on a 101 MB one; 512 kept the first whole and lost 0.016 on the second; 1024
-lost at most 0.003 on both (``python benchmarks/index_beam.py``). A larger library or a weaker embedder
-needs a wider beam still: that benchmark measures yours."""
+it should find, and a narrow beam walks past them. 1024 is the narrowest beam that kept MiniLM's recall@5
+on the large library's 51 and 101 MB sizes (``python benchmarks/index_beam.py``; the figures are on
+``docs/gates_at_size.md``). A larger library or a weaker embedder needs a wider one: that benchmark
+measures yours."""
 
 QDRANT_OPTIONS = ("collection", "api_key_env")
 FORMS = (

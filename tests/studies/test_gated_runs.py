@@ -1,4 +1,4 @@
-"""The sufficiency and answerability studies read the pools the gates are fitted on: a run they retrieve
+"""The studies that fit or pair a gate read the pools the gates are fitted on: a run they retrieve
 themselves is retrieved as ``study gates`` retrieves one, each follow-up by its standalone rewrite."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from nomad_lab.studies.gating import answerability, sufficiency
+from nomad_lab.studies.gating import answerability, gates, reader_probe, sufficiency
 from nomad_lab.studies.shape import resolve_params
 
 
@@ -15,7 +15,9 @@ class Retrieved(Exception):
     """Raised by the stand-in retrieval: the test needs only what the study asked for."""
 
 
-@pytest.mark.parametrize("module", [sufficiency, answerability], ids=["sufficiency", "answerability"])
+@pytest.mark.parametrize(
+    "module", [gates, sufficiency, answerability, reader_probe], ids=lambda m: m.__name__.rsplit(".", 1)[-1]
+)
 def test_a_run_retrieved_now_is_retrieved_standalone(module: Any, monkeypatch, tmp_path) -> None:
     asked: dict[str, Any] = {}
 

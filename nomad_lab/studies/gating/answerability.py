@@ -38,7 +38,7 @@ from nomad_lab.studies.gating.answer_pairs import (
     training_examples,
 )
 from nomad_lab.studies.gating.answer_report import GATE_NAME, pages, rows, save_gate, summary
-from nomad_lab.studies.gating.run_param import RUN, study_run
+from nomad_lab.studies.gating.run_param import GATED, RUN, study_run
 from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, INDEX, PROGRESS, STORE, positive
 from nomad_lab.studies.result import Artefact, Result
 from nomad_lab.studies.shape import Param, Params, Study
@@ -80,7 +80,7 @@ class CountBar:
 def compute(p: Params) -> dict[str, Any]:
     started = time.perf_counter()
     store = Path(p.store)
-    data = load_run(store, study_run(p, standalone=True))  # gated pools, as `study gates` retrieves them
+    data = load_run(store, study_run(p, **GATED))
     bank_path = p.bank or default_bank()
     if bank_path is None:
         raise NomadLabError("study answerability: no out-of-scope bank (pass --bank FILE)")

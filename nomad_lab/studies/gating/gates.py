@@ -56,7 +56,7 @@ from nomad_lab.studies.gating.gate_rows import (
     spec_row,
 )
 from nomad_lab.studies.gating.judge_and_transfer_rows import judge_rows, question_splits, transfer_row
-from nomad_lab.studies.gating.run_param import RUN, study_run
+from nomad_lab.studies.gating.run_param import GATED, RUN, study_run
 from nomad_lab.studies.params import CORPUS, EMBEDDER, GOLDENS, INDEX, PROGRESS, STORE
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv, resolve_params, stored_params
 
@@ -201,7 +201,7 @@ def compute(given: Mapping[str, Any] | Params) -> dict[str, Any]:
     """The leaderboard on one stored run (retrieved now when no run is given)."""
     p = given if isinstance(given, Params) else resolve_params(PARAMS, given, "study gates")
     started = time.perf_counter()
-    run_id = study_run(p, standalone=True)  # a follow-up is gated on its self-contained rewrite
+    run_id = study_run(p, **GATED)
     data = load_run(p.store, run_id)
     refusal = data.pools.expect_refusal
     if not refusal.any() or refusal.all():

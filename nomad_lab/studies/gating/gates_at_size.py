@@ -35,6 +35,7 @@ from nomad_lab.retrieval.index_spec import INDEX_SPEC, parse_index_spec
 from nomad_lab.studies.gating import gates
 from nomad_lab.studies.gating.growth import library_sizes, materialize
 from nomad_lab.studies.gating.index_compare import compare_indexes
+from nomad_lab.studies.gating.run_param import GATED
 from nomad_lab.studies.gating.size_report import (
     DOCUMENT,
     PAGE,
@@ -163,7 +164,7 @@ def compute(p: Params) -> dict[str, Any]:
             )
     compared = None
     if p.compare_index:
-        retrieval = {"goldens": p.goldens, "suite": GATING_SUITES, "embedder": p.embedder, "standalone": True}
+        retrieval = {"goldens": p.goldens, "suite": GATING_SUITES, "embedder": p.embedder, **GATED}
         other = retrieve_run(p.store, corpus=largest, index=p.compare_index, **retrieval)
         compared = {
             "size": entries[-1]["label"],

@@ -24,7 +24,7 @@ from nomad_lab.gate.logistic_gate import LearnedGate, same_embedder
 from nomad_lab.gate.spec import GateSpec, parse_gate_spec
 from nomad_lab.studies.gating.gate_compare import paired_test
 from nomad_lab.studies.gating.gate_rows import SEED, Row, finish_row, score_curve, spec_row
-from nomad_lab.studies.gating.run_param import study_run
+from nomad_lab.studies.gating.run_param import GATED, study_run
 from nomad_lab.studies.shape import Params
 
 
@@ -103,7 +103,7 @@ def transfer_row(p: Params, data: RunData, bank_path: Path | None, bank: RunData
         gate, source = LearnedGate.load(p.transfer_gate), str(p.transfer_gate)
     else:
         transfer_run = study_run(
-            p, p.transfer_run, corpus=p.transfer_corpus, goldens=p.transfer_goldens, standalone=True
+            p, p.transfer_run, corpus=p.transfer_corpus, goldens=p.transfer_goldens, **GATED
         )
         source_run = load_run(p.store, transfer_run)
         same_index = bank is not None and bank.pools.fingerprint == source_run.pools.fingerprint

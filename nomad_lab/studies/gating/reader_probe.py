@@ -40,7 +40,7 @@ from nomad_lab.retrieval.sufficiency_model import ZERO_SHOT
 from nomad_lab.store import Store, pair_sha256
 from nomad_lab.studies.gating.answerability import CountBar
 from nomad_lab.studies.gating.reader_probe_report import pages, rows, summary
-from nomad_lab.studies.gating.run_param import RUN_INPUTS, study_run
+from nomad_lab.studies.gating.run_param import GATED, RUN_INPUTS, study_run
 from nomad_lab.studies.gating.sufficiency import fixed_row
 from nomad_lab.studies.params import (
     PROGRESS,
@@ -185,7 +185,7 @@ def compute(p: Params) -> dict[str, Any]:
     started = time.perf_counter()
     load = os.getloadavg()  # the cost below is read beside the machine's load when the study began
     store = Path(p.store)
-    run_id = study_run(p)
+    run_id = study_run(p, **GATED)
     data = load_run(store, run_id)
     refusal_all = data.pools.expect_refusal
     kinds_all = [str(k) if r else "" for k, r in zip(data.pools.refusal_kinds, refusal_all, strict=True)]

@@ -73,6 +73,12 @@ STORED_RUN = Param("run", parse_stored_run, None, stored_run_help(), metavar="RU
 presets``, ``eval corpus --check``); None is ``latest``."""
 
 
+GATED = {"standalone": True}
+"""How a study that fits or pairs a gate retrieves a run of its own: each follow-up by its standalone
+rewrite, as the gates are fitted (``study gates``), so its rows sit on the same pools as theirs. The
+judge studies keep the reference's retrieval (a follow-up by its literal text)."""
+
+
 def study_run(p: Params, run: Any = None, **retrieval: Any) -> str:
     """The study's ``--run`` (or ``run``, another RUN value it declares) resolved once by the gating
     service: the stored run it names (``main``: the main job's run over its ``--corpus``), or its

@@ -47,7 +47,7 @@ from nomad_lab.retrieval.sufficiency_model import (
     type_shift,
 )
 from nomad_lab.studies.gating.answerability import CountBar
-from nomad_lab.studies.gating.run_param import RUN_INPUTS, study_run
+from nomad_lab.studies.gating.run_param import GATED, RUN_INPUTS, study_run
 from nomad_lab.studies.gating.sufficiency_pairs import (
     PSEUDO,
     golden_examples,
@@ -100,7 +100,7 @@ def compute(p: Params) -> dict[str, Any]:
     started = time.perf_counter()
     load = os.getloadavg()  # the timing below is read beside the machine's load when the study began
     store = Path(p.store)
-    run_id = study_run(p, standalone=True)  # gated pools, as `study gates` retrieves them
+    run_id = study_run(p, **GATED)
     data = load_run(store, run_id)
     kinds = [str(k) for k in data.pools.refusal_kinds]
     questions = run_questions(store, data, kinds, p.goldens, p.suite, p.units)
