@@ -10,7 +10,11 @@ its two runs is shown, so a load that grows or fades during the command favours 
 per-worker rate then gives, as arithmetic, what N machines of this kind would take
 for 1, 10 and 100 GB of text (no cluster here: these are estimates, not measurements).
 
-    python benchmarks/library_build.py --embedder st: wordllama:256 --chunks 240 8000
+Each worker loads its own copy of the model once, a fixed cost a build of a library (thousands of chunks)
+pays once per worker; a sample must be long enough for that cost to weigh in it as it does in such a
+build, so MiniLM (seconds to load, a few chunks a second) takes a longer sample than WordLlama.
+
+    python benchmarks/library_build.py --embedder st: wordllama:256 --chunks 1200 8000
 """
 
 from __future__ import annotations
@@ -81,7 +85,8 @@ def table(library: Path, embedder, chunks: int, batch: int) -> None:
     """One embedder's three builds of the same chunks, and the arithmetic for larger libraries."""
     texts, per_mb = sample(library, embedder, chunks)
     embedder.embed(list(texts.values())[:4])  # warm, as a worker is after its first batch
-    print(f"\n### {embedder.spec.text}\n\n{len(texts)} chunks of {library} ({per_mb:.0f} chunks per MB "
+    name = embedder.spec.text  # each table's title starts with it, so a page picks a table by embedder
+    print(f"\n### {name}\n\n**{name}** {len(texts)} chunks of {library} ({per_mb:.0f} chunks per MB "
           f"of its text); each way from an empty store, in one command\n")  # fmt: skip
     print("| build | seconds | cluster start (s) | chunks/s | per worker | × in-process |")
     print("|---|---|---|---|---|---|")
@@ -92,12 +97,12 @@ def table(library: Path, embedder, chunks: int, batch: int) -> None:
     rates = {w: len(texts) / best[w][0] for w in (0, 1, 2)}
     for workers in (0, 1, 2):
         (seconds, up), rate = best[workers], rates[workers]
-        name = "in-process" if not workers else f"{workers} local worker(s)"
+        way = "in-process" if not workers else f"{workers} local worker(s)"
         per = rate / max(workers, 1)
-        print(f"| {name} | {seconds:.1f} | {up:.1f} | {rate:.2f} | {per:.2f} | {rate / rates[0]:.2f} |")
+        print(f"| {way} | {seconds:.1f} | {up:.1f} | {rate:.2f} | {per:.2f} | {rate / rates[0]:.2f} |")
     per_machine = rates[2]
-    print(f"\nWhat N machines like this one (2 workers each, {per_machine:.2f} chunks/s) would take, "
-          f"as arithmetic from the measured rate at {per_mb:.0f} chunks per MB:\n")  # fmt: skip
+    print(f"\n**{name}** what N machines like this one (2 workers each, {per_machine:.2f} chunks/s) would "
+          f"take, as arithmetic from the measured rate at {per_mb:.0f} chunks per MB:\n")  # fmt: skip
     print("| library | chunks | 1 machine | 10 machines | 100 machines |")
     print("|---|---|---|---|---|")
     for gb in (1, 10, 100):
