@@ -46,7 +46,7 @@ from nomad_lab.retrieval.sufficiency_model import (
     split_by,
     type_shift,
 )
-from nomad_lab.studies.gating.answerability import CountBar
+from nomad_lab.studies.gating.answerability import CountBar, per_question, read_every_pair, study_seconds
 from nomad_lab.studies.gating.run_param import GATED, RUN_INPUTS, study_run
 from nomad_lab.studies.gating.sufficiency_pairs import (
     PSEUDO,
@@ -109,20 +109,17 @@ def compute(p: Params) -> dict[str, Any]:
     body = AnswerBody()
     cache = BodyCache(cache_root(store), body)
     scored = scoring_pairs(questions)
-    everything = list(
-        dict.fromkeys(scored + [(q.query, u) for q in questions for u in q.answers] + pseudo_ex.pairs)
+    reading = read_every_pair(
+        cache,
+        scored + [(q.query, u) for q in questions for u in q.answers] + pseudo_ex.pairs,
+        "sufficiency: reading units",
+        not p.no_progress,
     )
-    bar = CountBar("sufficiency: reading units", len(everything), not p.no_progress)
-    read_started = time.perf_counter()
-    outs, zero = cache.read(everything, bar)
-    bar.close()
-    read_seconds = time.perf_counter() - read_started
-    index = {pair: i for i, pair in enumerate(everything)}
-    zero_shot = dict(zip(everything, zero.tolist(), strict=True))
+    zero_shot = reading.zero_shot
     sizes = [len(q.units) for q in questions]
     shifts = [type_shift(q.query, [u for _, u in q.units]) for q in questions]
-    scored_outs = [outs[index[pair]] for pair in scored]
-    pseudo_outs = [outs[index[pair]] for pair in pseudo_ex.pairs]
+    scored_outs = reading.outs_of(scored)
+    pseudo_outs = reading.outs_of(pseudo_ex.pairs)
 
     refusal = data.pools.expect_refusal
     y = (~refusal).astype(int)
@@ -203,14 +200,7 @@ def compute(p: Params) -> dict[str, Any]:
         "pseudo": len(pseudo),
         "examples": counts,
         "config": config,
-        "seconds": {
-            "total": time.perf_counter() - started,
-            "read": read_seconds,
-            "readPairs": cache.computed,
-            "pairs": len(everything),
-            "trainMean": float(np.mean(train_seconds)),
-            "trainings": len(train_seconds),
-        },
+        "seconds": study_seconds(started, reading, cache, train_seconds),
         "timing": _time_questions(body, head, sample, store, data, p.units) | {"loadAtStart": list(load)},
     }
 
@@ -228,13 +218,7 @@ def _time_questions(body: AnswerBody, head: Any, chosen: list, store: Path, data
     logits = split_by(head_logits(head, outs), [len(us) for us in units])
     shifts = [type_shift(q.query, us) for q, us in zip(chosen, units, strict=True)]
     best_per_question(logits, shifts, 1.0)
-    seconds = time.perf_counter() - began
-    return {
-        "questions": len(chosen),
-        "units": len(pairs),
-        "unitsPerQuestion": len(pairs) / max(1, len(chosen)),
-        "msPerQuestion": 1000 * seconds / max(1, len(chosen)),
-    }
+    return per_question(len(chosen), len(pairs), "units", time.perf_counter() - began)
 
 
 def result(raw: dict[str, Any]) -> Result:
