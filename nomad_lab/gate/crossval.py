@@ -76,6 +76,24 @@ def threshold_grid(scores: np.ndarray, base_recall: np.ndarray, base_nonempty: n
     )
 
 
+def pooled_threshold(
+    oof: np.ndarray,
+    base_recall: np.ndarray,
+    base_nonempty: np.ndarray,
+    refusal: np.ndarray,
+    target: float = RECALL_TARGET,
+) -> float:
+    """The threshold a gate fitted out of fold is saved with: its out-of-fold scores (repeats x
+    questions) averaged over repeats, and on their grid the least-leaking threshold whose recall (or
+    answerable keep) reaches ``target``; ``-inf`` (keep every question) when none does.
+
+    Why here: the answerability and sufficiency studies save their fine-tuned gate from the same pooled
+    scores by the same rule, the one :func:`choose_points` applies inside each fold."""
+    thresholds, rec, ne = threshold_grid(np.nanmean(oof, axis=0), base_recall, base_nonempty)
+    at, _ = choose_points(rec, ne, refusal, target, LEAK_TARGET)
+    return float(thresholds[at]) if at is not None else float("-inf")
+
+
 @dataclass(frozen=True)
 class Figures:
     """Out-of-fold figures of one gate. Each triple is (mean over repeats, 95% low, 95% high)."""

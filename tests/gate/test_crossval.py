@@ -191,3 +191,16 @@ def test_remembered_splits_equal_a_fresh_search_and_cannot_be_changed_by_a_calle
     for other in (crossval.repeated_splits(y, rng.permutation(groups), 5, 2, 9),
                   crossval.repeated_splits(y, groups, 5, 2, 10)):  # fmt: skip
         assert any(not np.array_equal(a[1], b[1]) for a, b in zip(other[0], first[0], strict=True))
+
+
+def test_a_fitted_gate_is_saved_at_the_least_leaking_threshold_of_its_pooled_scores() -> None:
+    # four answerable questions (recall 1 each, all retrieve something) and two refusals
+    refusal = np.array([False, False, False, False, True, True])
+    recall = np.where(refusal, np.nan, 1.0)
+    nonempty = np.ones(6, dtype=bool)
+    oof = np.array([[0.9, 0.8, 0.7, 0.6, 0.8, 0.95], [0.7, 0.8, 0.9, 0.6, 0.6, 0.85]])
+    # pooled: 0.8 0.8 0.8 0.6 | 0.7 0.9. Recall 0.90 needs all four answerable (threshold 0.6, both
+    # refusals pass); 0.75 is met at 0.8 and 0.7 alike, and 0.8 lets one refusal fewer through
+    assert crossval.pooled_threshold(oof, recall, nonempty, refusal) == 0.6
+    assert crossval.pooled_threshold(oof, recall, nonempty, refusal, target=0.75) == 0.8
+    assert crossval.pooled_threshold(oof[:, :4], recall[:4], nonempty[:4], refusal[:4], 1.01) == float("-inf")

@@ -199,13 +199,11 @@ def compute(p: Params) -> dict[str, Any]:
     )
     bar.close()
     zs = best_per_question(questions, zero_shot)
-    thresholds, rec, ne = crossval.threshold_grid(zs, data.base_recall, data.base_nonempty)
+    _, rec, ne = crossval.threshold_grid(zs, data.base_recall, data.base_nonempty)
     zero_figures = crossval.grid_figures(rec, ne, data.pools.expect_refusal, splits, zs[None])
     head, counts = fit(np.arange(y.size))
-    pooled = np.nanmean(oof, axis=0)
-    thresholds, rec, ne = crossval.threshold_grid(pooled, data.base_recall, data.base_nonempty)
-    at, _ = crossval.choose_points(
-        rec, ne, data.pools.expect_refusal, crossval.RECALL_TARGET, crossval.LEAK_TARGET
+    threshold = crossval.pooled_threshold(
+        oof, data.base_recall, data.base_nonempty, data.pools.expect_refusal
     )
     timing = _time_questions(body, head, questions[:: max(1, len(questions) // 20)][:20])
     return {
@@ -220,7 +218,7 @@ def compute(p: Params) -> dict[str, Any]:
         "zero_scores": zs,
         "head": head,
         "body": body,
-        "threshold": float(thresholds[at]) if at is not None else float("-inf"),
+        "threshold": threshold,
         "examples": counts,
         "splits": splits,
         "config": config,

@@ -181,9 +181,7 @@ def compute(p: Params) -> dict[str, Any]:
     tbar.close()
     final_weight = Counter(table[-1]["chosen"]).most_common(1)[0][0]
     head = fit(np.arange(y.size))
-    pooled = np.nanmean(table[-1]["oof"], axis=0)
-    thresholds, rec, nonempty = crossval.threshold_grid(pooled, keep_base, ne)
-    at, _ = crossval.choose_points(rec, nonempty, refusal, KEEP_TARGET, crossval.LEAK_TARGET)
+    threshold = crossval.pooled_threshold(table[-1]["oof"], keep_base, ne, refusal, KEEP_TARGET)
     sample = [q for q in questions if q.units][:: max(1, len(questions) // 20)][:20]
     return {
         "run": run_id,
@@ -195,7 +193,7 @@ def compute(p: Params) -> dict[str, Any]:
         "head": head,
         "body": body,
         "typeWeight": float(final_weight),
-        "threshold": float(thresholds[at]) if at is not None else float("-inf"),
+        "threshold": threshold,
         "units": p.units,
         "pseudo": len(pseudo),
         "examples": counts,
