@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.gate.folds import Split as Split
+from nomad_lab.gate.folds import answerable_folds as answerable_folds
 from nomad_lab.gate.folds import fold_matrix as fold_matrix
 from nomad_lab.gate.folds import question_groups as question_groups
 from nomad_lab.gate.folds import repeated_splits as repeated_splits

@@ -169,9 +169,7 @@ def compute(p: Params) -> dict[str, Any]:
     )
     zero_shot = reading.zero_shot
     config = TrainConfig(epochs=p.epochs, seed=SEED)
-    y = (~data.pools.expect_refusal).astype(int)
-    groups = crossval.question_groups(data.pools.tags, data.pools.expect_refusal, data.features.query)
-    splits = crossval.repeated_splits(y, groups, p.folds, p.repeats, SEED)
+    y, groups, splits = crossval.answerable_folds(data.pools, data.features.query, p.folds, p.repeats, SEED)
     trainings = len(splits) * len(splits[0]) * crossval.INNER_FOLDS
     bar = CountBar("answerability: trainings", trainings, not p.no_progress)
     train_seconds: list[float] = []

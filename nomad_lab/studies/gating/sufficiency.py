@@ -122,10 +122,8 @@ def compute(p: Params) -> dict[str, Any]:
     pseudo_outs = reading.outs_of(pseudo_ex.pairs)
 
     refusal = data.pools.expect_refusal
-    y = (~refusal).astype(int)
     keep_base = np.where(refusal, np.nan, 1.0)  # "recall" = answerable keep
-    groups = crossval.question_groups(data.pools.tags, refusal, data.features.query)
-    splits = crossval.repeated_splits(y, groups, p.folds, p.repeats, SEED)
+    y, groups, splits = crossval.answerable_folds(data.pools, data.features.query, p.folds, p.repeats, SEED)
     config = TrainConfig(epochs=p.epochs, seed=SEED)
     trainings = len(splits) * len(splits[0]) * crossval.INNER_FOLDS
     heads: dict[bytes, list[np.ndarray]] = {}
