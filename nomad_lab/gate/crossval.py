@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.gate.folds import Split as Split
+from nomad_lab.gate.folds import answerable_folds as answerable_folds
 from nomad_lab.gate.folds import fold_matrix as fold_matrix
 from nomad_lab.gate.folds import question_groups as question_groups
 from nomad_lab.gate.folds import repeated_splits as repeated_splits
@@ -74,6 +75,24 @@ def threshold_grid(scores: np.ndarray, base_recall: np.ndarray, base_nonempty: n
         np.where(kept, base_recall[None], np.where(np.isnan(base_recall), np.nan, 0.0)),
         (kept & base_nonempty[None]),
     )
+
+
+def pooled_threshold(
+    oof: np.ndarray,
+    base_recall: np.ndarray,
+    base_nonempty: np.ndarray,
+    refusal: np.ndarray,
+    target: float = RECALL_TARGET,
+) -> float:
+    """The threshold a gate fitted out of fold is saved with: its out-of-fold scores (repeats x
+    questions) averaged over repeats, and on their grid the least-leaking threshold whose recall (or
+    answerable keep) reaches ``target``; ``-inf`` (keep every question) when none does.
+
+    Why here: the answerability and sufficiency studies save their fine-tuned gate from the same pooled
+    scores by the same rule, the one :func:`choose_points` applies inside each fold."""
+    thresholds, rec, ne = threshold_grid(np.nanmean(oof, axis=0), base_recall, base_nonempty)
+    at, _ = choose_points(rec, ne, refusal, target, LEAK_TARGET)
+    return float(thresholds[at]) if at is not None else float("-inf")
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from nomad_lab.gate.pools import PoolSet
+
 NEAR_DUPLICATE = 0.92
 """Query-embedding cosine at or above which two questions are near-duplicates (always one group)."""
 
@@ -73,6 +75,21 @@ def repeated_splits(
             _SPLITS.pop(next(iter(_SPLITS)))  # the oldest: a study moves on to other questions
         _SPLITS[key] = out
     return [list(split) for split in _SPLITS[key]]
+
+
+def answerable_folds(
+    pools: PoolSet, vectors: np.ndarray | None, folds: int, repeats: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, list[Split]]:
+    """A run's labels (1: answerable, 0: a refusal), its question groups (near-duplicates by ``vectors``,
+    the query embeddings, and refusals of one tag family together) and ``repeats`` grouped, stratified
+    splits over them.
+
+    Why one function: every out-of-fold study of a whole run (the gates leaderboard and its transfer
+    rows, the fitted learned gate, answerability, sufficiency, the size transfer, label-free against
+    labels) folds its questions this way, so studies over one run hold out the same groups."""
+    y = (~pools.expect_refusal).astype(int)
+    groups = question_groups(pools.tags, pools.expect_refusal, vectors)
+    return y, groups, repeated_splits(y, groups, folds, repeats, seed)
 
 
 _SPLITS: dict[tuple, list[Split]] = {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from nomad_lab.gate import crossval
@@ -191,3 +193,35 @@ def test_remembered_splits_equal_a_fresh_search_and_cannot_be_changed_by_a_calle
     for other in (crossval.repeated_splits(y, rng.permutation(groups), 5, 2, 9),
                   crossval.repeated_splits(y, groups, 5, 2, 10)):  # fmt: skip
         assert any(not np.array_equal(a[1], b[1]) for a, b in zip(other[0], first[0], strict=True))
+
+
+def test_a_fitted_gate_is_saved_at_the_least_leaking_threshold_of_its_pooled_scores() -> None:
+    # four answerable questions (recall 1 each, all retrieve something) and two refusals
+    refusal = np.array([False, False, False, False, True, True])
+    recall = np.where(refusal, np.nan, 1.0)
+    nonempty = np.ones(6, dtype=bool)
+    oof = np.array([[0.9, 0.8, 0.7, 0.6, 0.8, 0.95], [0.7, 0.8, 0.9, 0.6, 0.6, 0.85]])
+    # pooled: 0.8 0.8 0.8 0.6 | 0.7 0.9. Recall 0.90 needs all four answerable (threshold 0.6, both
+    # refusals pass); 0.75 is met at 0.8 and 0.7 alike, and 0.8 lets one refusal fewer through
+    assert crossval.pooled_threshold(oof, recall, nonempty, refusal) == 0.6
+    assert crossval.pooled_threshold(oof, recall, nonempty, refusal, target=0.75) == 0.8
+    assert crossval.pooled_threshold(oof[:, :4], recall[:4], nonempty[:4], refusal[:4], 1.01) == float("-inf")
+
+
+def test_a_runs_folds_are_its_answerable_labels_grouped_by_family_and_near_duplicate() -> None:
+    pools = SimpleNamespace(
+        tags=[["a"], ["a"], ["b"], ["off"], ["off"], ["near"], ["a"], ["b"]],
+        expect_refusal=np.array([False, False, False, True, True, True, False, False]),
+    )
+    vectors = np.eye(8)
+    vectors[1] = vectors[0]  # questions 0 and 1 are near-duplicates
+    y, groups, splits = crossval.answerable_folds(pools, vectors, 2, 2, 7)
+    assert y.tolist() == [1, 1, 1, 0, 0, 0, 1, 1]
+    assert groups[0] == groups[1] and groups[3] == groups[4] and len(set(groups.tolist())) == 6
+    again = crossval.repeated_splits(y, groups, 2, 2, 7)
+    assert [[(a.tolist(), b.tolist()) for a, b in split] for split in splits] == [
+        [(a.tolist(), b.tolist()) for a, b in split] for split in again
+    ]
+    for split in splits:
+        for train, test in split:
+            assert not set(groups[train]) & set(groups[test])

@@ -15,8 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from nomad_lab.core.errors import NomadLabError
-from nomad_lab.core.module_walk import modules_defining
+from nomad_lab.core.module_walk import claimed_kinds
 
 PACKAGES = (__name__,)
 """Where kinds are looked for; a test adds a temporary package to show that one module is enough."""
@@ -43,14 +42,4 @@ class ChatKind:
 
 def kinds() -> dict[str, ChatKind]:
     """Every registered kind by name, in module order; two kinds claiming one name or prefix are refused."""
-    found: dict[str, ChatKind] = {}
-    claimed: dict[str, str] = {}
-    for _, module, kind in modules_defining(PACKAGES, "KIND"):
-        if not isinstance(kind, ChatKind):
-            continue
-        for key in (kind.name, *kind.prefixes):
-            if key in claimed:
-                raise NomadLabError(f"{module.__name__}: {key!r} is already {claimed[key]}'s")
-            claimed[key] = module.__name__
-        found[kind.name] = kind
-    return found
+    return claimed_kinds(PACKAGES, ChatKind, lambda kind: (kind.name, *kind.prefixes))

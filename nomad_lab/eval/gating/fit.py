@@ -108,10 +108,6 @@ class FitResult:
     seconds: float
 
 
-def _labels(data: RunData) -> np.ndarray:
-    return (~data.pools.expect_refusal).astype(int)
-
-
 def candidate_sets(kinds: Sequence[str] | Sequence[Sequence[str]]) -> list[tuple[str, ...]]:
     """One feature set (``["pool", "query"]``) or several candidates (``[["pool"], ["pool", "query"]]``)."""
     if not kinds:
@@ -148,9 +144,7 @@ def fit_gate(
     started = time.perf_counter()
     sets = candidate_sets(kinds)
     matrices = [data.features.matrix(list(k)) for k in sets]
-    y = _labels(data)
-    groups = crossval.question_groups(data.pools.tags, data.pools.expect_refusal, data.features.query)
-    splits = crossval.repeated_splits(y, groups, folds, repeats, seed)
+    y, groups, splits = crossval.answerable_folds(data.pools, data.features.query, folds, repeats, seed)
     banks = [None if bank is None else bank.features.matrix(list(k))[0] for k in sets]
     kinds_of = data.pools.refusal_kinds
     trainable = (kinds_of == "") | np.isin(kinds_of, list(negatives or REFUSAL_KINDS))

@@ -113,9 +113,7 @@ def _floor_curve(store: Path, data: RunData) -> tuple[np.ndarray, np.ndarray, np
 
 
 def _splits(data: RunData) -> tuple[np.ndarray, np.ndarray, list]:
-    y = (~data.pools.expect_refusal).astype(int)
-    groups = crossval.question_groups(data.pools.tags, data.pools.expect_refusal, data.features.query)
-    return y, groups, crossval.repeated_splits(y, groups, crossval.FOLDS, crossval.REPEATS, SEED)
+    return crossval.answerable_folds(data.pools, data.features.query, crossval.FOLDS, crossval.REPEATS, SEED)
 
 
 def floor_rows(store: Path, data: RunData, pseudo: RunData, other: RunData) -> list[dict[str, Any]]:

@@ -15,8 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nomad_lab.core.errors import NomadLabError
-from nomad_lab.core.module_walk import modules_defining
+from nomad_lab.core.module_walk import claimed_kinds
 
 PACKAGES = (__name__,)
 """Where kinds are looked for; a test adds a temporary package to show that one module is enough."""
@@ -40,14 +39,4 @@ class EmbedderKind:
 
 def kinds() -> dict[str, EmbedderKind]:
     """Every registered kind by spec word, in module order; two modules claiming one word are refused."""
-    found: dict[str, EmbedderKind] = {}
-    where: dict[str, str] = {}
-    for _, module, kind in modules_defining(PACKAGES, "KIND"):
-        if not isinstance(kind, EmbedderKind):
-            continue
-        if kind.name in found:
-            raise NomadLabError(
-                f"{module.__name__}: embedder kind {kind.name!r} is already {where[kind.name]}'s"
-            )
-        found[kind.name], where[kind.name] = kind, module.__name__
-    return found
+    return claimed_kinds(PACKAGES, EmbedderKind, lambda kind: (kind.name,), what="embedder kind ")

@@ -30,9 +30,7 @@ from nomad_lab.studies.shape import Params
 
 def question_splits(data: RunData, folds: int, repeats: int) -> list:
     """Repeated grouped folds over a run's questions (near-duplicates and refusal tag families together)."""
-    refusal = data.pools.expect_refusal
-    groups = crossval.question_groups(data.pools.tags, refusal, data.features.query)
-    return crossval.repeated_splits((~refusal).astype(int), groups, folds, repeats, SEED)
+    return crossval.answerable_folds(data.pools, data.features.query, folds, repeats, SEED)[2]
 
 
 def judge_rows(p: Params, data: RunData, splits: list) -> list[Row]:

@@ -82,8 +82,7 @@ def transfer(
     small = pairs[0][0] if pairs else small
     used_bank = with_features(store, bank, needed) if with_bank and bank is not None else None
     refusal = small.pools.expect_refusal
-    groups = crossval.question_groups(small.pools.tags, refusal, small.features.query)
-    splits = crossval.repeated_splits((~refusal).astype(int), groups, folds, repeats, SEED)
+    splits = crossval.answerable_folds(small.pools, small.features.query, folds, repeats, SEED)[2]
     n = small.pools.size
     runs = [small, *(large for _, large in pairs)]
     keep = [np.zeros((repeats, n), dtype=bool) for _ in runs]

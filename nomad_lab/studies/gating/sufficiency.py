@@ -46,7 +46,7 @@ from nomad_lab.retrieval.sufficiency_model import (
     split_by,
     type_shift,
 )
-from nomad_lab.studies.gating.answerability import CountBar
+from nomad_lab.studies.gating.answerability import CountBar, per_question, read_every_pair, study_seconds
 from nomad_lab.studies.gating.run_param import GATED, RUN_INPUTS, study_run
 from nomad_lab.studies.gating.sufficiency_pairs import (
     PSEUDO,
@@ -109,26 +109,21 @@ def compute(p: Params) -> dict[str, Any]:
     body = AnswerBody()
     cache = BodyCache(cache_root(store), body)
     scored = scoring_pairs(questions)
-    everything = list(
-        dict.fromkeys(scored + [(q.query, u) for q in questions for u in q.answers] + pseudo_ex.pairs)
+    reading = read_every_pair(
+        cache,
+        scored + [(q.query, u) for q in questions for u in q.answers] + pseudo_ex.pairs,
+        "sufficiency: reading units",
+        not p.no_progress,
     )
-    bar = CountBar("sufficiency: reading units", len(everything), not p.no_progress)
-    read_started = time.perf_counter()
-    outs, zero = cache.read(everything, bar)
-    bar.close()
-    read_seconds = time.perf_counter() - read_started
-    index = {pair: i for i, pair in enumerate(everything)}
-    zero_shot = dict(zip(everything, zero.tolist(), strict=True))
+    zero_shot = reading.zero_shot
     sizes = [len(q.units) for q in questions]
     shifts = [type_shift(q.query, [u for _, u in q.units]) for q in questions]
-    scored_outs = [outs[index[pair]] for pair in scored]
-    pseudo_outs = [outs[index[pair]] for pair in pseudo_ex.pairs]
+    scored_outs = reading.outs_of(scored)
+    pseudo_outs = reading.outs_of(pseudo_ex.pairs)
 
     refusal = data.pools.expect_refusal
-    y = (~refusal).astype(int)
     keep_base = np.where(refusal, np.nan, 1.0)  # "recall" = answerable keep
-    groups = crossval.question_groups(data.pools.tags, refusal, data.features.query)
-    splits = crossval.repeated_splits(y, groups, p.folds, p.repeats, SEED)
+    y, groups, splits = crossval.answerable_folds(data.pools, data.features.query, p.folds, p.repeats, SEED)
     config = TrainConfig(epochs=p.epochs, seed=SEED)
     trainings = len(splits) * len(splits[0]) * crossval.INNER_FOLDS
     heads: dict[bytes, list[np.ndarray]] = {}
@@ -184,9 +179,7 @@ def compute(p: Params) -> dict[str, Any]:
     tbar.close()
     final_weight = Counter(table[-1]["chosen"]).most_common(1)[0][0]
     head = fit(np.arange(y.size))
-    pooled = np.nanmean(table[-1]["oof"], axis=0)
-    thresholds, rec, nonempty = crossval.threshold_grid(pooled, keep_base, ne)
-    at, _ = crossval.choose_points(rec, nonempty, refusal, KEEP_TARGET, crossval.LEAK_TARGET)
+    threshold = crossval.pooled_threshold(table[-1]["oof"], keep_base, ne, refusal, KEEP_TARGET)
     sample = [q for q in questions if q.units][:: max(1, len(questions) // 20)][:20]
     return {
         "run": run_id,
@@ -198,19 +191,12 @@ def compute(p: Params) -> dict[str, Any]:
         "head": head,
         "body": body,
         "typeWeight": float(final_weight),
-        "threshold": float(thresholds[at]) if at is not None else float("-inf"),
+        "threshold": threshold,
         "units": p.units,
         "pseudo": len(pseudo),
         "examples": counts,
         "config": config,
-        "seconds": {
-            "total": time.perf_counter() - started,
-            "read": read_seconds,
-            "readPairs": cache.computed,
-            "pairs": len(everything),
-            "trainMean": float(np.mean(train_seconds)),
-            "trainings": len(train_seconds),
-        },
+        "seconds": study_seconds(started, reading, cache, train_seconds),
         "timing": _time_questions(body, head, sample, store, data, p.units) | {"loadAtStart": list(load)},
     }
 
@@ -228,13 +214,7 @@ def _time_questions(body: AnswerBody, head: Any, chosen: list, store: Path, data
     logits = split_by(head_logits(head, outs), [len(us) for us in units])
     shifts = [type_shift(q.query, us) for q, us in zip(chosen, units, strict=True)]
     best_per_question(logits, shifts, 1.0)
-    seconds = time.perf_counter() - began
-    return {
-        "questions": len(chosen),
-        "units": len(pairs),
-        "unitsPerQuestion": len(pairs) / max(1, len(chosen)),
-        "msPerQuestion": 1000 * seconds / max(1, len(chosen)),
-    }
+    return per_question(len(chosen), len(pairs), "units", time.perf_counter() - began)
 
 
 def result(raw: dict[str, Any]) -> Result:
