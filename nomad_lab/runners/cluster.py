@@ -31,6 +31,15 @@ from nomad_lab.services.judge_service import RelevanceJudge
 from nomad_lab.services.model_calls import CallBuffer
 from nomad_lab.store import ModelCall, Store, Verdict
 
+UNSET_IN_WORKERS: dict[str, None] = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
+"""Dask's setting that a LocalCluster here leaves out of its workers' environment (None unsets it).
+
+Why: Dask starts workers with ``MALLOC_TRIM_THRESHOLD_=65536``, and any explicit trim threshold turns off
+glibc's adaptive mmap threshold, so each large buffer a model allocates per batch (a MiniLM batch's
+activations) is mapped and unmapped anew: MiniLM embedded markedly slower on a worker than in the
+client's process with the same threads (``benchmarks/library_build.py`` measures the two side by side).
+A value the user sets in the environment still reaches the workers (they inherit it)."""
+
 
 @contextmanager
 def dask_client(scheduler: str | None = None, workers: int = 0) -> Iterator[Any | None]:
@@ -38,18 +47,25 @@ def dask_client(scheduler: str | None = None, workers: int = 0) -> Iterator[Any 
     Closed on exit, with the LocalCluster it started.
 
     Local workers get one thread each: llama.cpp already uses the cores, and a process per worker keeps
-    each embedded model in its own memory.
+    each embedded model in its own memory. They start without the glibc trim threshold Dask sets in its
+    workers (:data:`UNSET_IN_WORKERS`).
     """
     if not scheduler and workers <= 0:
         yield None
         return
+    import dask  # heavy
     from distributed import Client, LocalCluster  # heavy
 
     cluster = None
     if not scheduler:
-        cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
-        )
+        with dask.config.set(UNSET_IN_WORKERS):
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=40,
+            )
     client = Client(scheduler or cluster)
     try:
         yield client

@@ -9,6 +9,7 @@ the chunks still missing, by hash.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -40,7 +41,9 @@ def vectors(store: Path, model_key: str, shas: list[str]) -> np.ndarray:
     return np.stack([found[s] for s in shas])
 
 
-def test_workers_embed_what_the_store_lacks_and_equal_an_in_process_build(tmp_path: Path, wordllama) -> None:
+def test_workers_embed_what_the_store_lacks_and_equal_an_in_process_build(
+    tmp_path: Path, wordllama, monkeypatch
+) -> None:
     corpus = load_corpus(DEFAULT_CORPUS_DIR)  # 341 chunks: several batches, several in flight
     records = chunk_records(corpus, ingest_params(wordllama))
     shas = list(dict.fromkeys(r.text_sha256 for r in records))
@@ -51,7 +54,10 @@ def test_workers_embed_what_the_store_lacks_and_equal_an_in_process_build(tmp_pa
         first = shas[:100]
         texts = {r.text_sha256: r.text for r in records}
         store.put_embeddings(wordllama.model_key, first, wordllama.embed([texts[s] for s in first]))
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     with dask_client(workers=1) as client, Store(there) as store:
+        # Dask's trim threshold, which slows a model's batches on a worker, is left out
+        assert set(client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_")).values()) == {None}
         _, resumed = build_index(
             corpus, store, wordllama, progress=False, fill=dask_fill(client, batch_size=64)
         )
