@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.cli import goldens_check, goldens_kinds
+from nomad_lab.cli import goldens_check, goldens_kinds, goldens_sheet
 from nomad_lab.cli.workspace_args import add_corpus_arguments, add_progress_argument
 
 COST_FILE = "draft_cost.json"
@@ -89,6 +89,7 @@ def register(subparsers: Any) -> None:
     draft.set_defaults(func=run_draft)
     goldens_kinds.register(sub)
     goldens_check.register(sub)
+    goldens_sheet.register(sub)
 
 
 def model_chat(spec: str, seed: int) -> Any:
