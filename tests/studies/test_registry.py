@@ -41,6 +41,7 @@ STUDIES = {
     "reader-probe",
     "label-free",
     "labelling",
+    "draft-rating",
     "note-effect",
 }
 
