@@ -5,7 +5,8 @@ headings and sentences, fictional-attribute and entity-swap refusals, the bank's
 does not answer), none repeating a golden already in ``--out``. Add ``--backend [SPEC]`` to also ask a
 language model, per passage, for a reader's question with the sentence answering it (``mustInclude``) and
 a question the passage leaves open, each checked (``nomad_lab.data.model_drafts``); a bare ``--backend``
-takes the largest embedded instruct model installed. Drafts load only when asked for
+takes the largest embedded instruct model installed, and the model's time per passage is written beside the
+drafts with the machine's load (``DIR/draft_cost.json``). Drafts load only when asked for
 (``drafts=True``): no eval, study or gate counts them until a person labels them. Python:
 ``nomad_lab.data.drafts``.
 """
@@ -13,14 +14,18 @@ takes the largest embedded instruct model installed. Drafts load only when asked
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
+import statistics
 import time
 from pathlib import Path
 from typing import Any
 
-from nomad_lab.cli import goldens_check, goldens_kinds
+from nomad_lab.cli import goldens_check, goldens_kinds, goldens_sheet
 from nomad_lab.cli.workspace_args import add_corpus_arguments, add_progress_argument
 
+COST_FILE = "draft_cost.json"
+"""Written beside the drafts by a run with ``--backend``: the model's seconds and the machine's load."""
 LARGEST = "largest"
 """What a bare ``--backend`` means: the largest embedded instruct model installed, found when run."""
 
@@ -84,6 +89,7 @@ def register(subparsers: Any) -> None:
     draft.set_defaults(func=run_draft)
     goldens_kinds.register(sub)
     goldens_check.register(sub)
+    goldens_sheet.register(sub)
 
 
 def model_chat(spec: str, seed: int) -> Any:
@@ -97,6 +103,20 @@ def model_chat(spec: str, seed: int) -> Any:
         return backend.chat(ChatRequest([{"role": "user", "content": prompt}], options)).content
 
     return chat
+
+
+class TimedChat:
+    """A ``Chat`` that keeps each call's wall time: what a model draft costs, apart from the templates."""
+
+    def __init__(self, chat: Any) -> None:
+        self.chat, self.seconds = chat, []
+
+    def __call__(self, prompt: str) -> str:
+        started = time.perf_counter()
+        try:
+            return self.chat(prompt)
+        finally:
+            self.seconds.append(time.perf_counter() - started)
 
 
 def backend_spec(given: str | None) -> str | None:
@@ -113,6 +133,7 @@ def run_draft(args: argparse.Namespace) -> int:
 
     from nomad_lab.core.errors import NomadLabError
     from nomad_lab.data.drafts import DraftOptions, draft_goldens, existing_goldens, read_corpus, write_drafts
+    from nomad_lab.eval import machine_load
 
     for name in ("per_doc", "refusals_per_doc", "bank_per_category", "llm_per_doc", "limit"):
         if (value := getattr(args, name)) is not None and value < 0:
@@ -131,7 +152,8 @@ def run_draft(args: argparse.Namespace) -> int:
         limit=args.limit,
     )
     args.backend = backend_spec(args.backend)
-    chat = model_chat(args.backend, args.seed) if args.backend else None
+    chat = TimedChat(model_chat(args.backend, args.seed)) if args.backend else None
+    before = machine_load.mark()
     with tqdm(total=len(corpus.docs), desc="drafting", unit="doc", disable=args.no_progress) as bar:
         result = draft_goldens(
             corpus,
@@ -145,6 +167,17 @@ def run_draft(args: argparse.Namespace) -> int:
         raise NomadLabError(f"{args.corpus}: no drafts (every candidate repeats a golden in {args.out})")
     path = write_drafts(args.out, result, corpus, _command(args))
     seconds = time.perf_counter() - started
+    if chat is not None and chat.seconds:
+        cost = _cost(
+            args.backend,
+            chat.seconds,
+            result.counts(),
+            machine_load.load_between(before, machine_load.mark()),
+        )
+        (args.out / COST_FILE).write_text(json.dumps(cost, indent=2) + "\n", encoding="utf-8")
+        print(
+            f"{args.backend}: {cost['secondsPerPassage']:.1f} s a passage over {len(chat.seconds)} passages"
+        )
     counts = ", ".join(f"{kind} {n}" for kind, n in sorted(result.counts().items()))
     megabytes = result.bytes / 1e6
     print(
@@ -157,6 +190,24 @@ def run_draft(args: argparse.Namespace) -> int:
         print(f"{args.backend}: model drafts rejected by their checks: {why}")
     print(f"wrote {path} in {seconds:.1f} s ({megabytes / max(seconds, 1e-9):.2f} MB/s)")
     return 0
+
+
+def _cost(spec: str, seconds: list[float], counts: dict[str, int], load: dict[str, Any]) -> dict[str, Any]:
+    """What the model's drafts cost: its seconds per passage asked (mean, and median: the first call may
+    include the model's load) and per draft kept (each passage gives at most one question and one
+    refusal), with the machine's load while it ran."""
+    kept = counts.get("llm", 0) + counts.get("llm-refusal", 0)
+    total = sum(seconds)
+    return {
+        "backend": spec,
+        "passages": len(seconds),
+        "modelSeconds": round(total, 1),
+        "secondsPerPassage": round(total / len(seconds), 2),
+        "medianSecondsPerPassage": round(statistics.median(seconds), 2),
+        "kept": {"answerable": counts.get("llm", 0), "refusal": counts.get("llm-refusal", 0)},
+        "secondsPerKeptDraft": round(total / kept, 2) if kept else None,
+        "load": load,
+    }
 
 
 def _command(args: argparse.Namespace) -> str:

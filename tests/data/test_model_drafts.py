@@ -1,9 +1,17 @@
 """A model's draft is kept only when its answer is a sentence of the passage verbatim, its question does
-not copy that sentence, and its refusal is about the passage's subject without being answered by it."""
+not copy that sentence, and its refusal is about the passage's subject without being answered by it; a run
+with a model writes what its calls cost beside the drafts."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import nomad_lab.cli.goldens as goldens
+from nomad_lab.cli import main
 from nomad_lab.data.model_drafts import check_draft, copies, model_draft, parse_reply, passages
+from tests.support.drafting import scripted_chat
+from tests.support.paths import CORPUS
 
 PASSAGE = (
     "The Kestrel K9 filter removes bacteria and protozoa. "
@@ -65,3 +73,22 @@ def test_passages_spread_over_the_document_and_the_model_is_asked_once_each() ->
     asked: list[str] = []
     model_draft(lambda prompt: asked.append(prompt) or "QUESTION: x", "T", chosen[0], sentences)
     assert len(asked) == 1 and chosen[0] in asked[0]
+
+
+def test_a_backend_run_writes_the_model_seconds_per_passage_and_the_load(tmp_path: Path, monkeypatch) -> None:
+    """``goldens draft --backend`` times every model call (not the templates) and writes the cost with
+    the machine's load beside the drafts; a run without a model writes none."""
+    monkeypatch.setattr(goldens, "model_chat", lambda spec, seed: scripted_chat())
+    out = tmp_path / "drafts"
+    argv = ["goldens", "draft", "--corpus", str(CORPUS), "--out", str(out), "--no-progress"]
+    assert main([*argv, "--backend", "test:scripted", "--llm-per-doc", "1"]) == 0
+    cost = json.loads((out / goldens.COST_FILE).read_text())
+    drafts = [json.loads(line) for line in (out / "drafts.jsonl").read_text().splitlines()[2:]]
+    kept = sum(d["draft"]["source"].startswith("llm") for d in drafts)
+    assert cost["backend"] == "test:scripted" and cost["passages"] == 5  # one passage per document
+    assert cost["kept"]["answerable"] + cost["kept"]["refusal"] == kept > 0
+    assert abs(cost["secondsPerPassage"] * 5 - cost["modelSeconds"]) <= 0.1
+    assert {"loadBefore", "loadAfter", "othersCpuShare", "cpus"} <= set(cost["load"])
+    plain = tmp_path / "plain"
+    assert main(["goldens", "draft", "--corpus", str(CORPUS), "--out", str(plain), "--no-progress"]) == 0
+    assert not (plain / goldens.COST_FILE).exists()

@@ -41,6 +41,7 @@ STUDIES = {
     "reader-probe",
     "label-free",
     "labelling",
+    "draft-rating",
     "note-effect",
 }
 
@@ -87,7 +88,8 @@ def test_study_help_lists_every_registered_study(capsys: pytest.CaptureFixture[s
 
 
 def test_an_unknown_study_is_one_error_naming_the_known_ones() -> None:
-    with pytest.raises(NomadLabError, match=r"no such study \(known: answerability, embedders, estimator"):
+    known = r"no such study \(known: answerability, draft-rating, embedders, estimator"
+    with pytest.raises(NomadLabError, match=known):
         registry.get("nope")
 
 
