@@ -115,11 +115,14 @@ def test_a_question_leaning_on_the_prompt_is_rejected_and_counted(
     tmp_path: Path, monkeypatch, capsys
 ) -> None:
     """A model question saying "according to the passage" is written for the prompt, not by a reader of
-    the library: ``goldens draft`` rejects every one and prints how many under its own reason."""
+    the library: ``goldens draft`` rejects every one whose answer passed and prints how many under its own
+    reason."""
 
-    def chat(prompt: str) -> str:
-        first = prompt.split("\n\n")[1].split(". ")[0]
-        return f"QUESTION: What comes first, according to the passage?\nANSWER: {first}."
+    scripted = scripted_chat()
+
+    def chat(prompt: str) -> str:  # the scripted answer, with a question leaning on the passage
+        answer = scripted(prompt).split("\n")[1]
+        return f"QUESTION: What comes first, according to the passage?\n{answer}"
 
     monkeypatch.setattr(goldens, "model_chat", lambda spec, seed: chat)
     out = tmp_path / "drafts"
@@ -127,7 +130,10 @@ def test_a_question_leaning_on_the_prompt_is_rejected_and_counted(
     assert main([*argv, "--backend", "test:scripted", "--llm-per-doc", "1"]) == 0
     drafts = [json.loads(line) for line in (out / "drafts.jsonl").read_text().splitlines()[2:]]
     assert not [d for d in drafts if d["draft"]["source"].startswith("llm:")]
-    assert "question: points at a passage the user never sees 5" in capsys.readouterr().out
+    summary = capsys.readouterr().out.split("rejected by their checks: ")[1].splitlines()[0]
+    counts = {why: int(n) for why, n in (part.rsplit(" ", 1) for part in summary.split("; "))}
+    leaning = counts["question: points at a passage the user never sees"]
+    assert leaning > 0 and leaning + counts.get("its answer is not a sentence of the passage", 0) == 5
 
 
 def test_a_question_must_stand_alone_without_the_prompts_framing() -> None:
