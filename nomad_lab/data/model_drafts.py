@@ -14,8 +14,11 @@ says, or answers instead of asking. A draft is kept only when
   :data:`MAX_OVERLAP` of its content words in the answer): a question that restates its answer tests
   word matching, not reading;
 - its question reads as a question (:func:`nomad_lab.data.draft_text.well_formed`);
+- its question and its refusal stand alone for a reader of the library (:func:`leans_on_prompt`): no
+  framing word of :data:`PROMPT`, no "the passage" or "this document" the user never sees;
 - its refusal question shares a content word with the passage (it is about the same subject) and no
-  sentence of the passage holds most of its content words (it asks for something the passage lacks).
+  sentence of its whole document holds most of its content words (:func:`answers`): it asks for
+  something the document lacks, not only the passage the model read.
 
 Pure: the model is a callable ``ask(prompt) -> reply`` the command layer opens (``--backend SPEC``).
 """
@@ -30,13 +33,17 @@ from nomad_lab.data.draft_text import NOT_SUBJECT, well_formed, words
 from nomad_lab.data.sentence_units import normalised
 
 __all__ = [
+    "ANSWERED_SHARE",
     "COPY_RUN",
+    "FRAMING",
     "MAX_OVERLAP",
     "PROMPT",
     "Chat",
     "ModelDraft",
+    "answers",
     "check_draft",
     "copies",
+    "leans_on_prompt",
     "model_draft",
     "parse_reply",
     "passages",
@@ -62,6 +69,20 @@ MAX_OVERLAP = 0.8
 """At most this share of a question's content words may appear in its answer sentence."""
 PASSAGE_SENTENCES = 6
 """Sentences per passage: enough for a question with context, short enough for a 270M model's prompt."""
+ANSWERED_SHARE = 0.5
+"""A sentence holding more than this share of a refusal's content words answers it ("most of them")."""
+FRAMING = ("library of documents", "this library", "a reader", "in their own words", "test questions")
+"""Words of :data:`PROMPT` that frame the task, not the library's subject: a question carrying one was
+written for the prompt, not by a reader (a test checks each is in the prompt)."""
+_TEXT = r"(?:passage|text|document|excerpt|article|section|paragraph)s?"
+_POINTER = re.compile(
+    r"\b(?:the|this|that|these|those)\s+(?:given\s+|above\s+|provided\s+|following\s+)?(?:passage|excerpt)s?\b"
+    rf"|\b(?:this|these|the given|the above|the provided|the following)\s+{_TEXT}\b"
+    rf"|\b(?:according to|in|from|by)\s+the\s+{_TEXT}(?=\s*(?:[?,.;:!)]|$))"
+    rf"|\b(?:does|do|did)\s+the\s+(?:{_TEXT}|author)\s+(?:say|state|describe|mention|suggest|explain)"
+)
+"""A pointer at a text the question's asker never sees: "the passage", "this document", "according to
+the text", "in the article?", "does the section say"; "the text editor" or "in the text file" is not one."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +138,48 @@ def copies(question: str, answer: str) -> str | None:
     return None
 
 
+def leans_on_prompt(question: str) -> str | None:
+    """Why ``question`` does not stand alone for a reader of the library, or None.
+
+    Why: rated blind, many of the model's answerable drafts needing an edit carried the prompt's framing
+    into the question or pointed at the passage it was shown; a person asking the library never saw that
+    passage, so such a question must be reworded before it can be kept. The words come from
+    :data:`FRAMING` (the prompt's own) and :data:`_POINTER` (any "the passage/text/document ..." that
+    points at the model's input), not from the rated questions.
+    """
+    lowered = " ".join(words(question))
+    if any(f" {phrase} " in f" {lowered} " for phrase in FRAMING):
+        return "leans on the prompt's framing"
+    if _POINTER.search(question.lower()):
+        return "points at a passage the user never sees"
+    return None
+
+
+def answers(sentence: str, refusal: str) -> bool:
+    """Whether ``sentence`` answers ``refusal``: it copies the sentence (:func:`copies`) or the sentence
+    holds more than :data:`ANSWERED_SHARE` of its content words."""
+    if copies(refusal, sentence):
+        return True
+    content = _content(refusal)
+    inside = sum(w in set(words(sentence)) for w in content)
+    return bool(content) and inside / len(content) > ANSWERED_SHARE
+
+
+def _answered(refusal: str, passage: str, document: Sequence[str]) -> str | None:
+    """Why ``refusal`` is no refusal: a sentence of the passage or, elsewhere, of its document answers it
+    (:func:`answers`), or None.
+
+    Why the whole document: rated blind, most of the model's refusals were answered in their own document
+    outside the passage the model read, so a question "the passage leaves open" is kept only when no
+    sentence of the document answers it; the two are counted apart.
+    """
+    inside = normalised(passage)
+    found = [s for s in document if answers(s, refusal)]
+    if any(normalised(s) in inside for s in found):
+        return "a sentence of the passage answers it"
+    return "a sentence elsewhere in its document answers it" if found else None
+
+
 def _sentence_of(answer: str, passage: str, sentences: Sequence[str]) -> str | None:
     """The passage's sentence the model copied: the one sentence of ``sentences`` holding the answer
     verbatim (a small model often copies a span, "up to 600 W"), else the answer itself when it is in
@@ -132,7 +195,7 @@ def _sentence_of(answer: str, passage: str, sentences: Sequence[str]) -> str | N
 
 
 def check_draft(fields: dict[str, str], passage: str, sentences: Sequence[str]) -> ModelDraft:
-    """The checks of the module doc on one parsed reply."""
+    """The checks of the module doc on one parsed reply; ``sentences`` are the whole document's."""
     rejected: list[str] = []
     question, answer, refusal = fields.get("question"), fields.get("answer"), fields.get("unanswered")
     sentence = _sentence_of(answer, passage, sentences) if answer else None
@@ -140,20 +203,23 @@ def check_draft(fields: dict[str, str], passage: str, sentences: Sequence[str]) 
         rejected.append("no QUESTION or ANSWER line")
     elif sentence is None:
         rejected.append("its answer is not a sentence of the passage")
-    elif why := (well_formed(question) or copies(question, sentence)):
+    elif why := (well_formed(question) or copies(question, sentence) or leans_on_prompt(question)):
         rejected.append(f"question: {why}")
     kept = question if not rejected else None
     passage_words = set(_content(passage))
     if refusal is None:
         rejected.append("no UNANSWERED line")
-    elif why := well_formed(refusal):
+    elif why := (well_formed(refusal) or leans_on_prompt(refusal)):
         rejected.append(f"refusal: {why}")
         refusal = None
     elif not set(_content(refusal)) & passage_words:
         rejected.append("refusal: not about the passage's subject")
         refusal = None
-    elif any(copies(refusal, s) for s in sentences) or (kept and normalised(refusal) == normalised(kept)):
+    elif kept and normalised(refusal) == normalised(kept):
         rejected.append("refusal: a sentence of the passage answers it")
+        refusal = None
+    elif why := _answered(refusal, passage, sentences):
+        rejected.append(f"refusal: {why}")
         refusal = None
     return ModelDraft(kept, sentence if kept else None, refusal, tuple(rejected))
 

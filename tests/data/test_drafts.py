@@ -229,7 +229,7 @@ def test_model_drafts_carry_the_backend_spec_their_answer_sentence_and_a_refusal
         prompts.append(prompt)
         first = prompt.split("\n\n")[1].split(". ")[0].rstrip(".") + "."
         return (
-            f"QUESTION: Which thing does the passage describe first?\nANSWER: {first}\n"
+            f"QUESTION: Which thing is described first?\nANSWER: {first}\n"
             "UNANSWERED: How much does the mill weigh?"
         )
 

@@ -1,6 +1,7 @@
 """A model's draft is kept only when its answer is a sentence of the passage verbatim, its question does
-not copy that sentence, and its refusal is about the passage's subject without being answered by it; a run
-with a model writes what its calls cost beside the drafts."""
+not copy that sentence, neither question leans on the prompt or points at the passage, and its refusal is
+about the passage's subject without being answered anywhere in its document; a run with a model writes
+what its calls cost beside the drafts."""
 
 from __future__ import annotations
 
@@ -9,7 +10,16 @@ from pathlib import Path
 
 import nomad_lab.cli.goldens as goldens
 from nomad_lab.cli import main
-from nomad_lab.data.model_drafts import check_draft, copies, model_draft, parse_reply, passages
+from nomad_lab.data.model_drafts import (
+    FRAMING,
+    PROMPT,
+    check_draft,
+    copies,
+    leans_on_prompt,
+    model_draft,
+    parse_reply,
+    passages,
+)
 from tests.support.drafting import scripted_chat
 from tests.support.paths import CORPUS
 
@@ -19,6 +29,13 @@ PASSAGE = (
     "Scrub the cartridge with the supplied pad when the flow slows."
 )
 SENTENCES = tuple(s if s.endswith(".") else s + "." for s in PASSAGE.split(". "))
+DOCUMENT = (
+    *SENTENCES,
+    "The gravity bag holds ten litres.",
+    "The Kestrel replacement cartridge is sold at outdoor shops at a cost of 40 euros.",
+)
+"""The passage's document: two more sentences after it, the second answering a question about price."""
+BASE = {"question": "When should the Kestrel cartridge be swapped?", "answer": "replaced after 4,500 litres"}
 
 
 def test_the_reply_is_read_whatever_its_decoration() -> None:
@@ -92,3 +109,75 @@ def test_a_backend_run_writes_the_model_seconds_per_passage_and_the_load(tmp_pat
     plain = tmp_path / "plain"
     assert main(["goldens", "draft", "--corpus", str(CORPUS), "--out", str(plain), "--no-progress"]) == 0
     assert not (plain / goldens.COST_FILE).exists()
+
+
+def test_a_question_leaning_on_the_prompt_is_rejected_and_counted(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """A model question saying "according to the passage" is written for the prompt, not by a reader of
+    the library: ``goldens draft`` rejects every one whose answer passed and prints how many under its own
+    reason."""
+
+    scripted = scripted_chat()
+
+    def chat(prompt: str) -> str:  # the scripted answer, with a question leaning on the passage
+        answer = scripted(prompt).split("\n")[1]
+        return f"QUESTION: What comes first, according to the passage?\n{answer}"
+
+    monkeypatch.setattr(goldens, "model_chat", lambda spec, seed: chat)
+    out = tmp_path / "drafts"
+    argv = ["goldens", "draft", "--corpus", str(CORPUS), "--out", str(out), "--no-progress"]
+    assert main([*argv, "--backend", "test:scripted", "--llm-per-doc", "1"]) == 0
+    drafts = [json.loads(line) for line in (out / "drafts.jsonl").read_text().splitlines()[2:]]
+    assert not [d for d in drafts if d["draft"]["source"].startswith("llm:")]
+    summary = capsys.readouterr().out.split("rejected by their checks: ")[1].splitlines()[0]
+    counts = {why: int(n) for why, n in (part.rsplit(" ", 1) for part in summary.split("; "))}
+    leaning = counts["question: points at a passage the user never sees"]
+    assert leaning > 0 and leaning + counts.get("its answer is not a sentence of the passage", 0) == 5
+
+
+def test_a_question_must_stand_alone_without_the_prompts_framing() -> None:
+    assert all(phrase in PROMPT.lower() for phrase in FRAMING)  # the framing words are the prompt's own
+    leaning = [
+        "How can a reader of this library clean the cartridge?",
+        "What does the Kestrel remove in a library of documents?",
+        "How does the passage describe the cartridge?",
+        "What does this document say about bacteria?",
+        "What is removed, according to the text?",
+        "What does the article say about flow?",
+    ]
+    assert all(leans_on_prompt(q) for q in leaning)
+    standing = [
+        "What does the Kestrel K9 filter remove?",
+        "How do I change the text editor's font?",
+        "Where is the setting in the text file stored?",
+    ]
+    assert [leans_on_prompt(q) for q in standing] == [None, None, None]
+    drafted = check_draft(
+        {**BASE, "question": "When is the cartridge replaced, per the excerpt?"}, PASSAGE, SENTENCES
+    )
+    assert (
+        drafted.question is None
+        and drafted.rejected[0] == "question: points at a passage the user never sees"
+    )
+    refusal = check_draft(
+        {**BASE, "unanswered": "What does this passage leave open about the Kestrel?"}, PASSAGE, SENTENCES
+    )
+    assert (
+        refusal.refusal is None and refusal.rejected[-1] == "refusal: points at a passage the user never sees"
+    )
+    assert check_draft(BASE, PASSAGE, SENTENCES).question == BASE["question"]
+
+
+def test_a_refusal_its_document_answers_outside_the_passage_is_rejected() -> None:
+    """The passage is the model's view, not the library's: a refusal answered by a later sentence of its
+    document (in other words than the question's, so no copy) is no refusal; one the document leaves open
+    is kept."""
+    price = {**BASE, "unanswered": "How much does a Kestrel replacement cartridge cost?"}
+    drafted = check_draft(price, PASSAGE, DOCUMENT)
+    assert drafted.refusal is None
+    assert drafted.rejected == ("refusal: a sentence elsewhere in its document answers it",)
+    assert check_draft(price, PASSAGE, SENTENCES).refusal == price["unanswered"]  # the passage alone: open
+    shipping = {**BASE, "unanswered": "How long does the Kestrel K9 filter take to ship?"}
+    kept = check_draft(shipping, PASSAGE, DOCUMENT)
+    assert kept.refusal == shipping["unanswered"] and kept.question == BASE["question"] and not kept.rejected
