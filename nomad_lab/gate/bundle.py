@@ -100,7 +100,12 @@ def write_bundle(
     return [*written, out / "package.json", out / "README.md"]
 
 
-SUFFICIENCY_TEMPLATES = ("cross_encoder.ts", "sufficiency_units.ts", "sufficiency_check.ts")
+SUFFICIENCY_TEMPLATES = (
+    "cross_encoder.ts",
+    "half_precision.ts",
+    "sufficiency_units.ts",
+    "sufficiency_check.ts",
+)
 SUFFICIENCY_README = """# A nomad-lab sufficiency check for the reference server
 
 {command}

@@ -14,6 +14,7 @@ import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CrossEncoder } from "./cross_encoder.ts";
 import type { CrossEncoderSpec } from "./cross_encoder.ts";
+import { halfRound } from "./half_precision.ts";
 import { UnitText } from "./sufficiency_units.ts";
 import { SUFFICIENCY } from "./sufficiency.ts";
 
@@ -125,7 +126,7 @@ export function headLogit(w: Map<string, Float64Array>, heads: number, k: Float6
   return affine(g("cls.weight"), g("cls.bias"), pooled)[0];
 }
 
-const toHalf = (values: Float32Array): Float64Array => Float64Array.from(values, (x) => Math.f16round(x));
+const toHalf = (values: Float32Array): Float64Array => Float64Array.from(values, halfRound);
 
 export interface SufficiencyOptions {
   modelDir?: string; // where body.onnx, tokenizer.json and head.json are (default: the bundle's model/)
