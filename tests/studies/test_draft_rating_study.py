@@ -100,6 +100,8 @@ def test_rates_are_counted_per_source_and_kind_with_wilson_intervals(tmp_path: P
         (lambda v: v["verdicts"].pop("r003"), "rows without a verdict: r003; verdicts for rows the key"),
         (lambda v: v["verdicts"].update(r999={"verdict": "usable"}), "the key .* lacks: r999"),
         (lambda v: v["verdicts"]["r004"].update(verdict="fine"), "r004: verdict 'fine'"),
+        (lambda v: v["verdicts"].update(r004="usable"), "r004: verdict None"),
+        (lambda v: v.pop("rubric"), "verdicts.json: missing field\\(s\\) rubric"),
     ],
 )
 def test_a_rating_with_a_gap_or_an_unknown_verdict_is_refused_naming_the_row(

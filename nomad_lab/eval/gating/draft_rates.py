@@ -27,17 +27,26 @@ VERDICTS = ("usable", "edit", "broken")
 """Usable as written, needs an edit, broken: the rubric's three levels (the verdicts file defines them)."""
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path, *fields: str) -> dict[str, Any]:
+    """A rating file's JSON object, refused in one line naming the file when it is missing, not JSON or
+    lacks one of ``fields``."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise NomadLabError(f"{path}: cannot read ({exc.strerror})") from None
     except json.JSONDecodeError as exc:
         raise NomadLabError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise NomadLabError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    if absent := [f for f in fields if f not in data]:
+        raise NomadLabError(f"{path}: missing field(s) {', '.join(absent)}")
+    return data
 
 
 def rating_rates(verdicts_path: Path, key_path: Path) -> dict[str, Any]:
     """``{who, rubric, library, bySource: {source: {kind: {n, usable, edit, broken}}}}``, each level
     ``{count, share, low, high}`` (the share with its 95% Wilson interval)."""
-    stored, key = _read(verdicts_path), _read(key_path)
+    stored, key = _read(verdicts_path, "who", "rubric", "library", "verdicts"), _read(key_path)
     verdicts: dict[str, Any] = stored["verdicts"]
     missing = sorted(set(key) - set(verdicts))
     extra = sorted(set(verdicts) - set(key))
@@ -48,7 +57,7 @@ def rating_rates(verdicts_path: Path, key_path: Path) -> dict[str, Any]:
         )
     counts: dict[str, dict[str, dict[str, int]]] = {}
     for row, entry in sorted(key.items()):
-        verdict = verdicts[row]["verdict"]
+        verdict = verdicts[row].get("verdict") if isinstance(verdicts[row], dict) else None
         if verdict not in VERDICTS:
             raise NomadLabError(f"{verdicts_path}: {row}: verdict {verdict!r} (one of {', '.join(VERDICTS)})")
         group = counts.setdefault(entry["source"], {}).setdefault(entry["kind"], dict.fromkeys(VERDICTS, 0))
