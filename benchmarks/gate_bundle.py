@@ -7,7 +7,8 @@ a bundle (``gate export --to ts --bundle``, run under the project's Node with th
 spread evenly over the run (0: all of them). Each side loads its model once, decides one warm-up
 question, then decides each question in turn from its text and whole pool: the cross-encoder over every
 window of its top-5 set (one pair per onnxruntime run, two threads), then the gate. Node runs after
-Python, in one process each; the load line says what else ran.
+Python, in one process each; the load line says what else ran. ``--run`` repeats (one run per corpus):
+the first table pools every run's questions, a second gives each run's rows.
 
 Reported: per side, how many decisions equal ``gate apply``'s (its scores read from the store's
 pair-score cache, filled first when the run lacks them), median and mean milliseconds per question; the
@@ -15,6 +16,7 @@ ratio Node / Python of the medians and the median per-question ratio with a 95% 
 largest score difference between the two; the bundle's size.
 
     python benchmarks/gate_bundle.py --run RUN --questions 60
+    python benchmarks/gate_bundle.py --run DEFAULT_RUN --run PYDOCS_RUN --questions 0
 """
 
 from __future__ import annotations
@@ -100,18 +102,11 @@ def size_mb(folder: Path) -> float:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH)
-    parser.add_argument("--run", default=None, help="stored retrieval run (default: the latest)")
-    parser.add_argument("--gate", type=Path, default=RESULTS_DIR / "gates" / "learned_gate.json")
-    parser.add_argument(
-        "--questions", type=int, default=60, help="questions timed, spread over the run (0: all)"
-    )
-    args = parser.parse_args()
-
+def decide_run(args: argparse.Namespace, run: str | None) -> tuple[str, dict, dict, dict, float]:
+    """One stored run's questions decided on both sides: its id, Python's and Node's decisions,
+    ``gate apply``'s, and the bundle's size in MB."""
     gate = LearnedGate.load(args.gate)
-    data = with_features(args.store, load_run(args.store, args.run), gate.kinds, progress=True)
+    data = with_features(args.store, load_run(args.store, run), gate.kinds, progress=True)
     applied = apply_gate(gate, data)
     questions = [q for q in pipeline_questions(args.store, data.run_id, vectors=False) if q["passages"]]
     step = 1 if args.questions <= 0 else max(1, len(questions) // args.questions)
@@ -126,23 +121,59 @@ def main() -> None:
         portable.write_text(export_text(args.store, str(args.gate), "json", command), encoding="utf-8")
         python = python_side(portable, cases)
         node = node_side(folder / "bundle", cases, folder)
-
     expected = {c["id"]: applied["scores"][c["id"]] >= applied["threshold"] for c in cases}
     kept = sum(expected.values())
     print(f"run {data.run_id}: {len(cases)} of {len(questions)} questions with a pool; gate {args.gate.name}")
-    print(f"gate apply keeps {kept} and drops {len(cases) - kept} of them\n")
-    print(
+    print(f"  gate apply keeps {kept} and drops {len(cases) - kept} of them")
+    return data.run_id, python, node, expected, bundle_mb
+
+
+def side_row(label: str, side: dict[str, dict], expected: dict[str, bool]) -> str:
+    """One ``| side | questions | equal | median | mean |`` row over the questions in ``expected``."""
+    ms = [side[i]["ms"] for i in expected]
+    equal = sum(side[i]["keep"] == keep for i, keep in expected.items())
+    return f"| {label} | {len(ms)} | {equal} | {statistics.median(ms):.0f} | {statistics.mean(ms):.0f} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", type=Path, default=DEFAULT_STORE_PATH)
+    parser.add_argument(
+        "--run",
+        action="append",
+        default=None,
+        help="stored retrieval run (repeat for several, e.g. one per corpus; default: the latest)",
+    )
+    parser.add_argument("--gate", type=Path, default=RESULTS_DIR / "gates" / "learned_gate.json")
+    parser.add_argument(
+        "--questions", type=int, default=60, help="questions timed per run, spread over it (0: all)"
+    )
+    args = parser.parse_args()
+
+    per_run, sides, expected, bundle_mb = [], {"python": {}, "node": {}}, {}, 0.0
+    for run in args.run or [None]:
+        run_id, python, node, decided, bundle_mb = decide_run(args, run)
+        per_run.append((run_id, python, node, decided))
+        for name, side in (("python", python), ("node", node)):
+            sides[name].update({f"{run_id}/{i}": v for i, v in side.items()})
+        expected.update({f"{run_id}/{i}": keep for i, keep in decided.items()})
+
+    header = (
         "| side | questions | decisions equal to gate apply | median ms per question | mean ms per question |"
     )
+    print(f"\n{header}")
     print("|---|---:|---:|---:|---:|")
-    for name, side in (("python", python), ("node", node)):
-        ms = [side[c["id"]]["ms"] for c in cases]
-        equal = sum(side[c["id"]]["keep"] == expected[c["id"]] for c in cases)
-        print(
-            f"| {name} | {len(cases)} | {equal} | {statistics.median(ms):.0f} | {statistics.mean(ms):.0f} |"
-        )
-    medians, interval = ratio_figures(node, python, [c["id"] for c in cases])
-    gap = max(abs(node[c["id"]]["score"] - python[c["id"]]["score"]) for c in cases)
+    for name, side in sides.items():
+        print(side_row(name, side, expected))
+    if len(per_run) > 1:
+        print(f"\n{header.replace('| side |', '| side-run |')}")
+        print("|---|---:|---:|---:|---:|")
+        for run, python, node, decided in per_run:
+            for name, side in (("python", python), ("node", node)):
+                print(side_row(f"{name}-{run}", side, decided))
+    ids = list(expected)
+    medians, interval = ratio_figures(sides["node"], sides["python"], ids)
+    gap = max(abs(sides["node"][i]["score"] - sides["python"][i]["score"]) for i in ids)
     figure_table(
         [
             ("node / python, ratio of medians", f"{medians:.2f}"),
