@@ -80,15 +80,16 @@ class Family:
     ``needs(atom)`` lists the inputs beyond the pools the part reads from ``inputs``. An empty ``grid``
     with an omitted number that sweeps means: sweep the quantiles of the family's own score (a logit or
     a probability whose scale the data sets). ``order`` places the family in the accepted-forms list.
+
+    Derived where a declaration leaves them out: ``target`` from ``form`` (``judge:BACKEND_SPEC[@TAU]``
+    takes one, ``floor[@F]`` does not), ``high`` None, ``omitted`` the saved threshold when the family
+    has ``saved``, else a sweep.
     """
 
     name: str
     form: str
-    target: bool
     value: str
     low: float
-    high: float | None
-    omitted: str
     keep: Callable[[PoolSet, GateAtom, np.ndarray, GateInputs], np.ndarray]
     score: Callable[[PoolSet, GateAtom, GateInputs], np.ndarray | None]
     grid: Callable[[], np.ndarray] = field(default=lambda: np.zeros(0))
@@ -96,6 +97,17 @@ class Family:
     saved: Callable[[GateAtom], float] | None = None
     needs: Callable[[GateAtom], tuple[Need, ...]] = field(default=lambda atom: ())
     order: int = 100
+    target: bool | None = field(default=None, kw_only=True)  # derived from form
+    high: float | None = field(default=None, kw_only=True)
+    omitted: str = field(default="", kw_only=True)
+
+    def __post_init__(self) -> None:
+        target = ":" in self.form.partition("[")[0]
+        if self.target is not None and self.target != target:
+            raise ValueError(f"gate family {self.name}: target={self.target} but its form is {self.form!r}")
+        object.__setattr__(self, "target", target)
+        if not self.omitted:
+            object.__setattr__(self, "omitted", OMIT_SWEEP if self.saved is None else OMIT_SAVED)
 
 
 def all_or_nothing(score: np.ndarray, pools: PoolSet, points: np.ndarray) -> np.ndarray:
@@ -162,11 +174,9 @@ def floor_family(
         name=name,
         order=order,
         form=f"{name}[@F]",
-        target=False,
         value="floor",
         low=0.0,
         high=1.0,
-        omitted=OMIT_SWEEP,
         keep=lambda pools, atom, points, inputs: keep(pools, points),
         score=lambda pools, atom, inputs: top_value(values(pools), pools.valid),
         grid=lambda: masks.FLOOR_GRID,
@@ -200,11 +210,8 @@ def best_score_family(
         name=name,
         order=order,
         form=form,
-        target=True,
         value=value,
         low=-math.inf,
-        high=None,
-        omitted=OMIT_SWEEP if saved is None else OMIT_SAVED,
         keep=lambda pools, atom, points, inputs: all_or_nothing(score(pools, atom, inputs), pools, points),
         score=score,
         saved=saved,

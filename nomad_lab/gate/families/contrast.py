@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from nomad_lab.gate import masks
-from nomad_lab.gate.families import OMIT_SWEEP, Family, top_value
+from nomad_lab.gate.families import Family, top_value
 from nomad_lab.gate.pools import PoolSet
 
 CONTRAST_GRID = np.round(np.linspace(0.0, 0.3, 61), 3)
@@ -25,11 +25,8 @@ FAMILY = Family(
     name="contrast",
     order=30,
     form="contrast[@D]",
-    target=False,
     value="delta",
     low=0.0,
-    high=None,
-    omitted=OMIT_SWEEP,
     keep=lambda pools, atom, points, inputs: masks.contrast(pools, points),
     score=lambda pools, atom, inputs: gap(pools),
     grid=lambda: CONTRAST_GRID,

@@ -35,7 +35,6 @@ FAMILY = Family(
     name="judge",
     order=40,
     form="judge:BACKEND_SPEC[@TAU]",
-    target=True,
     value="tau",
     low=0.0,
     high=1.0,

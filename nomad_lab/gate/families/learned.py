@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from nomad_lab.gate import masks
-from nomad_lab.gate.families import OMIT_SAVED, Family, GateInputs, Need, all_or_nothing, saved_threshold
+from nomad_lab.gate.families import Family, GateInputs, Need, all_or_nothing, saved_threshold
 from nomad_lab.gate.features import FeatureTable
 from nomad_lab.gate.logistic_gate import LearnedGate
 from nomad_lab.gate.pools import PoolSet
@@ -35,11 +35,9 @@ FAMILY = Family(
     name="learned",
     order=50,
     form="learned:GATE_FILE[@T]",
-    target=True,
     value="threshold",
     low=0.0,
     high=1.0,
-    omitted=OMIT_SAVED,
     keep=keep,
     score=score,
     grid=lambda: masks.UNIT_GRID,

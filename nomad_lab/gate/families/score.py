@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from nomad_lab.gate.families import OMIT_SWEEP, Family, GateInputs, Need, top_value
+from nomad_lab.gate.families import Family, GateInputs, Need, top_value
 from nomad_lab.gate.pools import PoolSet
 
 
@@ -35,11 +35,8 @@ FAMILY = Family(
     name="score",
     order=60,
     form="score:NAME[@T]",
-    target=True,
     value="threshold",
     low=-math.inf,
-    high=None,
-    omitted=OMIT_SWEEP,
     keep=keep,
     score=lambda pools, atom, inputs: top_value(values(pools, atom, inputs), pools.valid),
     needs=needs,
