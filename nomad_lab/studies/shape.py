@@ -237,7 +237,10 @@ class Study:
     rebuilt without a rerun.
 
     ``out_dir`` (relative to the project root), ``figures`` and ``tables`` (file names in it) are what
-    the gallery shows; ``command`` is the ``nomad-lab`` argv that publishes it. ``published`` says
+    the gallery shows; ``command`` is the ``nomad-lab`` argv that publishes it. What follows from the
+    name is derived where a declaration leaves it out: ``out_dir`` ``results/MODULE``, ``command``
+    ``study NAME``, ``document`` (with ``pages``) ``MODULE.json`` and ``tables`` the page of that
+    document (``MODULE.md`` without one); ``tables=()`` declares none. ``published`` says
     whether ``nomad-lab reproduce`` runs that command (else the gallery names it as the way to make
     the figure), ``stage`` orders the steps of the main job, and ``budget_s`` is the measured time
     it may take there. ``params`` declares every parameter ``run`` reads (see :class:`Param`).
@@ -254,10 +257,10 @@ class Study:
     title: str
     run: Callable[..., Any]  # (params: Params, **hooks) -> result
     rows: Callable[[Any], list[dict[str, Any]]]
-    out_dir: str
-    command: tuple[str, ...]
+    out_dir: str = ""  # derived: results/MODULE
+    command: tuple[str, ...] = ()  # derived: study NAME
     figures: tuple[str, ...] = ()
-    tables: tuple[str, ...] = ()
+    tables: tuple[str, ...] | None = None  # derived: the document's page, else MODULE.md
     published: bool = True
     stage: int = 50
     budget_s: float | None = None
@@ -271,8 +274,18 @@ class Study:
     pages: Callable[[Mapping[str, Any]], tuple[Page, ...]] | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
-        if (self.pages is None) != (self.document is None):
+        if self.document is not None and self.pages is None:
             raise ValueError(f"study {self.name}: pages= builds from a document=: give both or neither")
+        document = self.document or (f"{self.module_name}.json" if self.pages is not None else None)
+        page = f"{Path(document or self.module_name).stem}.md"
+        derived = {
+            "out_dir": self.out_dir or f"results/{self.module_name}",
+            "command": self.command or ("study", self.name),
+            "document": document,
+            "tables": (page,) if self.tables is None else self.tables,
+        }
+        for name, value in derived.items():
+            object.__setattr__(self, name, value)
 
     def documented(self, raw: Any, document: Mapping[str, Any], **more: Any) -> Result:
         """The value of a study that publishes one JSON ``document`` and the pages built from it (its

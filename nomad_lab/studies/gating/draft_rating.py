@@ -21,7 +21,7 @@ from nomad_lab.core.workspace import DATASETS_DIR
 from nomad_lab.eval.gating.draft_rates import VERDICTS, rating_rates
 from nomad_lab.studies.params import STORE
 from nomad_lab.studies.result import Page, Result
-from nomad_lab.studies.shape import Param, Params, Study, argv
+from nomad_lab.studies.shape import Param, Params, Study
 
 HANDBOOK = DATASETS_DIR / "corpora" / "handbook"
 USABLE_TARGET = 0.60
@@ -103,11 +103,8 @@ STUDY = Study(
     run=compute,
     rows=rows,
     result=result,
-    document="draft_rating.json",
     pages=pages,
     out_dir="results/labelling/rating",
-    command=argv("study draft-rating"),
-    tables=("draft_rating.md",),
     published=False,  # the verdicts are a rater's, not a rerun's: its command refreshes the page
     stage=63,
     params=PARAMS,

@@ -269,7 +269,6 @@ STUDY = Study(
     run=compute,
     rows=lambda result: result["data"]["embedders"],
     result=result,
-    out_dir="results/embedders",
     command=argv("study embedders --embedder st: --embedder wordllama: --store runs/embedders.duckdb"),
     figures=("embedders.png",),
     tables=("embedders.md", "presets-st.md", "presets-wordllama.md"),

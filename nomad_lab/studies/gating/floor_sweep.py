@@ -293,7 +293,6 @@ STUDY = Study(
         + [{**row, "gate": c.gate} for c in study.extra for row in c.rows()]
     ),
     result=result,
-    out_dir="results/floor_sweep",
     command=(
         "sweep",
         "--dump",
@@ -306,7 +305,6 @@ STUDY = Study(
         "results/floor_sweep",
     ),
     figures=("floor_sweep.png", "leak_vs_recall.png"),
-    tables=("floor_sweep.md",),
     stage=10,
     params=PARAMS,
     notebook="floor_sweep",

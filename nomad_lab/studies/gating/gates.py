@@ -312,13 +312,11 @@ STUDY = Study(
     run=compute,
     rows=rows_json,
     result=lambda raw: report(raw, rows_json(raw)),
-    out_dir="results/gates",
     command=argv(
         "study gates --reranker nanoranker --transfer-corpus datasets/corpora/pydocs/corpus "
         "--transfer-goldens datasets/corpora/pydocs/goldens --transfer-bank-skip coding --out results/gates"
     ),
     figures=("gates.png",),
-    tables=("gates.md",),
     stage=12,
     budget_s=300.0,  # measured here: 93 s over a stored run with the caches, plus about 100 s to retrieve it
     params=PARAMS,

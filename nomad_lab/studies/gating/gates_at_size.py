@@ -37,7 +37,6 @@ from nomad_lab.studies.gating.growth import library_sizes, materialize
 from nomad_lab.studies.gating.index_compare import compare_indexes
 from nomad_lab.studies.gating.run_param import GATED
 from nomad_lab.studies.gating.size_report import (
-    DOCUMENT,
     PAGE,
     PLOT,
     deploy_choice,
@@ -256,15 +255,12 @@ STUDY = Study(
     run=compute,
     rows=rows,
     result=result,
-    document=DOCUMENT,
     pages=pages,
-    out_dir="results/gates_at_size",
     command=argv(
         "study gates-at-size --library runs/library-large --docs 3160 6183 30330 --embedder wordllama:256 "
         "--compare-index hnsw --store runs/library.duckdb --out results/gates_at_size"
     ),
     figures=(PLOT,),
-    tables=(PAGE,),
     published=False,
     prefix="scripts/library_packages.sh --large && nomad-lab library build --out runs/library-large "
     "--source linux python perl debref rust openjdk ghc erlang pandas sklearn scipy django postgres git "

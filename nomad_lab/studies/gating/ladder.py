@@ -61,7 +61,6 @@ STUDY = Study(
     result=result,
     out_dir="results/judge_ladder",
     command=argv("study ladder --sample 30 --store runs/judge.duckdb"),
-    tables=("ladder.md",),
     published=False,  # four models, the Qwen ones an optional extra: its own command
     stage=66,
     params=PARAMS,

@@ -206,7 +206,6 @@ STUDY = Study(
     command=argv(
         "study per-passage --judge-model embedded:gemma3-270m --sample 40 --store runs/judge.duckdb"
     ),
-    tables=("per_passage.md",),
     published=False,  # about 40 sets x (1 + passages) judge calls per model: its own command
     stage=65,
     params=PARAMS,

@@ -247,10 +247,9 @@ STUDY = Study(
     run=compute,
     rows=rows,
     result=result,
-    document="reader_probe.json",
     pages=pages,
     out_dir="results/sufficiency/reader_probe",  # a sufficiency family: its page is docs/sufficiency.md
-    command=("study", "reader-probe"),
+    tables=(),  # none until a run has published one
     published=False,  # not run yet (hours of a chat model per corpus): the gallery names its command, and
     # its table is declared once a run has published it
     stage=62,
