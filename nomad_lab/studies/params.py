@@ -3,8 +3,9 @@ declared once, and the checks studies put on their own.
 
 Why: ``--corpus``, ``--store`` or ``--no-progress`` mean one thing in every study; declared per study
 they drift (names, help texts, defaults), as the hand-written parsers did. A study lists these beside
-its own :class:`~nomad_lab.studies.shape.Param` declarations; ``suite`` and ``floor`` differ in their
-default per study, so they are made by :func:`suite` and :func:`floor`. The floor's range check,
+its own :class:`~nomad_lab.studies.shape.Param` declarations; ``suite``, ``floor`` and ``judge_model``
+differ in their default per study, so they are made by :func:`suite_param`, :func:`floor_param` and
+:func:`judge_param`. The floor's range check,
 :func:`in_unit_interval`, is the one ``nomad-lab eval retrieval --floor`` uses too.
 ``RUN``, the gating studies' run, is in :mod:`nomad_lab.studies.gating.run_param`.
 :func:`on_second_corpus` declares a study's published run over the repository's second corpus.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from nomad_lab.backends.backend_spec import BACKEND_SPEC
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import DATASETS_DIR, DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.retrieval.embedder_spec import DEFAULT_EMBEDDER_SPEC, EMBEDDER_SPEC
@@ -102,6 +104,13 @@ def floor_param(
 ) -> Param:
     """A relevance floor in [0, 1]; the reference's ``RAG_MIN_FINAL_SCORE`` unless the study says."""
     return Param(name, float, default, help, check=in_unit_interval)
+
+
+def judge_param(default: str | tuple[str, ...] | None, help: str = "judge backend spec") -> Param:
+    """``--judge-model SPEC``: the judge backend a study runs; required when it has no default, repeatable
+    when the default is a tuple of specs (one row per model)."""
+    many, required = isinstance(default, tuple), default is None
+    return Param("judge_model", BACKEND_SPEC, default, help, many=many, required=required, metavar="SPEC")
 
 
 def alpha_param(default: float, help: str = "leak target of the calibrated floor") -> Param:

@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from nomad_lab.backends.backend_spec import BACKEND_SPEC
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.reference import RAG_MIN_FINAL_SCORE
 from nomad_lab.core.workspace import DATASETS_DIR, PROJECT_ROOT
@@ -47,6 +46,7 @@ from nomad_lab.studies.params import (
     each_in_unit_interval,
     each_positive,
     floor_param,
+    judge_param,
 )
 from nomad_lab.studies.result import Figure, Result
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv
@@ -193,7 +193,7 @@ def result(raw: dict[str, Any]) -> Result:
 PARAMS = (
     Param("books", int, BOOKS, "library-growth books added, per size", check=each_positive, many=True),
     Param("floor", float, FLOORS, "floors to report", check=each_in_unit_interval, many=True),
-    Param("judge_model", BACKEND_SPEC, "embedded:gemma3-270m", "judge backend spec", metavar="SPEC"),
+    judge_param("embedded:gemma3-270m"),
     floor_param(RAG_MIN_FINAL_SCORE, name="judge_floor"),
     Param("no_judge", bool, False, "floors only", flag=True),
     Param(

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nomad_lab.backends import open_backend
-from nomad_lab.backends.backend_spec import BACKEND_SPEC
 from nomad_lab.core.judge_prompt import JUDGE_EXCERPT_CHARS, build_judge_input, excerpt_for
 from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR, DEFAULT_GOLDENS_DIR, DEFAULT_STORE_PATH
 from nomad_lab.eval.gating.inputs.verdicts import judge_input, judge_inputs, missing_inputs, run_sets
@@ -34,7 +33,7 @@ from nomad_lab.gate.reference_ranking import Candidate
 from nomad_lab.services.judge_service import JudgeStats
 from nomad_lab.services.verdict_cache import cached_result
 from nomad_lab.store import Store
-from nomad_lab.studies.params import WORKSPACE, floor_param, positive, suite_param
+from nomad_lab.studies.params import WORKSPACE, floor_param, judge_param, positive, suite_param
 from nomad_lab.studies.result import Page, Result
 from nomad_lab.studies.shape import Param, Params, Study, argv
 
@@ -210,14 +209,7 @@ def markdown(study: InjectionStudy) -> str:
 
 
 PARAMS = (
-    Param(
-        "judge_model",
-        BACKEND_SPEC,
-        None,
-        "judge backend spec, e.g. embedded:gemma3-270m",
-        required=True,
-        metavar="SPEC",
-    ),
+    judge_param(None, "judge backend spec, e.g. embedded:gemma3-270m"),
     suite_param("off_topic", "suite(s) whose refusal questions are judged"),
     Param("limit", int, 30, "judge the first N questions", check=positive, metavar="N"),
     floor_param(0.0),

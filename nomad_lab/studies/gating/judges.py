@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.backends import Backend
-from nomad_lab.backends.backend_spec import BACKEND_SPEC
 from nomad_lab.core.workspace import DEFAULT_STORE_PATH
 from nomad_lab.data.refusal_kinds import OFF_TOPIC as OFF_TOPIC_KIND
 from nomad_lab.eval.gating.inputs.verdicts import Filler, run_verdicts, select_ids
@@ -36,6 +35,7 @@ from nomad_lab.studies.params import (
     WORKSPACE,
     alpha_param,
     floor_param,
+    judge_param,
     not_negative,
     positive,
     suite_param,
@@ -236,14 +236,10 @@ def plot_comparison(rows: Sequence[GateComparison]) -> Any:
 
 
 PARAMS = (
-    Param(
-        "judge_model",
-        BACKEND_SPEC,
+    judge_param(
         ("embedded:gemma3-270m",),
         "judge backend spec, e.g. embedded:gemma3-270m (repeatable: one row per model; SmolLM2-135M and "
         "the Qwen models are on the opt-in `study ladder`)",
-        many=True,
-        metavar="SPEC",
     ),
     suite_param("off_topic", "suite(s) to judge"),
     floor_param(0.0),

@@ -9,23 +9,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from nomad_lab.backends.backend_spec import BACKEND_SPEC
 from nomad_lab.studies.gating.judge_confidence import LADDER, LADDER_MODELS, ladder_markdown, ladder_row
 from nomad_lab.studies.gating.judges import JudgedRun, run_judge_study
 from nomad_lab.studies.gating.run_param import RUN, study_run
-from nomad_lab.studies.params import WORKSPACE, not_negative, suite_param
+from nomad_lab.studies.params import WORKSPACE, judge_param, not_negative, suite_param
 from nomad_lab.studies.result import Page, Result
 from nomad_lab.studies.shape import Param, Params, Study, argv
 
 PARAMS = (
-    Param(
-        "judge_model",
-        BACKEND_SPEC,
-        LADDER,
-        "judge spec (repeatable; smallest to largest)",
-        many=True,
-        metavar="SPEC",
-    ),
+    judge_param(LADDER, "judge spec (repeatable; smallest to largest)"),
     suite_param("core,off_topic", "suite(s) to judge"),
     Param("sample", int, 40, "stratified sample size (0: all)", check=not_negative, metavar="N"),
     *WORKSPACE,

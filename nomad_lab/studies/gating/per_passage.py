@@ -19,13 +19,12 @@ from typing import Any
 import numpy as np
 
 from nomad_lab.backends import Backend
-from nomad_lab.backends.backend_spec import BACKEND_SPEC
 from nomad_lab.eval.gating.inputs.verdicts import judge_input, judge_inputs, run_sets, select_ids
 from nomad_lab.gate.stats import PairedTest, bootstrap_means, mcnemar_exact, paired_bootstrap
 from nomad_lab.store import Store, Verdict
 from nomad_lab.studies.gating.judge_confidence import LADDER_MODELS
 from nomad_lab.studies.gating.run_param import RUN, study_run
-from nomad_lab.studies.params import WORKSPACE, floor_param, not_negative, suite_param
+from nomad_lab.studies.params import WORKSPACE, floor_param, judge_param, not_negative, suite_param
 from nomad_lab.studies.result import Page, Result, formatted
 from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
@@ -153,7 +152,7 @@ def markdown(rows: Sequence[PerPassageComparison], sampled: bool) -> str:
 
 
 PARAMS = (
-    Param("judge_model", BACKEND_SPEC, None, "judge backend spec", required=True, metavar="SPEC"),
+    judge_param(None),
     suite_param("core,off_topic"),
     floor_param(0.0),
     Param("sample", int, 30, "stratified sample (0: all)", check=not_negative, metavar="N"),
