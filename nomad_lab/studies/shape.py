@@ -16,9 +16,10 @@ Converting a study that parses its own options (an argparse block in ``cli/``) t
    checks the range) and put a range check in ``check``;
 2. make ``run`` take the :class:`Params` and read ``params.judge_model``: its default is the
    declaration's, never a second ``params.get(name, default)``;
-3. end the module with ``STUDY = Study(name=..., params=PARAMS, ...)``, the module named like the
-   study (``-`` in a name is ``_`` in the module: ``per-passage`` lives in ``per_passage.py``);
-   ``--out`` is generated from ``out_dir``;
+3. end the module with ``STUDY = Study(name=..., title=..., run=compute, ...)``, the module named like
+   the study (``-`` in a name is ``_`` in the module: ``per-passage`` lives in ``per_passage.py``); its
+   ``PARAMS``, ``rows``, ``result`` and ``pages`` beside ``compute`` are found there (:data:`STEPS`),
+   and ``--out`` is generated from ``out_dir`` (``results/MODULE`` unless it says);
 4. delete the argparse block and its runner: ``nomad-lab study NAME`` now exists, with help text,
    defaults and types from the declaration (``nomad_lab.cli.study``), and a notebook calls
    ``nomad_lab.runners.studies.run_study(NAME, ...)`` with the declared names.
@@ -28,16 +29,16 @@ For example (``NEW_STUDY`` in ``tests/studies/test_registry.py`` is a whole stud
     PARAMS = (Param("sample", int, 40, "questions judged (0: all)", check=not_negative), STORE)
 
     def compute(params: Params) -> list[dict]:
-        return [...]  # reads params.sample
+        return [...]  # reads params.sample; a ``def result(raw) -> Result`` beside it
 
-    STUDY = Study(name="gates", title="...", run=compute, rows=..., result=...,
-                  out_dir="results/gates", command=("study", "gates"), params=PARAMS)
+    STUDY = Study(name="gates", title="...", run=compute, rows=lambda raw: raw)
 """
 
 from __future__ import annotations
 
 import json
 import shlex
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -223,6 +224,9 @@ class Output:
     prefix: str = ""
 
 
+STEPS = {"rows": "rows", "result": "result", "pages": "pages", "params": "PARAMS"}  # field: name beside run
+
+
 @dataclass(frozen=True)
 class Study:
     """A study's steps and what it publishes.
@@ -240,8 +244,10 @@ class Study:
     the gallery shows; ``command`` is the ``nomad-lab`` argv that publishes it. What follows from the
     name is derived where a declaration leaves it out: ``out_dir`` ``results/MODULE``, ``command``
     ``study NAME``, ``document`` (with ``pages``) ``MODULE.json`` and ``tables`` the page of that
-    document (``MODULE.md`` without one); ``tables=()`` declares none. ``published`` says
-    whether ``nomad-lab reproduce`` runs that command (else the gallery names it as the way to make
+    document (``MODULE.md`` without one); ``tables=()`` declares none. ``rows``, ``result``, ``pages``
+    and ``params`` left out are the module's of ``run`` (:data:`STEPS`: its ``rows``, ``result``,
+    ``pages``, ``PARAMS``): a declaration names only steps it does not keep beside ``run``. ``published``
+    says whether ``nomad-lab reproduce`` runs that command (else the gallery names it as the way to make
     the figure), ``stage`` orders the steps of the main job, and ``budget_s`` is the measured time
     it may take there. ``params`` declares every parameter ``run`` reads (see :class:`Param`).
 
@@ -256,7 +262,7 @@ class Study:
     name: str
     title: str
     run: Callable[..., Any]  # (params: Params, **hooks) -> result
-    rows: Callable[[Any], list[dict[str, Any]]]
+    rows: Callable[[Any], list[dict[str, Any]]] | None = None  # derived: STEPS
     out_dir: str = ""  # derived: results/MODULE
     command: tuple[str, ...] = ()  # derived: study NAME
     figures: tuple[str, ...] = ()
@@ -264,16 +270,25 @@ class Study:
     published: bool = True
     stage: int = 50
     budget_s: float | None = None
-    params: tuple[Param, ...] = ()
+    params: tuple[Param, ...] | None = None  # derived: STEPS, else none
     notebook: str | None = None
     hooks: tuple[str, ...] = ()
     also: tuple[Output, ...] = ()
     prefix: str = ""
-    result: Callable[[Any], Result] = field(kw_only=True)
+    result: Callable[[Any], Result] | None = field(default=None, kw_only=True)  # derived: STEPS
     document: str | None = field(default=None, kw_only=True)
     pages: Callable[[Mapping[str, Any]], tuple[Page, ...]] | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
+        module = sys.modules.get(getattr(self.run, "__module__", None) or "")
+        beside = vars(module) if module is not None else {}  # what the module of run defines
+        for name, step in STEPS.items():
+            if getattr(self, name) is None and step in beside:
+                object.__setattr__(self, name, beside[step])
+        if self.rows is None or self.result is None:
+            raise ValueError(f"study {self.name}: give rows= and result=, or define them beside run")
+        if self.params is None:
+            object.__setattr__(self, "params", ())
         if self.document is not None and self.pages is None:
             raise ValueError(f"study {self.name}: pages= builds from a document=: give both or neither")
         document = self.document or (f"{self.module_name}.json" if self.pages is not None else None)

@@ -376,10 +376,8 @@ STUDY = Study(
     title="Token estimator error against real tokenizers",
     run=compute,
     rows=lambda result: [asdict(r) for r in result.rows],
-    result=result,
     figures=("by_class.png", "convergence.png"),
     tables=("summary.md",),
     stage=20,
-    params=PARAMS,
     notebook="estimator",
 )

@@ -150,9 +150,7 @@ STUDY = Study(
     title="Context window with per-layer KV accounting",
     run=compute,
     rows=lambda result: [asdict(r) for r in result["rows"]],
-    result=result,
     tables=("table.md",),
     published=False,  # not part of the main job: its own command
     stage=80,
-    params=PARAMS,
 )

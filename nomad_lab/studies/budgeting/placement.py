@@ -361,10 +361,8 @@ STUDY = Study(
     title="Prefill by RAG placement on the embedded model",
     run=compute,
     rows=lambda result: result["rows"],
-    result=result,
     pages=pages,
     figures=("prefill_vs_turn.png",),
     stage=30,
-    params=PARAMS,
     notebook="placement",
 )

@@ -159,10 +159,8 @@ STUDY = Study(
     title="The transport effect: tokens processed by native /api/chat against /v1 (needs a real Ollama)",
     run=compute,
     rows=lambda result: [result.to_json()],
-    result=result,
     command=("study", "transport", "--model", "llama3:8b"),
     tables=(),
     published=False,  # no Ollama runs here
     stage=70,
-    params=PARAMS,
 )

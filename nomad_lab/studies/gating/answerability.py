@@ -246,9 +246,7 @@ STUDY = Study(
     title="Answerability: a cross-encoder fine-tuned on the goldens, out of fold",
     run=compute,
     rows=rows,
-    result=result,
     pages=pages,
     published=False,
     stage=60,
-    params=PARAMS,
 )

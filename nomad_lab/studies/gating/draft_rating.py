@@ -101,11 +101,7 @@ STUDY = Study(
     name="draft-rating",
     title="Model drafts against template drafts, rated blind on the Debian handbook (an AI agent rated)",
     run=compute,
-    rows=rows,
-    result=result,
-    pages=pages,
     out_dir="results/labelling/rating",
     published=False,  # the verdicts are a rater's, not a rerun's: its command refreshes the page
     stage=63,
-    params=PARAMS,
 )

@@ -268,12 +268,10 @@ STUDY = Study(
     title="Embedders side by side: recall, leak, calibrated floor, and whether it transfers; floor presets",
     run=compute,
     rows=lambda result: result["data"]["embedders"],
-    result=result,
     command=argv("study embedders --embedder st: --embedder wordllama: --store runs/embedders.duckdb"),
     figures=("embedders.png",),
     tables=("embedders.md", "presets-st.md", "presets-wordllama.md"),
     published=False,  # two embedders over the goldens: its own command
     stage=62,
-    params=PARAMS,
     notebook="embedders",
 )

@@ -292,7 +292,6 @@ STUDY = Study(
         [row for c in (study.score, study.cosine, study.contrast) for row in c.rows()]
         + [{**row, "gate": c.gate} for c in study.extra for row in c.rows()]
     ),
-    result=result,
     command=(
         "sweep",
         "--dump",
@@ -306,6 +305,5 @@ STUDY = Study(
     ),
     figures=("floor_sweep.png", "leak_vs_recall.png"),
     stage=10,
-    params=PARAMS,
     notebook="floor_sweep",
 )

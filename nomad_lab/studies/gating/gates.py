@@ -319,7 +319,6 @@ STUDY = Study(
     figures=("gates.png",),
     stage=12,
     budget_s=300.0,  # measured here: 93 s over a stored run with the caches, plus about 100 s to retrieve it
-    params=PARAMS,
     also=(
         Output(
             "Gate leaderboard on a second corpus (pydocs: Python tutorial and MDN), with a gate fitted on "

@@ -253,8 +253,6 @@ STUDY = Study(
     name="gates-at-size",
     title="Every gate family as the library grows: floor, cross-encoder, learned gates, a gate carried over",
     run=compute,
-    rows=rows,
-    result=result,
     pages=pages,
     command=argv(
         "study gates-at-size --library runs/library-large --docs 3160 6183 30330 --embedder wordllama:256 "
@@ -266,7 +264,6 @@ STUDY = Study(
     "--source linux python perl debref rust openjdk ghc erlang pandas sklearn scipy django postgres git "
     "octave maxima gnucash handbook scala --embedder wordllama:256 --store runs/library.duckdb "
     "--workers 2 &&",
-    params=PARAMS,
     also=(
         Output(
             "Gates at size with MiniLM, where the recall target is in reach",

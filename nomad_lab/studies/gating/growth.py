@@ -246,12 +246,10 @@ STUDY = Study(
     title="Off-topic leak against library size",
     run=compute,
     rows=lambda result: [asdict(r) for r in result["rows"]],
-    result=result,
     pages=pages,
     out_dir="results/library_growth",
     figures=(PLOT,),
     stage=50,
-    params=PARAMS,
     also=(
         Output(
             "Library scale: leak and the calibrated floor as Debian documentation grows (WordLlama)",

@@ -247,9 +247,7 @@ STUDY = Study(
     title="Injected passages against the relevance judge",
     run=compute,
     rows=lambda study: study.questions,
-    result=result,
     command=argv("study injection --judge-model embedded:gemma3-270m --suite off_topic --limit 30"),
     published=False,  # 90 judge calls, about 41 min on 2 cores: its own command
     stage=60,
-    params=PARAMS,
 )

@@ -105,10 +105,7 @@ STUDY = Study(
     title="Thresholds without labels: label-free, in-fold and transferred, on both corpora, per refusal kind",
     run=compute,
     rows=lambda out: [{"corpus": c["name"], **row} for c in out["corpora"] for row in c["rows"]],
-    result=result,
-    pages=pages,
     command=argv("study label-free --store runs/label_free.duckdb"),
     published=False,  # two corpora retrieved, drafted and fitted: about a minute and a half on 2 cores
     stage=63,
-    params=PARAMS,
 )

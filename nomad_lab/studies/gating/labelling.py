@@ -156,12 +156,9 @@ STUDY = Study(
     "(an AI agent labelled)",
     run=compute,
     rows=lambda result: result["narrowing"]["steps"],
-    result=result,
     document="narrowing.json",
-    pages=pages,
     command=argv("study labelling --store runs/books.duckdb"),
     figures=("narrowing.png",),
     published=False,  # retrieves the books' drafts into its store the first time: its own command
     stage=63,
-    params=PARAMS,
 )

@@ -50,11 +50,9 @@ STUDY = Study(
     title="The judge ladder: four small GGUF judges on a 30-question stratified sample",
     run=compute,
     rows=lambda result: json.loads(json.dumps(result["rows"], default=float)),
-    result=result,
     out_dir="results/judge_ladder",
     command=argv("study ladder --sample 30 --store runs/judge.duckdb"),
     published=False,  # four models, the Qwen ones an optional extra: its own command
     stage=66,
-    params=PARAMS,
     prefix=LADDER_MODELS,
 )

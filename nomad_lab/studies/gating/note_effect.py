@@ -268,12 +268,8 @@ STUDY = Study(
     name="note-effect",
     title="Does the sufficiency note change the answer? Abstention and correctness, paired",
     run=compute,
-    rows=rows,
-    result=result,
-    pages=pages,
     published=False,
     stage=62,
-    params=PARAMS,
     also=(
         on_second_corpus(
             "note-effect", "results/note_effect", ("note_effect.md",), "The note's effect", "--per-stratum 20"

@@ -200,13 +200,11 @@ STUDY = Study(
     title="Per-passage judge against one verdict per set (Gemma 3 270M)",
     run=compute,
     rows=lambda result: [json.loads(json.dumps(asdict(result["row"]), default=float))],
-    result=result,
     out_dir="results/judge_per_passage",
     command=argv(
         "study per-passage --judge-model embedded:gemma3-270m --sample 40 --store runs/judge.duckdb"
     ),
     published=False,  # about 40 sets x (1 + passages) judge calls per model: its own command
     stage=65,
-    params=PARAMS,
     also=(_qwen("0.5b"), _qwen("1.5b")),
 )

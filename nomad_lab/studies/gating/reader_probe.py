@@ -246,13 +246,11 @@ STUDY = Study(
     title="Reader probe: quote the answering sentence or say NONE, per refusal kind, out of fold",
     run=compute,
     rows=rows,
-    result=result,
     pages=pages,
     out_dir="results/sufficiency/reader_probe",  # a sufficiency family: its page is docs/sufficiency.md
     tables=(),  # none until a run has published one
     published=False,  # not run yet (hours of a chat model per corpus): the gallery names its command, and
     # its table is declared once a run has published it
     stage=62,
-    params=PARAMS,
     also=(on_second_corpus("reader-probe", "results/sufficiency/reader_probe", (), "Reader probe"),),
 )

@@ -245,11 +245,8 @@ STUDY = Study(
     title="Query rewrite: free text against the structured form (paired)",
     run=compute,
     rows=lambda result: result["rows"],
-    result=result,
     document="summary.json",
-    pages=pages,
     command=argv("study rewrite --store runs/budget.duckdb"),
     published=False,  # three rewrites per multi-turn question on the tasks model: its own command
     stage=64,
-    params=PARAMS,
 )

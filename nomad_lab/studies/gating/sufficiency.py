@@ -227,10 +227,8 @@ STUDY = Study(
     title="Sufficiency: does a top-5 passage state the answer? Per refusal kind, out of fold",
     run=compute,
     rows=rows,
-    result=result,
     pages=pages,
     published=False,
     stage=61,
-    params=PARAMS,
     also=(on_second_corpus("sufficiency", "results/sufficiency", ("sufficiency.md",), "Sufficiency check"),),
 )
