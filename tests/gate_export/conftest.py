@@ -210,18 +210,12 @@ def run_node(script: Path, cases: list[dict[str, Any]], tmp_path: Path, *args: s
 def adapters_keep(compressor: Any, postprocessor: Any, q: dict[str, Any]) -> tuple[bool, bool]:
     """Whether the LangChain compressor and the LlamaIndex postprocessor keep question ``q``'s pool
     (each passage's score, raw cosine and source as metadata, as a pipeline would hold them)."""
-    from langchain_core.documents import Document
-    from llama_index.core.schema import NodeWithScore, TextNode
+    from nomad_lab.frameworks.langchain import documents
+    from nomad_lab.frameworks.llamaindex import nodes
 
-    meta = [{k: p[k] for k in ("score", "semanticScore", "source")} for p in q["passages"]]
-    docs = [Document(p["text"], metadata=m) for p, m in zip(q["passages"], meta, strict=True)]
-    nodes = [
-        NodeWithScore(node=TextNode(text=p["text"], metadata=m), score=p["score"])
-        for p, m in zip(q["passages"], meta, strict=True)
-    ]
     return (
-        bool(compressor.compress_documents(docs, q["question"])),
-        bool(postprocessor.postprocess_nodes(nodes, query_str=q["question"])),
+        bool(compressor.compress_documents(documents(q["passages"]), q["question"])),
+        bool(postprocessor.postprocess_nodes(nodes(q["passages"]), query_str=q["question"])),
     )
 
 
