@@ -117,12 +117,17 @@ def build_corpora(root: Path, embedder) -> None:
 
 
 @pytest.fixture(scope="session")
-def fitted(tmp_path_factory: pytest.TempPathFactory, embedder) -> dict[str, Fitted]:
-    """The corpora built once per test run (embedding them takes half a minute), copied for this worker:
-    the tests apply gates to the stores, which writes features to them."""
-    shared = built_once(tmp_path_factory, "gate-export-corpora", lambda root: build_corpora(root, embedder))
+def shared_corpora(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
+    """The corpora built once per test run (embedding them takes half a minute): read only, every worker's."""
+    return built_once(tmp_path_factory, "gate-export-corpora", lambda root: build_corpora(root, embedder))
+
+
+@pytest.fixture(scope="session")
+def fitted(tmp_path_factory: pytest.TempPathFactory, shared_corpora: Path) -> dict[str, Fitted]:
+    """The shared corpora copied for this worker: the tests apply gates to the stores, which writes
+    features to them."""
     local = tmp_path_factory.mktemp("gate-export")
-    shutil.copytree(shared, local, dirs_exist_ok=True)
+    shutil.copytree(shared_corpora, local, dirs_exist_ok=True)
     out: dict[str, Fitted] = {}
     for name, run_id in json.loads((local / "runs.json").read_text()).items():
         store = local / name / STORE
@@ -223,6 +228,27 @@ def adapters_keep(compressor: Any, postprocessor: Any, q: dict[str, Any]) -> tup
         bool(compressor.compress_documents(docs, q["question"])),
         bool(postprocessor.postprocess_nodes(nodes, query_str=q["question"])),
     )
+
+
+@pytest.fixture
+def cross_encoder_reused(monkeypatch: pytest.MonkeyPatch) -> dict[tuple, list[float]]:
+    """Within one test, the runtime's cross-encoder (any gate loaded from the same model files) scores a
+    question's top set once: the framework adapters load the gate again and would run the model on the
+    very pairs the runtime just scored. The key is the model file, the windows, the question and the
+    passages' texts in order, so an adapter that passes other texts, or the same ones in another order,
+    gets them scored by the model."""
+    from nomad_lab.gate.pair_model import PortableCrossEncoder
+
+    score, seen = PortableCrossEncoder.score, {}
+
+    def once(self, query: str, passages) -> list[float]:
+        key = (self.runner.where, self.window, self.stride, query, tuple(passages))
+        if key not in seen:
+            seen[key] = score(self, query, passages)
+        return list(seen[key])
+
+    monkeypatch.setattr(PortableCrossEncoder, "score", once)
+    return seen
 
 
 from tests.gate_export.bundle_runs import ce_runs  # noqa: E402, F401  (the cross-encoder sample runs)
