@@ -251,4 +251,36 @@ def cross_encoder_reused(monkeypatch: pytest.MonkeyPatch) -> dict[tuple, list[fl
     return seen
 
 
+def reused_readings(monkeypatch: pytest.MonkeyPatch) -> dict[tuple, Any]:
+    """The runtime's sufficiency checks (any loaded from the same body files) read a (question, unit) pair
+    once while ``monkeypatch`` holds, and load their ONNX session when they first read a pair: each
+    framework adapter loads the check again and would run the body on the very pairs the runtime's check
+    just read. The key is the body's bytes and outputs, the tokenizer, the question and the unit's text.
+    Only the runtime's checks: ``gate apply``'s scorer reads its pairs itself."""
+    import hashlib
+
+    from nomad_lab.gate import portable_sufficiency
+    from nomad_lab.gate.unit_reader import UnitBody
+
+    seen: dict[tuple, Any] = {}
+
+    class ReadOnce(UnitBody):
+        def __init__(self, model_bytes: bytes, outputs, tokenizer, threads: int = 2) -> None:
+            self.args = (model_bytes, outputs, tokenizer, threads)
+            self.key = (hashlib.sha256(model_bytes).hexdigest(), tuple(outputs), str(tokenizer))
+            self.loaded = False
+
+        def read_one(self, question: str, text: str):
+            key = (*self.key, question, text)
+            if key not in seen:
+                if not self.loaded:
+                    super().__init__(*self.args)
+                    self.loaded = True
+                seen[key] = super().read_one(question, text)
+            return seen[key]
+
+    monkeypatch.setattr(portable_sufficiency, "UnitBody", ReadOnce)
+    return seen
+
+
 from tests.gate_export.bundle_runs import ce_runs  # noqa: E402, F401  (the cross-encoder sample runs)
