@@ -8,7 +8,9 @@ spread evenly over the run (0: all of them). Each side loads its model once, dec
 question, then decides each question in turn from its text and whole pool: the cross-encoder over every
 window of its top-5 set (one pair per onnxruntime run, two threads), then the gate. Node runs after
 Python, in one process each; the load line says what else ran. ``--run`` repeats (one run per corpus):
-the first table pools every run's questions, a second gives each run's rows.
+the first table pools every run's questions, a second gives each run's rows. After its timed pass the
+Python side runs every question through the LangChain compressor and the LlamaIndex postprocessor too,
+their cross-encoder pairs read from that pass (:class:`PairRecord`): their decisions, untimed.
 
 Reported: per side, how many decisions equal ``gate apply``'s (its scores read from the store's
 pair-score cache, filled first when the run lacks them), median and mean milliseconds per question; the
@@ -36,13 +38,58 @@ from nomad_lab.core.workspace import DEFAULT_STORE_PATH, RESULTS_DIR
 from nomad_lab.eval.gating import load_run
 from nomad_lab.eval.gating.export import export_bundle, export_text, pipeline_questions
 from nomad_lab.eval.gating.fit import apply_gate, with_features
+from nomad_lab.frameworks.langchain import documents, gate_compressor
+from nomad_lab.frameworks.llamaindex import gate_postprocessor, nodes
 from nomad_lab.gate.logistic_gate import LearnedGate
+from nomad_lab.gate.pair_model import OnnxRunner
 from nomad_lab.gate.runtime import load
 from nomad_lab.runners.node_packages import link_node_modules
 from nomad_lab.runners.programs import TYPESCRIPT_NEED, typescript_node
 
 SEED = 1341
 NODE_SIDE = ROOT / "benchmarks" / "gate_bundle.mjs"
+
+
+class PairRecord:
+    """Every cross-encoder pair the runtime scores while installed, with its logit; once ``reading``, a
+    recorded pair is read back instead of run again. The runtime runs one pair per model run, so a pair's
+    logit does not depend on what else is scored: the adapters' pass reads what the timed pass computed
+    (the same function of the same pair) and checks only what they add, the conversion and the decision."""
+
+    def __init__(self) -> None:
+        self.scores: dict[tuple[str, str], float] = {}
+        self.reading = False
+        self.original = OnnxRunner.run
+
+    def __enter__(self) -> PairRecord:
+        record = self
+
+        def run(runner: OnnxRunner, pairs: list[tuple[str, str]]) -> np.ndarray:
+            pairs = [tuple(p) for p in pairs]
+            todo = [p for p in dict.fromkeys(pairs) if not (record.reading and p in record.scores)]
+            if todo:
+                record.scores.update(zip(todo, record.original(runner, todo), strict=True))
+            return np.array([record.scores[p] for p in pairs])
+
+        OnnxRunner.run = run  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        OnnxRunner.run = self.original  # type: ignore[method-assign]
+
+
+def adapters_side(portable: Path, cases: list[dict], record: PairRecord) -> dict[str, tuple[bool, bool]]:
+    """Each question's pool as LangChain documents through the compressor and as LlamaIndex nodes
+    through the postprocessor: (kept by LangChain, kept by LlamaIndex), the pairs read from ``record``."""
+    compressor, postprocessor = gate_compressor(portable), gate_postprocessor(portable)
+    record.reading = True
+    return {
+        c["id"]: (
+            bool(compressor.compress_documents(documents(c["passages"]), c["question"])),
+            bool(postprocessor.postprocess_nodes(nodes(c["passages"]), query_str=c["question"])),
+        )
+        for c in cases
+    }
 
 
 def python_side(portable: Path, cases: list[dict]) -> dict[str, dict]:
@@ -102,9 +149,9 @@ def size_mb(folder: Path) -> float:
     )
 
 
-def decide_run(args: argparse.Namespace, run: str | None) -> tuple[str, dict, dict, dict, float]:
-    """One stored run's questions decided on both sides: its id, Python's and Node's decisions,
-    ``gate apply``'s, and the bundle's size in MB."""
+def decide_run(args: argparse.Namespace, run: str | None) -> tuple[str, dict, dict, dict, dict, float]:
+    """One stored run's questions decided on both sides: its id, Python's and Node's decisions, both
+    adapters', ``gate apply``'s, and the bundle's size in MB."""
     gate = LearnedGate.load(args.gate)
     data = with_features(args.store, load_run(args.store, run), gate.kinds, progress=True)
     applied = apply_gate(gate, data)
@@ -119,13 +166,15 @@ def decide_run(args: argparse.Namespace, run: str | None) -> tuple[str, dict, di
         link_node_modules(folder / "bundle")
         portable = folder / "gate.json"
         portable.write_text(export_text(args.store, str(args.gate), "json", command), encoding="utf-8")
-        python = python_side(portable, cases)
+        with PairRecord() as record:
+            python = python_side(portable, cases)
+            adapters = adapters_side(portable, cases, record)
         node = node_side(folder / "bundle", cases, folder)
     expected = {c["id"]: applied["scores"][c["id"]] >= applied["threshold"] for c in cases}
     kept = sum(expected.values())
     print(f"run {data.run_id}: {len(cases)} of {len(questions)} questions with a pool; gate {args.gate.name}")
     print(f"  gate apply keeps {kept} and drops {len(cases) - kept} of them")
-    return data.run_id, python, node, expected, bundle_mb
+    return data.run_id, python, node, adapters, expected, bundle_mb
 
 
 def side_row(label: str, side: dict[str, dict], expected: dict[str, bool]) -> str:
@@ -150,10 +199,11 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    per_run, sides, expected, bundle_mb = [], {"python": {}, "node": {}}, {}, 0.0
+    per_run, adapted, sides, expected, bundle_mb = [], [], {"python": {}, "node": {}}, {}, 0.0
     for run in args.run or [None]:
-        run_id, python, node, decided, bundle_mb = decide_run(args, run)
+        run_id, python, node, adapters, decided, bundle_mb = decide_run(args, run)
         per_run.append((run_id, python, node, decided))
+        adapted.append((run_id, adapters, decided))
         for name, side in (("python", python), ("node", node)):
             sides[name].update({f"{run_id}/{i}": v for i, v in side.items()})
         expected.update({f"{run_id}/{i}": keep for i, keep in decided.items()})
@@ -171,6 +221,12 @@ def main() -> None:
         for run, python, node, decided in per_run:
             for name, side in (("python", python), ("node", node)):
                 print(side_row(f"{name}-{run}", side, decided))
+    print("\n| adapter-run | questions | decisions equal to gate apply |")
+    print("|---|---:|---:|")
+    for run_id, adapters, decided in adapted:
+        for column, name in enumerate(("langchain", "llamaindex")):
+            equal = sum(adapters[i][column] == keep for i, keep in decided.items())
+            print(f"| {name}-{run_id} | {len(decided)} | {equal} |")
     ids = list(expected)
     medians, interval = ratio_figures(sides["node"], sides["python"], ids)
     gap = max(abs(sides["node"][i]["score"] - sides["python"][i]["score"]) for i in ids)

@@ -106,6 +106,15 @@ def passages_of(documents: Sequence[Any], score_key: str = "score") -> list[dict
     return out
 
 
+def documents(passages: Sequence[dict[str, Any]]) -> list[Any]:
+    """A stored pool's passages (``text``, ``score``, ``semanticScore``, ``source``) as LangChain
+    documents carrying what :func:`passages_of` reads back: how a pipeline holds them when the gate runs."""
+    from langchain_core.documents import Document  # heavy: the langchain extra
+
+    keys = ("score", "semanticScore", "source")
+    return [Document(p["text"], metadata={k: p[k] for k in keys if k in p}) for p in passages]
+
+
 def _noted(doc: Any, note: str) -> Any:
     return doc.model_copy(update={"metadata": {**doc.metadata, NOTE_KEY: note}})
 

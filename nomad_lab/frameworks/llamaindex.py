@@ -102,6 +102,20 @@ def passages_of(nodes: Sequence[Any]) -> list[dict[str, Any]]:
     return out
 
 
+def nodes(passages: Sequence[dict[str, Any]]) -> list[Any]:
+    """A stored pool's passages as LlamaIndex scored nodes (the score on the node, raw cosine and source
+    as metadata): what :func:`passages_of` reads back, as a query engine holds them when the gate runs."""
+    from llama_index.core.schema import NodeWithScore, TextNode  # heavy: the llamaindex extra
+
+    keys = ("score", "semanticScore", "source")
+    return [
+        NodeWithScore(
+            node=TextNode(text=p["text"], metadata={k: p[k] for k in keys if k in p}), score=p["score"]
+        )
+        for p in passages
+    ]
+
+
 def _noted(hit: Any, note: str) -> Any:
     node = hit.node.model_copy(update={"metadata": {**hit.node.metadata, NOTE_KEY: note}})
     return type(hit)(node=node, score=hit.score)

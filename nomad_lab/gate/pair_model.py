@@ -120,7 +120,9 @@ class OnnxRunner:
                 f"{self.where}: expects inputs {sorted(self.inputs)}, not a BERT-style model"
             )
         # One pair per run: an INT8 model quantizes activations per batch tensor, so a batch-mate moved a
-        # pair's logit by up to 1.06 here, while one pair per run was as fast (25 windows: 3.9 s either way).
+        # pair's logit by up to 1.06 here. It costs time (compare the gates page's cross-encoder cost per
+        # question before and after ba24093, where the cache key began to name this), but a score that
+        # depends on its batch-mates cannot be reproduced by a deploy that sees one question at a time.
         self.batch = 1
 
     def run(self, pairs: Pairs) -> np.ndarray:

@@ -116,9 +116,12 @@ def parse_cross_encoder_spec(text: str) -> CrossEncoderSpec:
     return CrossEncoderSpec(model, window, stride if window else 0)
 
 
-def model_key(name: str, digest: str) -> str:
-    """The cache key of a model's scores: its name, its files' digest and the token limit."""
-    return f"{name} sha256:{digest} max_tokens={MAX_TOKENS}"
+def model_key(name: str, digest: str, pairs_per_run: int) -> str:
+    """The cache key of a model's scores: its name, its files' digest, the token limit and how many pairs
+    share one model run. The last is part of a score: an INT8 model quantizes activations per batch
+    tensor, so the same pair scored beside other pairs gets another logit (up to 1.06 apart here), and a
+    score cached under one batching must not be read as the other's."""
+    return f"{name} sha256:{digest} max_tokens={MAX_TOKENS} pairs_per_run={pairs_per_run}"
 
 
 class CrossEncoder:
@@ -129,7 +132,7 @@ class CrossEncoder:
         self.name = name
         self.digest = digest
         self._runner = runner
-        self.model_key = model_key(name, digest)
+        self.model_key = model_key(name, digest, int(runner.batch))  # type: ignore[attr-defined]
         self.identity = f"{self.model_key}; {spec.windowing}"
 
     def windows(self, passage: str) -> list[str]:
@@ -211,7 +214,7 @@ def portable_cross_encoder(
     described = {
         "name": name,
         "digest": digest,
-        "modelKey": model_key(name, digest),
+        "modelKey": model_key(name, digest, 1),  # the exported runners score one pair a run
         "window": parsed.window,
         "stride": parsed.stride,
         "maxTokens": MAX_TOKENS,

@@ -1,6 +1,8 @@
-"""The cross-encoder gate's test runs: a sample of each corpus's questions retrieved again into the export
-fixture's stores (its index reused: only the sample's questions are embedded) and the repository's published
-``learned: pool + ce + bank`` gate (``results/gates/learned_gate.json``), which the bundle exports.
+"""The cross-encoder gate's test runs: a sample of each corpus's questions retrieved again into copies of the
+export fixture's stores (its index reused: only the sample's questions are embedded) and the repository's
+published ``learned: pool + ce + bank`` gate (``results/gates/learned_gate.json``), which the bundle exports.
+The sample runs are built once per test run, with ``gate apply``'s cross-encoder scores in their stores
+(:func:`build_samples`).
 
 Why ``gate apply`` scores the sample's pairs here instead of reading the committed cross-encoder cache: the
 model is INT8, and onnxruntime's INT8 kernels differ by CPU (VNNI or AVX2), so a score cached on another
@@ -14,12 +16,14 @@ this CPU in Python and again in Node; every stored question of both corpora is t
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from nomad_lab.core.workspace import RESULTS_DIR
-from tests.gate_export.conftest import CORPORA, Fitted, pipeline_questions
+from tests.gate_export.conftest import CORPORA, STORE, Fitted, applied, pipeline_questions
+from tests.support.built_once import built_once
 
 BEST_GATE = RESULTS_DIR / "gates" / "learned_gate.json"
 SAMPLE = 12
@@ -80,10 +84,33 @@ def sample_run(run: Fitted, embedder, folder: Path) -> Fitted:
     return Fitted(run.corpus, run.store, run_id, {"pool,ce": BEST_GATE}, questions)
 
 
+def build_samples(root: Path, corpora: Path, embedder) -> None:
+    """Each corpus's folder of the shared export corpora (``corpora``) copied under ``root``, its sample run
+    (:func:`sample_run`) retrieved into its store and ``gate apply`` of the published gate run on it once,
+    which caches the sample's cross-encoder scores in the store; the run ids in ``runs.json``."""
+    runs = {}
+    for name, run_id in json.loads((corpora / "runs.json").read_text()).items():
+        shutil.copytree(corpora / name, root / name)
+        store = root / name / STORE
+        sample = sample_run(Fitted(name, store, run_id, {}, pipeline_questions(store, run_id)), embedder,
+                            root / name / "sample")  # fmt: skip
+        applied(sample, "pool,ce")
+        runs[name] = sample.run
+    (root / "runs.json").write_text(json.dumps(runs))
+
+
 @pytest.fixture(scope="session")
-def ce_runs(
-    fitted: dict[str, Fitted], embedder, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Fitted]:
-    """Each corpus's sample run (:func:`sample_run`), made once per worker."""
-    root = tmp_path_factory.mktemp("ce-sample")
-    return {name: sample_run(run, embedder, root / name) for name, run in fitted.items()}
+def ce_runs(shared_corpora: Path, embedder, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Fitted]:
+    """Each corpus's sample run with ``gate apply``'s cross-encoder scores in its store, built once per test
+    run (:func:`build_samples`: the scores are what costs) and copied for this worker, whose tests write
+    to the stores."""
+    shared = built_once(
+        tmp_path_factory, "gate-export-ce", lambda root: build_samples(root, shared_corpora, embedder)
+    )
+    local = tmp_path_factory.mktemp("ce-sample")
+    shutil.copytree(shared, local, dirs_exist_ok=True)
+    out = {}
+    for name, run_id in json.loads((local / "runs.json").read_text()).items():
+        store = local / name / STORE
+        out[name] = Fitted(name, store, run_id, {"pool,ce": BEST_GATE}, pipeline_questions(store, run_id))
+    return out

@@ -117,12 +117,17 @@ def build_corpora(root: Path, embedder) -> None:
 
 
 @pytest.fixture(scope="session")
-def fitted(tmp_path_factory: pytest.TempPathFactory, embedder) -> dict[str, Fitted]:
-    """The corpora built once per test run (embedding them takes half a minute), copied for this worker:
-    the tests apply gates to the stores, which writes features to them."""
-    shared = built_once(tmp_path_factory, "gate-export-corpora", lambda root: build_corpora(root, embedder))
+def shared_corpora(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
+    """The corpora built once per test run (embedding them takes half a minute): read only, every worker's."""
+    return built_once(tmp_path_factory, "gate-export-corpora", lambda root: build_corpora(root, embedder))
+
+
+@pytest.fixture(scope="session")
+def fitted(tmp_path_factory: pytest.TempPathFactory, shared_corpora: Path) -> dict[str, Fitted]:
+    """The shared corpora copied for this worker: the tests apply gates to the stores, which writes
+    features to them."""
     local = tmp_path_factory.mktemp("gate-export")
-    shutil.copytree(shared, local, dirs_exist_ok=True)
+    shutil.copytree(shared_corpora, local, dirs_exist_ok=True)
     out: dict[str, Fitted] = {}
     for name, run_id in json.loads((local / "runs.json").read_text()).items():
         store = local / name / STORE
@@ -210,19 +215,66 @@ def run_node(script: Path, cases: list[dict[str, Any]], tmp_path: Path, *args: s
 def adapters_keep(compressor: Any, postprocessor: Any, q: dict[str, Any]) -> tuple[bool, bool]:
     """Whether the LangChain compressor and the LlamaIndex postprocessor keep question ``q``'s pool
     (each passage's score, raw cosine and source as metadata, as a pipeline would hold them)."""
-    from langchain_core.documents import Document
-    from llama_index.core.schema import NodeWithScore, TextNode
+    from nomad_lab.frameworks.langchain import documents
+    from nomad_lab.frameworks.llamaindex import nodes
 
-    meta = [{k: p[k] for k in ("score", "semanticScore", "source")} for p in q["passages"]]
-    docs = [Document(p["text"], metadata=m) for p, m in zip(q["passages"], meta, strict=True)]
-    nodes = [
-        NodeWithScore(node=TextNode(text=p["text"], metadata=m), score=p["score"])
-        for p, m in zip(q["passages"], meta, strict=True)
-    ]
     return (
-        bool(compressor.compress_documents(docs, q["question"])),
-        bool(postprocessor.postprocess_nodes(nodes, query_str=q["question"])),
+        bool(compressor.compress_documents(documents(q["passages"]), q["question"])),
+        bool(postprocessor.postprocess_nodes(nodes(q["passages"]), query_str=q["question"])),
     )
+
+
+@pytest.fixture
+def cross_encoder_reused(monkeypatch: pytest.MonkeyPatch) -> dict[tuple, list[float]]:
+    """Within one test, the runtime's cross-encoder (any gate loaded from the same model files) scores a
+    question's top set once: the framework adapters load the gate again and would run the model on the
+    very pairs the runtime just scored. The key is the model file, the windows, the question and the
+    passages' texts in order, so an adapter that passes other texts, or the same ones in another order,
+    gets them scored by the model."""
+    from nomad_lab.gate.pair_model import PortableCrossEncoder
+
+    score, seen = PortableCrossEncoder.score, {}
+
+    def once(self, query: str, passages) -> list[float]:
+        key = (self.runner.where, self.window, self.stride, query, tuple(passages))
+        if key not in seen:
+            seen[key] = score(self, query, passages)
+        return list(seen[key])
+
+    monkeypatch.setattr(PortableCrossEncoder, "score", once)
+    return seen
+
+
+def reused_readings(monkeypatch: pytest.MonkeyPatch) -> dict[tuple, Any]:
+    """The runtime's sufficiency checks (any loaded from the same body files) read a (question, unit) pair
+    once while ``monkeypatch`` holds, and load their ONNX session when they first read a pair: each
+    framework adapter loads the check again and would run the body on the very pairs the runtime's check
+    just read. The key is the body's bytes and outputs, the tokenizer, the question and the unit's text.
+    Only the runtime's checks: ``gate apply``'s scorer reads its pairs itself."""
+    import hashlib
+
+    from nomad_lab.gate import portable_sufficiency
+    from nomad_lab.gate.unit_reader import UnitBody
+
+    seen: dict[tuple, Any] = {}
+
+    class ReadOnce(UnitBody):
+        def __init__(self, model_bytes: bytes, outputs, tokenizer, threads: int = 2) -> None:
+            self.args = (model_bytes, outputs, tokenizer, threads)
+            self.key = (hashlib.sha256(model_bytes).hexdigest(), tuple(outputs), str(tokenizer))
+            self.loaded = False
+
+        def read_one(self, question: str, text: str):
+            key = (*self.key, question, text)
+            if key not in seen:
+                if not self.loaded:
+                    super().__init__(*self.args)
+                    self.loaded = True
+                seen[key] = super().read_one(question, text)
+            return seen[key]
+
+    monkeypatch.setattr(portable_sufficiency, "UnitBody", ReadOnce)
+    return seen
 
 
 from tests.gate_export.bundle_runs import ce_runs  # noqa: E402, F401  (the cross-encoder sample runs)

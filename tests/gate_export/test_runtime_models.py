@@ -17,7 +17,8 @@ from tests.gate_export.conftest import CORPORA, Fitted, adapters_keep, applied
 
 pytestmark = pytest.mark.slow
 ADAPTED = 3
-"""Questions of each decision the adapters are run on (the runtime scores every sample question)."""
+"""Questions of each decision the adapters are run on (the runtime scores every sample question; the
+adapters' gates get its cross-encoder scores for the same top sets: ``cross_encoder_reused``)."""
 
 
 def portable(run: Fitted, out: Path) -> Path:
@@ -26,7 +27,7 @@ def portable(run: Fitted, out: Path) -> Path:
 
 @pytest.mark.parametrize("corpus", list(CORPORA))
 def test_the_runtime_and_both_adapters_apply_the_cross_encoder_gate_as_gate_apply(
-    ce_runs: dict[str, Fitted], corpus: str, tmp_path: Path
+    ce_runs: dict[str, Fitted], corpus: str, tmp_path: Path, cross_encoder_reused: dict
 ) -> None:
     from nomad_lab.frameworks.langchain import gate_compressor
     from nomad_lab.frameworks.llamaindex import gate_postprocessor
@@ -45,6 +46,8 @@ def test_the_runtime_and_both_adapters_apply_the_cross_encoder_gate_as_gate_appl
         assert adapters_keep(compressor, postprocessor, q) == (keep, keep), q["id"]
         decided[keep] += 1
     assert decided == {True: ADAPTED, False: ADAPTED}
+    # the adapters asked the cross-encoder for no top set but the runtime's (a question's pool is its text's)
+    assert len(cross_encoder_reused) == len({q["question"] for q in run.questions})
 
 
 def test_a_model_folder_that_is_not_the_gates_is_one_line(ce_runs: dict[str, Fitted], tmp_path: Path) -> None:

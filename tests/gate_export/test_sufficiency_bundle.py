@@ -29,7 +29,8 @@ from nomad_lab.core.workspace import RESULTS_DIR
 from nomad_lab.gate.runtime import NOTE_KEY, load
 from nomad_lab.runners.node_packages import link_node_modules
 from tests.gate_export.bundle_runs import sample_ids
-from tests.gate_export.conftest import CORPORA, Fitted, run_node
+from tests.gate_export.conftest import CORPORA, Fitted, reused_readings, run_node
+from tests.support.built_once import built_once
 
 pytestmark = pytest.mark.slow
 RUNNER = Path(__file__).with_name("run_sufficiency.mjs")
@@ -76,15 +77,31 @@ def applied(run: Fitted, corpus: str, cases: list[dict[str, Any]]) -> list[float
 
 
 @pytest.fixture(scope="module")
-def cases(fitted: dict[str, Fitted]) -> dict[str, list[dict[str, Any]]]:
-    """Each corpus's sample (half answerable, half expected refusals) with ``gate apply``'s score."""
-    out = {}
-    for corpus, run in fitted.items():
-        sample = top_sets(run, sample_ids(run, SAMPLE))
-        for case, score in zip(sample, applied(run, corpus, sample), strict=True):
-            case["applied"] = score
-        out[corpus] = sample
-    return out
+def cases(
+    fitted: dict[str, Fitted], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, list[dict[str, Any]]]:
+    """Each corpus's sample (half answerable, half expected refusals) with ``gate apply``'s score, computed
+    once per test run (``built_once``: both workers may run tests of this module)."""
+
+    def build(root: Path) -> None:
+        out = {}
+        for corpus, run in fitted.items():
+            sample = top_sets(run, sample_ids(run, SAMPLE))
+            for case, score in zip(sample, applied(run, corpus, sample), strict=True):
+                case["applied"] = score
+            out[corpus] = sample
+        (root / "cases.json").write_text(json.dumps(out), encoding="utf-8")
+
+    shared = built_once(tmp_path_factory, "sufficiency-cases", build)
+    return json.loads((shared / "cases.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def readings(cases: dict[str, list[dict[str, Any]]]) -> Any:
+    """The runtime's checks read each (question, unit) pair once in this module (``reused_readings``);
+    after ``cases``, so ``gate apply``'s side has read its own."""
+    with pytest.MonkeyPatch.context() as patch:
+        yield reused_readings(patch)
 
 
 def export(corpus: str, run: Fitted, *where: str, action: str = "drop") -> Path:
@@ -99,7 +116,11 @@ def stated(score: float | None, threshold: float) -> bool:
 
 @pytest.mark.parametrize("corpus", list(CORPORA))
 def test_node_the_runtime_and_both_adapters_decide_as_gate_apply(
-    fitted: dict[str, Fitted], cases: dict[str, list[dict[str, Any]]], corpus: str, tmp_path: Path
+    fitted: dict[str, Fitted],
+    cases: dict[str, list[dict[str, Any]]],
+    readings: dict[tuple, Any],
+    corpus: str,
+    tmp_path: Path,
 ) -> None:
     from langchain_core.documents import Document
     from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
@@ -135,7 +156,10 @@ def test_node_the_runtime_and_both_adapters_decide_as_gate_apply(
 
 
 def test_the_note_action_keeps_the_passages_with_the_prompt_note(
-    fitted: dict[str, Fitted], cases: dict[str, list[dict[str, Any]]], tmp_path: Path
+    fitted: dict[str, Fitted],
+    cases: dict[str, list[dict[str, Any]]],
+    readings: dict[tuple, Any],
+    tmp_path: Path,
 ) -> None:
     from langchain_core.documents import Document
 

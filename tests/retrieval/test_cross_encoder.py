@@ -15,6 +15,7 @@ from nomad_lab.retrieval.cross_encoder import (
     CrossEncoderError,
     CrossEncoderSpec,
     load_cross_encoder,
+    model_key,
     parse_cross_encoder_spec,
     windows,
 )
@@ -158,6 +159,18 @@ def test_identity_names_model_digest_and_windows(bundled) -> None:
     assert bundled.identity != other.identity and "window=180 stride=90" in bundled.identity
     assert bundled.model_key == other.model_key  # a window's score does not depend on how it was cut
     assert "ms-marco-MiniLM-L-12-v2" in bundled.model_key and "sha256:" in bundled.model_key
+
+
+@needs_model
+@pytest.mark.slow
+def test_the_cache_key_names_how_many_pairs_share_a_run(bundled) -> None:
+    """A score cached when pairs ran in batches (an INT8 batch-mate moves a logit) is not read back as a
+    one-pair-a-run score: the key says which."""
+    assert bundled.model_key == model_key(bundled.name, bundled.digest, 1)
+    assert model_key(bundled.name, bundled.digest, 16) != bundled.model_key
+    batch = [(QUERY, ANSWER), (QUERY, UNRELATED), (QUERY, ANSWER + " " + UNRELATED * 20)]
+    alone = [bundled.score_pairs([pair])[0] for pair in batch]
+    assert list(bundled.score_pairs(batch)) == alone  # what the key promises: no batch-mates
 
 
 @needs_model

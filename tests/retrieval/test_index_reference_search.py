@@ -17,7 +17,7 @@ import pytest
 from nomad_lab.core.workspace import DEFAULT_GOLDENS_DIR
 from nomad_lab.data.golden_suites import GATING_SUITES
 from nomad_lab.store import Store
-from tests.gate_export.conftest import fitted  # noqa: F401  (the fixture: both corpora retrieved once)
+from tests.gate_export.conftest import fitted, shared_corpora  # noqa: F401  (fixtures: both corpora retrieved once)
 
 pytest.importorskip("qdrant_client")
 pytest.importorskip("faiss")
