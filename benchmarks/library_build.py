@@ -12,9 +12,12 @@ for 1, 10 and 100 GB of text (no cluster here: these are estimates, not measurem
 
 Each worker loads its own copy of the model once, a fixed cost a build of a library (thousands of chunks)
 pays once per worker; a sample must be long enough for that cost to weigh in it as it does in such a
-build, so MiniLM (seconds to load, a few chunks a second) takes a longer sample than WordLlama.
+build, so MiniLM (seconds to load, a few chunks a second) takes a longer sample than WordLlama. The
+workers get tasks of the command's size (``--batch``, 256 chunks by default): a smaller task embeds
+fewer windows at once, and sorting fewer windows by length pads more, so a sample cut into 16-chunk
+tasks measured the task size, not the workers. A sample of 8 such tasks keeps 2 workers equally busy.
 
-    python benchmarks/library_build.py --embedder st: wordllama:256 --chunks 1200 8000
+    python benchmarks/library_build.py --embedder st: wordllama:256 --chunks 2048 8192
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from nomad_lab.data.corpus import load_corpus
 from nomad_lab.retrieval.embedding import load_embedder
 from nomad_lab.retrieval.index import chunk_records, embed_missing, ingest_params
 from nomad_lab.runners.cluster import dask_client
-from nomad_lab.runners.library_build import dask_fill
+from nomad_lab.runners.library_build import DEFAULT_BATCH, dask_fill
 from nomad_lab.store import Store
 
 TARGET = 0.9
@@ -75,7 +78,9 @@ def main() -> None:
     parser.add_argument("--library", type=Path, default=Path("runs/library-large"))
     parser.add_argument("--chunks", type=int, nargs="+", default=[240], help="chunks per embedder, in order")
     parser.add_argument("--embedder", nargs="+", default=["st:"])
-    parser.add_argument("--batch", type=int, default=16, help="chunks per Dask task")
+    parser.add_argument(
+        "--batch", type=int, default=DEFAULT_BATCH, help="chunks per Dask task (the command's: %(default)s)"
+    )
     args = parser.parse_args()
     if len(args.chunks) not in (1, len(args.embedder)):
         parser.error("--chunks: one count, or one per --embedder")
