@@ -57,16 +57,8 @@ def test_a_stated_document_names_the_table_and_no_pages_means_no_document() -> N
 
 def test_what_a_study_states_wins_and_tables_can_be_none() -> None:
     own_rows, own_params = (lambda raw: []), (Param("m", int, 1, "m"),)
-    study = Study(
-        name="per-sample",
-        title="t",
-        run=compute,
-        rows=own_rows,
-        params=own_params,
-        out_dir="results/elsewhere",
-        command=("study", "per-sample", "--n", "3"),
-        tables=(),
-    )
+    stated = {"rows": own_rows, "params": own_params, "out_dir": "results/elsewhere", "tables": ()}
+    study = Study(name="per-sample", title="t", run=compute, command=argv("study per-sample --n 3"), **stated)
     assert study.rows is own_rows and study.params is own_params and study.result is result
     assert study.out_dir == "results/elsewhere" and study.command == ("study", "per-sample", "--n", "3")
     assert study.tables == () and study.document == "per_sample.json"
