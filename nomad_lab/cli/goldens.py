@@ -4,7 +4,8 @@
 headings and sentences, fictional-attribute and entity-swap refusals, the bank's categories the corpus
 does not answer), none repeating a golden already in ``--out``. Add ``--backend [SPEC]`` to also ask a
 language model, per passage, for a reader's question with the sentence answering it (``mustInclude``) and
-a question the passage leaves open, each checked (``nomad_lab.data.model_drafts``); a bare ``--backend``
+a question the passage leaves open, each checked and read back by the model
+(``nomad_lab.data.model_drafts``); a bare ``--backend``
 takes the largest embedded instruct model installed, and the model's time per passage is written beside the
 drafts with the machine's load (``DIR/draft_cost.json``). Drafts load only when asked for
 (``drafts=True``): no eval, study or gate counts them until a person labels them. Python:
@@ -106,17 +107,25 @@ def model_chat(spec: str, seed: int) -> Any:
 
 
 class TimedChat:
-    """A ``Chat`` that keeps each call's wall time: what a model draft costs, apart from the templates."""
+    """A ``Chat`` that keeps each call's wall time: what a model draft costs, apart from the templates.
+    A drafting prompt opens a passage; the read-backs that follow it are that passage's too."""
 
     def __init__(self, chat: Any) -> None:
-        self.chat, self.seconds = chat, []
+        from nomad_lab.data.model_drafts import PROMPT
+
+        self.chat, self.seconds, self.passages = chat, [], []
+        self.opening = PROMPT.split("{", 1)[0]
 
     def __call__(self, prompt: str) -> str:
         started = time.perf_counter()
         try:
             return self.chat(prompt)
         finally:
-            self.seconds.append(time.perf_counter() - started)
+            took = time.perf_counter() - started
+            self.seconds.append(took)
+            if prompt.startswith(self.opening) or not self.passages:
+                self.passages.append(0.0)
+            self.passages[-1] += took
 
 
 def backend_spec(given: str | None) -> str | None:
@@ -171,12 +180,14 @@ def run_draft(args: argparse.Namespace) -> int:
         cost = _cost(
             args.backend,
             chat.seconds,
+            chat.passages,
             result.counts(),
             machine_load.load_between(before, machine_load.mark()),
         )
         (args.out / COST_FILE).write_text(json.dumps(cost, indent=2) + "\n", encoding="utf-8")
         print(
-            f"{args.backend}: {cost['secondsPerPassage']:.1f} s a passage over {len(chat.seconds)} passages"
+            f"{args.backend}: {cost['secondsPerPassage']:.1f} s a passage over {cost['passages']} passages "
+            f"({cost['calls']} calls)"
         )
     counts = ", ".join(f"{kind} {n}" for kind, n in sorted(result.counts().items()))
     megabytes = result.bytes / 1e6
@@ -192,18 +203,22 @@ def run_draft(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cost(spec: str, seconds: list[float], counts: dict[str, int], load: dict[str, Any]) -> dict[str, Any]:
-    """What the model's drafts cost: its seconds per passage asked (mean, and median: the first call may
+def _cost(
+    spec: str, seconds: list[float], passages: list[float], counts: dict[str, int], load: dict[str, Any]
+) -> dict[str, Any]:
+    """What the model's drafts cost: its seconds per passage asked (all of a passage's calls: the drafting
+    call and the read-backs of its drafts that passed the other checks; mean, and median, as the first may
     include the model's load) and per draft kept (each passage gives at most one question and one
     refusal), with the machine's load while it ran."""
     kept = counts.get("llm", 0) + counts.get("llm-refusal", 0)
     total = sum(seconds)
     return {
         "backend": spec,
-        "passages": len(seconds),
+        "passages": len(passages),
+        "calls": len(seconds),
         "modelSeconds": round(total, 1),
-        "secondsPerPassage": round(total / len(seconds), 2),
-        "medianSecondsPerPassage": round(statistics.median(seconds), 2),
+        "secondsPerPassage": round(total / len(passages), 2),
+        "medianSecondsPerPassage": round(statistics.median(passages), 2),
         "kept": {"answerable": counts.get("llm", 0), "refusal": counts.get("llm-refusal", 0)},
         "secondsPerKeptDraft": round(total / kept, 2) if kept else None,
         "load": load,

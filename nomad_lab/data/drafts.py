@@ -10,7 +10,7 @@ and gate until someone labels them (``nomad_lab.data.golden_suites``):
   :mod:`nomad_lab.data.draft_forms`), each with its document as gold;
 - from a language model the caller supplies (``llm:SPEC``), per passage a reader's question with the
   sentence answering it as ``mustInclude`` and a question the passage leaves open (``llm-refusal:SPEC``,
-  unanswerable), each checked first (:mod:`nomad_lab.data.model_drafts`);
+  unanswerable), each checked first, and read back by the model (:mod:`nomad_lab.data.model_drafts`);
 - refusal candidates without a model: attributes no document states of the corpus's own entities
   (``fictional-attribute``, absence checked against every document naming the entity), near-domain
   questions with an entity swapped for a similar one the corpus lacks (``swap:entity``), and the

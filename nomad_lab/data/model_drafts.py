@@ -16,9 +16,17 @@ says, or answers instead of asking. A draft is kept only when
 - its question reads as a question (:func:`nomad_lab.data.draft_text.well_formed`);
 - its question and its refusal stand alone for a reader of the library (:func:`leans_on_prompt`): no
   framing word of :data:`PROMPT`, no "the passage" or "this document" the user never sees;
+- neither question points at something it never names (:func:`unanchored`: "this", "these", "those");
 - its refusal question shares a content word with the passage (it is about the same subject) and no
   sentence of its whole document holds most of its content words (:func:`answers`): it asks for
-  something the document lacks, not only the passage the model read.
+  something the document lacks, not only the passage the model read;
+- the model, asked back as a reader (:mod:`nomad_lab.data.reader_quote`: copy the sentence that
+  answers, or NONE), quotes the answer sentence for its question (:func:`reads_back`) and NONE for its
+  refusal over the document's sentences nearest to it (:func:`left_open`). Why: word overlap cannot see an
+  answer in other words ("How can bash users enable completion?" against "install bash-completion and
+  enable it in /etc/bash.bashrc"), and a question broader than its sentence, or misread from it, is
+  not read back to that sentence. Copying a sentence is an extractive task whose output is checked
+  against the text, not a verdict; any doubt (another sentence, a quote the text does not hold) rejects.
 
 Pure: the model is a callable ``ask(prompt) -> reply`` the command layer opens (``--backend SPEC``).
 """
@@ -30,10 +38,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nomad_lab.data.draft_text import NOT_SUBJECT, well_formed, words
+from nomad_lab.data.reader_quote import parse_quote, reader_prompt, shown, verify
 from nomad_lab.data.sentence_units import normalised
 
 __all__ = [
     "ANSWERED_SHARE",
+    "CHECKED_SENTENCES",
     "COPY_RUN",
     "FRAMING",
     "MAX_OVERLAP",
@@ -44,9 +54,12 @@ __all__ = [
     "check_draft",
     "copies",
     "leans_on_prompt",
+    "left_open",
     "model_draft",
     "parse_reply",
     "passages",
+    "reads_back",
+    "unanchored",
 ]
 
 Chat = Callable[[str], str]
@@ -56,13 +69,21 @@ PROMPT = (
     'You help write test questions for a library of documents. This passage is from "{title}":\n\n'
     "{passage}\n\n"
     "1. Write one question a reader of this library would ask, in their own words, that one sentence of "
-    "the passage answers. Do not copy the sentence into the question.\n"
+    "the passage answers. The question names what it asks about (the program, command, file or thing), "
+    'so that it makes sense without the passage: never "this", "it" or "the passage". Do not copy the '
+    "sentence into the question.\n"
     "2. Copy that sentence from the passage exactly.\n"
-    "3. Write one question about the same subject that the passage does not answer.\n\n"
+    "3. Pick one thing the passage names and ask for a specific fact about it that the passage does not "
+    "give (such as a number, a default, a limit, a date, a version or a name): a question a user of it "
+    "might ask.\n\n"
     "Reply with all three lines, in this form:\n"
     "QUESTION: <your question>\nANSWER: <the sentence copied from the passage>\n"
     "UNANSWERED: <a question the passage does not answer>"
 )
+"""Why the refusal asks for one named thing's unstated fact: asked for "a question about the same
+subject that the passage does not answer", a model writes a broad one ("How does X work?") that a
+document about X answers elsewhere; a specific fact (a number, a default, a version) is one a
+document either states or lacks, and the checks below can tell which."""
 COPY_RUN = 5
 """A question sharing this many words in a row with its answer sentence copies it."""
 MAX_OVERLAP = 0.8
@@ -71,6 +92,10 @@ PASSAGE_SENTENCES = 6
 """Sentences per passage: enough for a question with context, short enough for a 270M model's prompt."""
 ANSWERED_SHARE = 0.5
 """A sentence holding more than this share of a refusal's content words answers it ("most of them")."""
+CHECKED_SENTENCES = 8
+"""Sentences of its document a refusal's read-back shows the model: the ones sharing the most of its
+words (:func:`nomad_lab.data.reader_quote.shown`), the reader probe's choice; a whole document is
+thousands of tokens, a minute of prompt per draft for a 1.5B model on two cores."""
 FRAMING = ("library of documents", "this library", "a reader", "in their own words", "test questions")
 """Words of :data:`PROMPT` that frame the task, not the library's subject: a question carrying one was
 written for the prompt, not by a reader (a test checks each is in the prompt)."""
@@ -155,6 +180,21 @@ def leans_on_prompt(question: str) -> str | None:
     return None
 
 
+_DEMONSTRATIVE = re.compile(r"\b(?:this|these|those)\b", re.IGNORECASE)
+
+
+def unanchored(question: str) -> str | None:
+    """Why ``question`` points at something it never names ("How can users customize these
+    interfaces?", "What does this option do?"), or None.
+
+    Why: a question stands alone only if it names what it asks about; "this", "these" and "those" point
+    back at the passage the model read, which the person asking the library never saw. (He, she, it and
+    they are :func:`nomad_lab.data.draft_text.well_formed`'s.)"""
+    if match := _DEMONSTRATIVE.search(question):
+        return f"{match.group(0).lower()!r} points at something it never names"
+    return None
+
+
 def answers(sentence: str, refusal: str) -> bool:
     """Whether ``sentence`` answers ``refusal``: it copies the sentence (:func:`copies`) or the sentence
     holds more than :data:`ANSWERED_SHARE` of its content words."""
@@ -203,13 +243,18 @@ def check_draft(fields: dict[str, str], passage: str, sentences: Sequence[str]) 
         rejected.append("no QUESTION or ANSWER line")
     elif sentence is None:
         rejected.append("its answer is not a sentence of the passage")
-    elif why := (well_formed(question) or copies(question, sentence) or leans_on_prompt(question)):
+    elif why := (
+        well_formed(question)
+        or copies(question, sentence)
+        or leans_on_prompt(question)
+        or unanchored(question)
+    ):
         rejected.append(f"question: {why}")
     kept = question if not rejected else None
     passage_words = set(_content(passage))
     if refusal is None:
         rejected.append("no UNANSWERED line")
-    elif why := (well_formed(refusal) or leans_on_prompt(refusal)):
+    elif why := (well_formed(refusal) or leans_on_prompt(refusal) or unanchored(refusal)):
         rejected.append(f"refusal: {why}")
         refusal = None
     elif not set(_content(refusal)) & passage_words:
@@ -224,7 +269,46 @@ def check_draft(fields: dict[str, str], passage: str, sentences: Sequence[str]) 
     return ModelDraft(kept, sentence if kept else None, refusal, tuple(rejected))
 
 
-def model_draft(chat: Chat, title: str, passage: str, sentences: Sequence[str]) -> ModelDraft:
-    """Ask the model for one passage's drafts and check them (:func:`check_draft`)."""
+def reads_back(chat: Chat, question: str, answer: str, passage: str) -> str | None:
+    """Why the model, asked its own question as a reader of the passage (quote the sentence that
+    answers it, or NONE), does not quote ``answer``; or None when it does (its quote holds the answer
+    sentence or lies within it)."""
+    lines = shown(question, [passage])
+    quote = verify(parse_quote(chat(reader_prompt(question, lines))), lines)
+    if quote is None:
+        return "read back, the model quotes no sentence of the passage"
+    said, meant = normalised(quote).rstrip(".!?;: "), normalised(answer).rstrip(".!?;: ")
+    return None if said in meant or meant in said else "read back, the model quotes another sentence"
+
+
+def left_open(chat: Chat, refusal: str, sentences: Sequence[str]) -> str | None:
+    """Why the model, asked the refusal as a reader of its document's :data:`CHECKED_SENTENCES`
+    sentences nearest to it, does not write NONE; or None when it does. A quote the sentences do not
+    hold rejects too: the model answered it in its own words, and a refusal in doubt is not kept."""
+    lines = shown(refusal, sentences, CHECKED_SENTENCES)
+    quote = parse_quote(chat(reader_prompt(refusal, lines)))
+    if quote is None:
+        return None
+    if verify(quote, lines) is not None:
+        return "read back, the model quotes a sentence of its document"
+    return "read back, the model answers it in its own words"
+
+
+def model_draft(
+    chat: Chat, title: str, passage: str, sentences: Sequence[str], *, read_back: bool = True
+) -> ModelDraft:
+    """Ask the model for one passage's drafts and check them (:func:`check_draft`); with ``read_back``
+    each draft that passed is asked back (:func:`reads_back`, :func:`left_open`): one more call each."""
     reply = chat(PROMPT.format(title=title, passage=passage))
-    return check_draft(parse_reply(reply), passage, sentences)
+    drafted = check_draft(parse_reply(reply), passage, sentences)
+    if not read_back:
+        return drafted
+    question, answer, refusal = drafted.question, drafted.answer, drafted.refusal
+    rejected = list(drafted.rejected)
+    if question and answer and (why := reads_back(chat, question, answer, passage)):
+        rejected.append(f"question: {why}")
+        question = answer = None
+    if refusal and (why := left_open(chat, refusal, sentences)):
+        rejected.append(f"refusal: {why}")
+        refusal = None
+    return ModelDraft(question, answer, refusal, tuple(rejected))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nomad_lab.core.cpu_threads import cpu_threads
 from nomad_lab.core.errors import NomadLabError
 
 RERANK_HINT = "pip install -e .[rerank]"
@@ -167,9 +168,12 @@ def best_windows(cut: Sequence[Sequence[str]], flat: np.ndarray) -> list[float]:
 class PortableCrossEncoder:
     """The cross-encoder a portable gate names (its ``crossEncoder``: name, digest, windows, token limit,
     file names and folder), loaded for the runtime: the files must be the ones the gate was fitted with
-    (their SHA-256), else one error line; ``model_dir`` overrides the folder the export recorded."""
+    (their SHA-256), else one error line; ``model_dir`` overrides the folder the export recorded.
+    ``threads``: onnxruntime's intra-op threads, by default :func:`cpu_threads` (2, or NOMAD_LAB_THREADS)."""
 
-    def __init__(self, spec: Mapping[str, object], model_dir: str | Path | None = None, threads: int = 2):
+    def __init__(
+        self, spec: Mapping[str, object], model_dir: str | Path | None = None, threads: int | None = None
+    ):
         folder = Path(str(model_dir or spec.get("modelDir") or "."))
         files = [folder / str(spec["model"]), folder / str(spec["tokenizer"])]
         where = f"cross-encoder {spec['name']}"
@@ -182,6 +186,7 @@ class PortableCrossEncoder:
                 f"(sha256 {str(spec['digest'])[:12]}...)"
             )
         self.window, self.stride = int(spec["window"]), int(spec["stride"])  # type: ignore[call-overload]
+        threads = threads or cpu_threads()
         self.runner = OnnxRunner(files[0], files[1], threads, int(spec["maxTokens"]), 1)  # type: ignore[call-overload]
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.core.cpu_threads import cpu_threads
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.prompts import SUFFICIENCY_ACTIONS, SUFFICIENCY_NOTE, SUFFICIENCY_NOTE_ACTION
 from nomad_lab.data import answer_types, sentence_units
@@ -153,10 +154,12 @@ def _text(passage: Any) -> str:
 class SufficiencyCheck:
     """A portable sufficiency check (:func:`portable_sufficiency`), loaded: the body on first use."""
 
-    def __init__(self, data: Mapping[str, Any], model_dir: str | Path | None = None, threads: int = 2):
+    def __init__(
+        self, data: Mapping[str, Any], model_dir: str | Path | None = None, threads: int | None = None
+    ):
         self.data = data
         self.model_dir = Path(str(model_dir or data["body"]["modelDir"]))
-        self.threads = threads
+        self.threads = threads or cpu_threads()
         self.weights = head_weights(data["head"]) if data.get("head") else None
         self._body: UnitBody | None = None
 

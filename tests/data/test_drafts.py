@@ -22,6 +22,7 @@ from nomad_lab.data.drafts import (
     write_drafts,
 )
 from nomad_lab.data.golden_suites import Golden, GoldenError, load_suite_file, load_suites
+from nomad_lab.data.reader_quote import NONE
 
 DOCS = {
     "widget-care": """# Acme Widget 7: Care Guide
@@ -226,6 +227,8 @@ def test_model_drafts_carry_the_backend_spec_their_answer_sentence_and_a_refusal
     prompts: list[str] = []
 
     def chat(prompt: str) -> str:  # stands in for a chat model: asks about the passage's first sentence
+        if prompt.startswith("Sentences from"):  # a read-back: the first sentence shown, NONE for the mill
+            return NONE if "mill weigh" in prompt else prompt.split("\n- ", 1)[1].split("\n", 1)[0]
         prompts.append(prompt)
         first = prompt.split("\n\n")[1].split(". ")[0].rstrip(".") + "."
         return (

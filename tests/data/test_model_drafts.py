@@ -1,7 +1,8 @@
 """A model's draft is kept only when its answer is a sentence of the passage verbatim, its question does
-not copy that sentence, neither question leans on the prompt or points at the passage, and its refusal is
-about the passage's subject without being answered anywhere in its document; a run with a model writes
-what its calls cost beside the drafts."""
+not copy that sentence, neither question leans on the prompt, points at the passage or at a thing it never
+names, its refusal is about the passage's subject without being answered anywhere in its document, and
+the model, asked back as a reader, quotes the answer for its question and NONE for its refusal; a run
+with a model writes what its calls cost beside the drafts."""
 
 from __future__ import annotations
 
@@ -16,10 +17,14 @@ from nomad_lab.data.model_drafts import (
     check_draft,
     copies,
     leans_on_prompt,
+    left_open,
     model_draft,
     parse_reply,
     passages,
+    reads_back,
+    unanchored,
 )
+from nomad_lab.data.reader_quote import NONE
 from tests.support.drafting import scripted_chat
 from tests.support.paths import CORPUS
 
@@ -103,6 +108,7 @@ def test_a_backend_run_writes_the_model_seconds_per_passage_and_the_load(tmp_pat
     drafts = [json.loads(line) for line in (out / "drafts.jsonl").read_text().splitlines()[2:]]
     kept = sum(d["draft"]["source"].startswith("llm") for d in drafts)
     assert cost["backend"] == "test:scripted" and cost["passages"] == 5  # one passage per document
+    assert cost["calls"] == 5 + cost["kept"]["answerable"]  # each kept question was read back once
     assert cost["kept"]["answerable"] + cost["kept"]["refusal"] == kept > 0
     assert abs(cost["secondsPerPassage"] * 5 - cost["modelSeconds"]) <= 0.1
     assert {"loadBefore", "loadAfter", "othersCpuShare", "cpus"} <= set(cost["load"])
@@ -181,3 +187,101 @@ def test_a_refusal_its_document_answers_outside_the_passage_is_rejected() -> Non
     shipping = {**BASE, "unanswered": "How long does the Kestrel K9 filter take to ship?"}
     kept = check_draft(shipping, PASSAGE, DOCUMENT)
     assert kept.refusal == shipping["unanswered"] and kept.question == BASE["question"] and not kept.rejected
+
+
+def test_a_question_pointing_at_what_it_never_names_is_rejected() -> None:
+    """ "this", "these" and "those" point back at the passage the asker never saw; a question naming its
+    subject stands alone."""
+    pointing = [
+        "How can users customize the settings of these administration interfaces?",
+        "What does this option change?",
+        "Which of those filters lasts longest?",
+    ]
+    assert all(unanchored(q) for q in pointing)
+    assert unanchored("What does the Kestrel K9 filter remove?") is None
+    assert unanchored("How thick is the thistle filter's mesh?") is None  # a word, not the pointer
+    drafted = check_draft({**BASE, "question": "When should this cartridge be swapped?"}, PASSAGE, SENTENCES)
+    assert drafted.question is None and drafted.rejected[:1] == (
+        "question: 'this' points at something it never names",
+    )
+    refusal = check_draft({**BASE, "unanswered": "What do these filters cost?"}, PASSAGE, SENTENCES)
+    assert (
+        refusal.refusal is None
+        and refusal.rejected[-1] == "refusal: 'these' points at something it never names"
+    )
+
+
+def _reader(reply: str, shown: list[str]):
+    """A chat answering every read-back with ``reply``, keeping the prompts it was shown."""
+
+    def chat(prompt: str) -> str:
+        shown.append(prompt)
+        return reply
+
+    return chat
+
+
+def test_a_question_is_kept_only_when_the_model_reads_back_its_answer_sentence() -> None:
+    """Asked its own question as a reader of the passage, the model must quote the answer sentence (or a
+    span of it); another sentence, NONE, or a quote the passage does not hold rejects the question."""
+    answer = SENTENCES[1]
+    prompts: list[str] = []
+    assert reads_back(_reader(answer, prompts), BASE["question"], answer, PASSAGE) is None
+    assert BASE["question"] in prompts[0] and all(
+        s in prompts[0] for s in SENTENCES
+    )  # the passage's sentences
+    assert reads_back(_reader("replaced after 4,500 litres", []), BASE["question"], answer, PASSAGE) is None
+    assert reads_back(_reader(SENTENCES[0], []), BASE["question"], answer, PASSAGE) == (
+        "read back, the model quotes another sentence"
+    )
+    for reply in (NONE, "Every 300 days of use."):
+        assert reads_back(_reader(reply, []), BASE["question"], answer, PASSAGE) == (
+            "read back, the model quotes no sentence of the passage"
+        )
+
+
+def test_a_refusal_is_kept_only_when_the_model_reads_its_document_and_writes_none() -> None:
+    """The read-back shows the document's sentences nearest to the refusal, outside the passage too; a
+    quote of one of them, or an answer in the model's own words, rejects it: NONE keeps it."""
+    refusal = "How much does a Kestrel replacement cartridge cost?"
+    prompts: list[str] = []
+    assert left_open(_reader(NONE, prompts), refusal, DOCUMENT) is None
+    assert DOCUMENT[-1] in prompts[0]  # the price sentence, after the passage, is shown
+    assert left_open(_reader(DOCUMENT[-1], []), refusal, DOCUMENT) == (
+        "read back, the model quotes a sentence of its document"
+    )
+    assert left_open(_reader("It costs about 40 euros.", []), refusal, DOCUMENT) == (
+        "read back, the model answers it in its own words"
+    )
+    many = [f"The Kestrel part number {i} is sold in shop {i}." for i in range(20)]
+    shown: list[str] = []
+    left_open(_reader(NONE, shown), "Which shop sells Kestrel part number 7?", many)
+    assert shown[0].count("\n- ") == 8 and "part number 7 is" in shown[0]  # CHECKED_SENTENCES, nearest first
+
+
+def test_a_draft_passing_the_checks_is_read_back_and_rejected_by_its_reader() -> None:
+    """``model_draft`` asks the drafting prompt, then one read-back for each draft that passed the other
+    checks; a read-back that fails rejects that draft under its own reason, ``read_back=False`` asks once."""
+    replies = iter(
+        [
+            f"QUESTION: {BASE['question']}\nANSWER: {SENTENCES[1]}\n"
+            "UNANSWERED: How long does the Kestrel K9 filter take to ship?",
+            SENTENCES[0],  # the question's read-back quotes another sentence
+            NONE,  # the refusal's read-back finds nothing
+        ]
+    )
+    prompts: list[str] = []
+
+    def chat(prompt: str) -> str:
+        prompts.append(prompt)
+        return next(replies)
+
+    drafted = model_draft(chat, "Kestrel K9", PASSAGE, DOCUMENT)
+    assert len(prompts) == 3
+    assert drafted.question is None and drafted.answer is None
+    assert drafted.refusal == "How long does the Kestrel K9 filter take to ship?"
+    assert drafted.rejected == ("question: read back, the model quotes another sentence",)
+    once: list[str] = []
+    reply = f"QUESTION: {BASE['question']}\nANSWER: {SENTENCES[1]}"
+    unread = model_draft(lambda p: once.append(p) or reply, "Kestrel K9", PASSAGE, DOCUMENT, read_back=False)
+    assert len(once) == 1 and unread.question == BASE["question"]

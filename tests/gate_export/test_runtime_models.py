@@ -62,3 +62,15 @@ def test_a_model_folder_that_is_not_the_gates_is_one_line(ce_runs: dict[str, Fit
     assert "\n" not in str(err.value)
     with pytest.raises(NomadLabError, match=r"missing; pass model_dir="):
         load(path, model_dir=tmp_path / "nowhere").keep(q["question"], q["passages"])
+
+
+def test_the_runtime_cross_encoder_runs_on_the_threads_nomad_lab_threads_gives(
+    ce_runs: dict[str, Fitted], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two test workers (or a study beside a server) on two cores set NOMAD_LAB_THREADS=1: the runtime's
+    onnxruntime session must take it, not spin two threads each."""
+    path = portable(ce_runs["default"], tmp_path / "gate.json")
+    for threads in ("1", "3"):
+        monkeypatch.setenv("NOMAD_LAB_THREADS", threads)
+        session = load(path).cross_encoder.runner.session
+        assert session.get_session_options().intra_op_num_threads == int(threads)

@@ -11,7 +11,9 @@ import pytest
 
 from nomad_lab.cli import main
 from nomad_lab.core.errors import NomadLabError
+from nomad_lab.core.workspace import PROJECT_ROOT
 from nomad_lab.eval.gating.draft_rates import rating_rates
+from nomad_lab.studies.gating.draft_rating import STUDY
 
 PLANTED = {
     ("model", "answerable"): ["usable"] * 7 + ["edit"] * 2 + ["broken"],
@@ -113,3 +115,22 @@ def test_a_rating_with_a_gap_or_an_unknown_verdict_is_refused_naming_the_row(
     paths["verdicts"].write_text(json.dumps(verdicts))
     with pytest.raises(NomadLabError, match=message):
         rating_rates(paths["verdicts"], paths["key"])
+
+
+def test_the_gnucash_run_reads_that_library_s_files_and_writes_its_own_folder() -> None:
+    """The second library's published run (``Study.also``): its command names the GnuCash verdicts, key
+    and cost (each a committed file), never the handbook's, and writes where the gallery looks for it;
+    its stored result is that rater's on that sheet."""
+    (run,) = STUDY.also
+    command = list(run.command)
+    options = dict(zip(command[2::2], command[3::2], strict=True))
+    assert command[:2] == ["study", "draft-rating"] and options["--out"] == run.out_dir
+    for name, path in options.items():
+        if name != "--out":
+            assert path.startswith("datasets/corpora/gnucash/") and (PROJECT_ROOT / path).is_file(), name
+    stored = json.loads((PROJECT_ROOT / run.out_dir / "draft_rating.json").read_text(encoding="utf-8"))
+    verdicts = json.loads((PROJECT_ROOT / options["--verdicts"]).read_text(encoding="utf-8"))
+    assert stored["who"] == verdicts["who"] and "not a person" in stored["who"]
+    assert sum(g["n"] for kinds in stored["bySource"].values() for g in kinds.values()) == len(
+        verdicts["verdicts"]
+    )

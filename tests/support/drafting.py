@@ -20,10 +20,14 @@ SPEC = "test:scripted"
 
 
 def scripted_chat():
-    """A ``Chat`` answering :data:`nomad_lab.data.model_drafts.PROMPT`: QUESTION and ANSWER lines."""
+    """A ``Chat`` answering :data:`nomad_lab.data.model_drafts.PROMPT` with QUESTION and ANSWER lines,
+    and a read-back (the reader's prompt, ``nomad_lab.data.reader_quote``) with the first sentence shown:
+    the passage's first sentence, its own answer."""
     count = itertools.count(1)
 
     def chat(prompt: str) -> str:
+        if prompt.startswith("Sentences from"):
+            return prompt.split("\n- ", 1)[1].split("\n", 1)[0]
         title = re.search(r'is from "(.+?)":', prompt).group(1)
         passage = prompt.split("\n\n")[1]
         first = re.split(r"(?<=[.!?])\s+(?=[A-Z\"'(])", passage)[0]  # as drafting splits sentences

@@ -8,6 +8,8 @@ Wilson interval, beside the model's cost per draft and the machine's load while 
 (model drafts at least :data:`USABLE_TARGET` usable and at most :data:`BROKEN_TARGET` broken) so the
 page states whether they are met from the stored figures. Reads files only: no model, no store read.
 Opt-in (``published=False``): the verdicts come from a rater, not from a rerun.
+Its second library's run (``Study.also``, GnuCash: ``results/labelling/rating_gnucash``) is the same
+command on that library's verdicts, key and cost.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ from nomad_lab.core.workspace import DATASETS_DIR
 from nomad_lab.eval.gating.draft_rates import VERDICTS, rating_rates
 from nomad_lab.studies.params import STORE
 from nomad_lab.studies.result import Page, Result
-from nomad_lab.studies.shape import Param, Params, Study
+from nomad_lab.studies.shape import Output, Param, Params, Study, argv
 
 HANDBOOK = DATASETS_DIR / "corpora" / "handbook"
+GNUCASH = "datasets/corpora/gnucash"
+"""The second library rated the same way (its files named relative to the project root, as typed)."""
 USABLE_TARGET = 0.60
 """Issue 43's target: model drafts usable as written at least this often ..."""
 BROKEN_TARGET = 0.05
@@ -104,4 +108,16 @@ STUDY = Study(
     out_dir="results/labelling/rating",
     published=False,  # the verdicts are a rater's, not a rerun's: its command refreshes the page
     stage=63,
+    also=(
+        Output(
+            "Model drafts against template drafts, rated blind on GnuCash (an AI agent rated)",
+            argv(
+                f"study draft-rating --verdicts {GNUCASH}/rating/verdicts.json"
+                f" --key {GNUCASH}/rating/key.json --cost {GNUCASH}/drafts/draft_cost.json"
+                " --out results/labelling/rating_gnucash"
+            ),
+            "results/labelling/rating_gnucash",
+            tables=("draft_rating.md",),
+        ),
+    ),
 )
