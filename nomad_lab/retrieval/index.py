@@ -325,7 +325,10 @@ def build_index(
         searcher = open_search(spec, empty, store.path.parent, "")
         stats = BuildStats(fingerprint, len(corpus.docs), 0, 0, 0, time.perf_counter() - started, True)
         return RetrievalIndex(fingerprint, corpus, [], empty, embedder, params, searcher, spec), stats
-    cached = store.get_index(fingerprint) is not None
+    stored = store.get_index(fingerprint)
+    cached = stored is not None
+    if stored is not None and stored.corpus_dir != str(corpus.directory) and not store.read_only:
+        store.relocate_index(fingerprint, str(corpus.directory))
     embedded = 0
     if not cached:
         records = chunk_records(corpus, params)

@@ -35,6 +35,15 @@ class IndexTables(TableGroup):
             return None
         return IndexRecord(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7])
 
+    def relocate_index(self, fingerprint: str, corpus_dir: str) -> None:
+        """Record that the index of ``fingerprint`` was last opened over the corpus in ``corpus_dir``.
+
+        The fingerprint covers the documents, not where they live, so a workspace that moved (another
+        checkout, a store carried to a new disk) reuses the index; a run read back later (its bank
+        retrieved again over the run's corpus) must find the corpus where it is now, not where it was
+        first built."""
+        self.con.execute("UPDATE indexes SET corpus_dir = ? WHERE fingerprint = ?", [corpus_dir, fingerprint])
+
     def get_chunks(self, fingerprint: str) -> list[ChunkRecord]:
         rows = self.con.execute(
             "SELECT chunk_id, doc_id, source, chunk_index, total_chunks, text, keywords, char_count, "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -245,3 +246,20 @@ def test_an_interrupted_build_keeps_every_finished_block_and_resumes(
         monkeypatch.setattr(embedder, "embed", real_embed)
         _, stats = build_index(corpus, store, embedder, progress=False)
         assert (stats.embedded, stats.reused) == (stats.chunks - 2, 2)
+
+
+def test_an_index_reused_from_a_moved_corpus_points_at_where_it_is_now(tmp_path: Path) -> None:
+    """The fingerprint covers the documents, not their folder: a corpus moved (a workspace carried to
+    another checkout) reuses its index, embeds nothing, and the index then names the new folder, so a
+    run read back later retrieves its bank over a corpus that exists."""
+    embedder = load_embedder("wordllama:")
+    before, after = tmp_path / "before", tmp_path / "after"
+    shutil.copytree(CORPUS, before)
+    with Store(tmp_path / "s.duckdb") as store:
+        _, first = build_index(load_corpus(before), store, embedder, progress=False)
+        shutil.move(before, after)
+        corpus = load_corpus(after)
+        _, second = build_index(corpus, store, embedder, progress=False)
+        record = store.get_index(corpus_fingerprint(corpus.docs, ingest_params(embedder)))
+    assert first.fingerprint == second.fingerprint and second.embedded == 0
+    assert record is not None and record.corpus_dir == str(after)
