@@ -15,6 +15,7 @@ from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.golden_suites import GATING_SUITES
+from nomad_lab.frameworks.passages import passage_metadata
 from nomad_lab.frameworks.recorder import Candidate, record_pools
 from nomad_lab.gate.runtime import NOTE_KEY, apply_check, load
 
@@ -111,8 +112,7 @@ def documents(passages: Sequence[dict[str, Any]]) -> list[Any]:
     documents carrying what :func:`passages_of` reads back: how a pipeline holds them when the gate runs."""
     from langchain_core.documents import Document  # heavy: the langchain extra
 
-    keys = ("score", "semanticScore", "source")
-    return [Document(p["text"], metadata={k: p[k] for k in keys if k in p}) for p in passages]
+    return [Document(p["text"], metadata=passage_metadata(p)) for p in passages]
 
 
 def _noted(doc: Any, note: str) -> Any:

@@ -14,6 +14,7 @@ from typing import Any
 
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.golden_suites import GATING_SUITES
+from nomad_lab.frameworks.passages import passage_metadata
 from nomad_lab.frameworks.recorder import Candidate, record_pools
 from nomad_lab.gate.runtime import NOTE_KEY, apply_check, load
 
@@ -107,11 +108,8 @@ def nodes(passages: Sequence[dict[str, Any]]) -> list[Any]:
     as metadata): what :func:`passages_of` reads back, as a query engine holds them when the gate runs."""
     from llama_index.core.schema import NodeWithScore, TextNode  # heavy: the llamaindex extra
 
-    keys = ("score", "semanticScore", "source")
     return [
-        NodeWithScore(
-            node=TextNode(text=p["text"], metadata={k: p[k] for k in keys if k in p}), score=p["score"]
-        )
+        NodeWithScore(node=TextNode(text=p["text"], metadata=passage_metadata(p)), score=p["score"])
         for p in passages
     ]
 

@@ -87,9 +87,12 @@ def windows(text: str, window: int, stride: int) -> list[str]:
 
 
 class OnnxRunner:
-    """An ONNX sequence-classification model and its ``tokenizer.json``."""
+    """An ONNX sequence-classification model and its ``tokenizer.json``; ``threads``: onnxruntime's
+    intra-op threads, by default :func:`cpu_threads` (2, or NOMAD_LAB_THREADS on a shared machine)."""
 
-    def __init__(self, model: Path, tokenizer: Path, threads: int, max_tokens: int, batch: int) -> None:
+    def __init__(
+        self, model: Path, tokenizer: Path, threads: int | None, max_tokens: int, batch: int
+    ) -> None:
         try:
             import onnxruntime  # optional, heavy
             from tokenizers import Tokenizer  # optional
@@ -107,7 +110,7 @@ class OnnxRunner:
         self.tokenizer.no_padding()  # the file may pad every pair to 512; batches pad to their longest
         self.tokenizer.enable_truncation(max_tokens, strategy="longest_first")
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = threads or cpu_threads()
         options.inter_op_num_threads = 1
         try:
             self.session = onnxruntime.InferenceSession(
@@ -169,7 +172,7 @@ class PortableCrossEncoder:
     """The cross-encoder a portable gate names (its ``crossEncoder``: name, digest, windows, token limit,
     file names and folder), loaded for the runtime: the files must be the ones the gate was fitted with
     (their SHA-256), else one error line; ``model_dir`` overrides the folder the export recorded.
-    ``threads``: onnxruntime's intra-op threads, by default :func:`cpu_threads` (2, or NOMAD_LAB_THREADS)."""
+    ``threads``: :class:`OnnxRunner`'s (None: its default)."""
 
     def __init__(
         self, spec: Mapping[str, object], model_dir: str | Path | None = None, threads: int | None = None
@@ -186,7 +189,6 @@ class PortableCrossEncoder:
                 f"(sha256 {str(spec['digest'])[:12]}...)"
             )
         self.window, self.stride = int(spec["window"]), int(spec["stride"])  # type: ignore[call-overload]
-        threads = threads or cpu_threads()
         self.runner = OnnxRunner(files[0], files[1], threads, int(spec["maxTokens"]), 1)  # type: ignore[call-overload]
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:

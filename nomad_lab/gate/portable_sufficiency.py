@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from nomad_lab.core.cpu_threads import cpu_threads
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.prompts import SUFFICIENCY_ACTIONS, SUFFICIENCY_NOTE, SUFFICIENCY_NOTE_ACTION
 from nomad_lab.data import answer_types, sentence_units
@@ -159,7 +158,7 @@ class SufficiencyCheck:
     ):
         self.data = data
         self.model_dir = Path(str(model_dir or data["body"]["modelDir"]))
-        self.threads = threads or cpu_threads()
+        self.threads = threads  # None: UnitBody's default
         self.weights = head_weights(data["head"]) if data.get("head") else None
         self._body: UnitBody | None = None
 

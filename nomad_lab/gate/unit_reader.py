@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from nomad_lab.core.cpu_threads import cpu_threads
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.data.answer_types import evidence
 from nomad_lab.data.sentence_units import CHOSEN, UNIT_WORDS, choose_units, unit_parts
@@ -100,14 +101,17 @@ class UnitReading:
 
 
 class UnitBody:
-    """An ONNX session over a body graph (:func:`body_outputs`) and its tokenizer: one pair per run."""
+    """An ONNX session over a body graph (:func:`body_outputs`) and its tokenizer: one pair per run.
+    ``threads``: onnxruntime's intra-op threads, by default :func:`cpu_threads` (2, or NOMAD_LAB_THREADS)."""
 
-    def __init__(self, model_bytes: bytes, outputs: Sequence[str], tokenizer: str | Path, threads: int = 2):
+    def __init__(
+        self, model_bytes: bytes, outputs: Sequence[str], tokenizer: str | Path, threads: int | None = None
+    ):
         import onnxruntime as ort  # heavy
         from tokenizers import Tokenizer  # heavy
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = threads or cpu_threads()
         options.inter_op_num_threads = 1
         self.session = ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
         self.outputs = list(outputs)

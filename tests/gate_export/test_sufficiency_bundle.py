@@ -216,6 +216,18 @@ def test_the_runtime_refuses_a_missing_model_and_a_malformed_passage_in_one_line
     assert "\n" not in str(err.value)
 
 
+def test_the_runtime_check_runs_on_the_threads_nomad_lab_threads_gives(
+    fitted: dict[str, Fitted], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two test workers (or a check beside a server) on two cores set NOMAD_LAB_THREADS=1: the body's
+    onnxruntime session must take it, not spin two threads each."""
+    portable = export("default", fitted["default"], "--to", "json", "--out", str(tmp_path / "check.json"))
+    for threads in ("1", "3"):
+        monkeypatch.setenv("NOMAD_LAB_THREADS", threads)
+        session = load(portable).body.session
+        assert session.get_session_options().intra_op_num_threads == int(threads)
+
+
 BOIL = (
     "# Boiling\nBoil water for one minute. At altitudes above 6,500 feet, boil for three minutes.\n\n"
     "# Storage\nStore water in clean containers.\n- Keep it 20 °C or cooler.\n1. Rotate every 6 months."
