@@ -20,7 +20,7 @@ from nomad_lab.core.workspace import DEFAULT_CORPUS_DIR
 from nomad_lab.data.corpus import load_corpus
 from nomad_lab.retrieval.index import build_index, chunk_records, ingest_params
 from nomad_lab.runners.cluster import dask_client
-from nomad_lab.runners.library_build import dask_fill
+from nomad_lab.runners.library_build import dask_fill, task_sizes
 from nomad_lab.store import Store
 from tests.support.paths import CORPUS
 
@@ -67,6 +67,19 @@ def test_workers_embed_what_the_store_lacks_and_equal_an_in_process_build(
     assert np.allclose(
         vectors(here, wordllama.model_key, shas), vectors(there, wordllama.model_key, shas), atol=1e-6
     )
+
+
+@pytest.mark.parametrize(
+    "total, batch, workers", [(2048, 256, 2), (341, 64, 1), (10, 256, 2), (100_000, 256, 4)]
+)
+def test_tasks_cover_the_work_once_and_shrink_toward_the_end(total: int, batch: int, workers: int) -> None:
+    """Every chunk in exactly one task, none over the batch, sizes never growing; the last tasks small
+    enough that no worker waits on another's last whole batch."""
+    sizes = task_sizes(total, batch, workers)
+    assert sum(sizes) == total and max(sizes) <= batch
+    assert sizes == sorted(sizes, reverse=True)
+    assert sizes[-1] <= max(32, -(-batch // (2 * workers)))
+    assert task_sizes(0, batch, workers) == []
 
 
 def test_the_command_indexes_a_folder_and_a_rerun_embeds_nothing(tmp_path: Path, capsys) -> None:
