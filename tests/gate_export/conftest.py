@@ -259,7 +259,7 @@ def reused_readings(monkeypatch: pytest.MonkeyPatch) -> dict[tuple, Any]:
     seen: dict[tuple, Any] = {}
 
     class ReadOnce(UnitBody):
-        def __init__(self, model_bytes: bytes, outputs, tokenizer, threads: int = 2) -> None:
+        def __init__(self, model_bytes: bytes, outputs, tokenizer, threads: int | None = None) -> None:
             self.args = (model_bytes, outputs, tokenizer, threads)
             self.key = (hashlib.sha256(model_bytes).hexdigest(), tuple(outputs), str(tokenizer))
             self.loaded = False

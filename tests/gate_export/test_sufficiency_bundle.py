@@ -26,7 +26,9 @@ from nomad_lab.cli import main
 from nomad_lab.core.errors import NomadLabError
 from nomad_lab.core.prompts import SUFFICIENCY_NOTE
 from nomad_lab.core.workspace import RESULTS_DIR
+from nomad_lab.gate import portable_sufficiency
 from nomad_lab.gate.runtime import NOTE_KEY, load
+from nomad_lab.gate.unit_reader import UnitBody
 from nomad_lab.runners.node_packages import link_node_modules
 from tests.gate_export.bundle_runs import sample_ids
 from tests.gate_export.conftest import CORPORA, Fitted, reused_readings, run_node
@@ -220,7 +222,9 @@ def test_the_runtime_check_runs_on_the_threads_nomad_lab_threads_gives(
     fitted: dict[str, Fitted], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two test workers (or a check beside a server) on two cores set NOMAD_LAB_THREADS=1: the body's
-    onnxruntime session must take it, not spin two threads each."""
+    onnxruntime session must take it, not spin two threads each. The real body, not the module's
+    read-once stand-in (``readings``), which loads its session only on a pair it has not read."""
+    monkeypatch.setattr(portable_sufficiency, "UnitBody", UnitBody)
     portable = export("default", fitted["default"], "--to", "json", "--out", str(tmp_path / "check.json"))
     for threads in ("1", "3"):
         monkeypatch.setenv("NOMAD_LAB_THREADS", threads)
