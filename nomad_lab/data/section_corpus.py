@@ -23,20 +23,20 @@ def write_section_corpus(
     ``header`` lines first); returns how many documents were written."""
     corpus = out / "corpus"
     corpus.mkdir(parents=True, exist_ok=True)
-    rows = [
+    table = [
         *header,
         "",
         "| doc id | title | source | licence | size (bytes) | sha256[:16] |",
         "|---|---|---|---|---:|---|",
     ]
+    documents: list[str] = []
     for path in sections:
         doc_id, title, provenance, text = document(path)
         data = text.encode("utf-8")
         (corpus / f"{doc_id}.md").write_bytes(data)
         source, licence = (part.split(": ", 1)[1] for part in provenance.split(" | "))
         digest = hashlib.sha256(data).hexdigest()[:16]
-        rows.append(f"| {doc_id} | {title} | {source} | {licence} | {len(data)} | {digest} |")
-    (out / "SOURCES.md").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    written = len(rows) - len(header) - 3
-    print(f"wrote {written} documents to {corpus}")
-    return written
+        documents.append(f"| {doc_id} | {title} | {source} | {licence} | {len(data)} | {digest} |")
+    (out / "SOURCES.md").write_text("\n".join([*table, *documents]) + "\n", encoding="utf-8")
+    print(f"wrote {len(documents)} documents to {corpus}")
+    return len(documents)
