@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from nomad_lab.core.errors import NomadLabError
 from nomad_lab.studies.gating import reader_probe
-from nomad_lab.studies.gating.reader_probe import answers_key, read_quotes
+from nomad_lab.studies.gating.reader_probe import NO_QUOTE, answers_key, quoted_first, read_quotes
 from tests.support.retrieval import embedder, fixture_run  # noqa: F401  (embedder: a fixture)
 
 QUESTIONS = [
@@ -60,7 +62,12 @@ def test_the_study_returns_its_value_per_kind_and_resumes(tmp_path: Path, embedd
     value, files = run_study("reader-probe", **given)
     assert files == {} and reader.calls > 0
     doc = value.json["reader_probe.json"]
-    assert doc["rows"][0]["spec"] == "reader:test:reader" and len(doc["rows"]) == 3
+    assert [r["spec"] for r in doc["rows"]][:2] == [
+        "reader:test:reader",
+        "reader:test:reader+sufficiency:zero-shot",
+    ]
+    assert len(doc["rows"]) == 4 and [p["row"] for p in doc["paired"]] == [r["row"] for r in doc["rows"][:2]]
+    assert {p["baseline"] for p in doc["paired"]} <= {r["row"] for r in doc["rows"][2:]}
     assert doc["counts"]["answerable"] + doc["counts"]["off-topic"] == doc["questions"]
     assert {o["kind"] for o in doc["outcomes"]} == {"answerable", "off-topic"}
     assert doc["cost"]["questionsAsked"] == reader.calls
@@ -69,6 +76,10 @@ def test_the_study_returns_its_value_per_kind_and_resumes(tmp_path: Path, embedd
     monkeypatch.setattr(reader_probe, "open_reader", lambda spec, seed=0: pytest.fail("asked again"))
     again, _ = run_study("reader-probe", **given)
     assert again.json["reader_probe.json"]["rows"] == doc["rows"]
+    fewer = run_study("reader-probe", **given, skip_kind=["off-topic"])[0].json["reader_probe.json"]
+    assert fewer["counts"]["off-topic"] == 0 and fewer["questions"] == doc["counts"]["answerable"]
+    with pytest.raises(NomadLabError, match=r"--skip-kind.*not a refusal kind: offtopic"):
+        run_study("reader-probe", **given, skip_kind=["offtopic"])
 
 
 @pytest.mark.slow
@@ -87,3 +98,11 @@ def test_largest_names_the_largest_instruct_model_already_installed(tmp_path: Pa
     (tmp_path / PART_MODELS["qwen2.5-coder-0.5b"].file).write_bytes(b"GGUF")
     assert largest_instruct(tmp_path) == "embedded:qwen2.5-coder-0.5b"
     assert reader_probe.reader_spec("openai://localhost:8080/v1/m") == "openai://localhost:8080/v1/m"
+
+
+def test_quoted_questions_rank_above_every_unquoted_one_which_the_fallback_orders() -> None:
+    probe = np.array([NO_QUOTE, 2.0, NO_QUOTE, -3.0, NO_QUOTE])
+    fallback = np.array([5.0, -9.0, 1.0, 0.0, -np.inf])
+    order = np.argsort(-quoted_first(probe, fallback))
+    assert order.tolist() == [1, 3, 0, 2, 4]  # quotes by their score, then the rest by the fallback
+    assert quoted_first(np.full(3, NO_QUOTE), fallback[:3]).tolist() == fallback[:3].tolist()

@@ -34,16 +34,22 @@ def _unanswerable_pass(row: Mapping[str, Any]) -> float:
     return float("inf") if not got else got[0]
 
 
-def _paired(result: Mapping[str, Any], table: list[dict[str, Any]]) -> dict[str, Any]:
-    """The reader against the sufficiency row passing fewer unanswerable refusals, paired over them."""
+def _paired(result: Mapping[str, Any], table: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each reader row against the sufficiency row passing fewer unanswerable refusals, paired over them
+    (the baseline is chosen by its own figure, never by how the reader compares with it)."""
     mask = _kinds(result) == UNANSWERABLE
-    best = min(table[1:], key=_unanswerable_pass)
+    readers = [row["reader"] for row in result["rows"]]
+    best = min((r for r, reader in zip(table, readers, strict=True) if not reader), key=_unanswerable_pass)
     figures = {r["name"]: r["figures"] for r in result["rows"]}
-    test = paired_bootstrap(
-        figures[best["row"]].extra["leaked"][mask], figures[table[0]["row"]].extra["leaked"][mask]
-    )
-    return {"baseline": best["row"], "difference": test.statistic, "low": test.low, "high": test.high,
-            "p": test.p_value, "n": test.n, "method": test.method}  # fmt: skip
+    out = []
+    for row in (r for r, reader in zip(table, readers, strict=True) if reader):
+        test = paired_bootstrap(
+            figures[best["row"]].extra["leaked"][mask], figures[row["row"]].extra["leaked"][mask]
+        )
+        out.append({"row": row["row"], "baseline": best["row"], "difference": test.statistic,
+                    "low": test.low, "high": test.high, "p": test.p_value, "n": test.n,
+                    "method": test.method})  # fmt: skip
+    return out
 
 
 def _outcomes(result: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -116,11 +122,11 @@ def pages(doc: Mapping[str, Any]) -> tuple[Page, ...]:
         Field("spec", "spec", code=True),
     )
     table = Table("rows", fields, tuple(doc["rows"]))
-    p = doc["paired"]
-    paired = (
-        f"Paired over the same {p['n']} unanswerable refusals, the reader against {p['baseline']}: pass "
+    paired = " ".join(
+        f"Paired over the same {p['n']} unanswerable refusals, {p['row']} against {p['baseline']}: pass "
         f"difference {100 * p['difference']:+.1f} points [{100 * p['low']:+.1f}, {100 * p['high']:+.1f}] "
         f"({p['method']}, p {p['p']:.3f})."
+        for p in doc["paired"]
     )
     share = {"unit": "share", "fmt": ".1f", "scale": 100, "suffix": "%"}
     outcomes = Table(
