@@ -176,7 +176,12 @@ OUTPUTS: dict[str, tuple[str, tuple[str, ...], str | None, tuple[str, ...]]] = {
         ("per_passage.md",),
     ),
     "placement": ("results/placement", ("study", "placement"), "placement.json", ("placement.md",)),
-    "reader-probe": ("results/sufficiency/reader_probe", ("study", "reader-probe"), "reader_probe.json", ()),
+    "reader-probe": (
+        "results/sufficiency/reader_probe",
+        ("study", "reader-probe", "--skip-kind", "off-topic"),
+        "reader_probe.json",
+        ("reader_probe.md",),
+    ),
     "rewrite": (
         "results/rewrite",
         ("study", "rewrite", "--store", "runs/budget.duckdb"),

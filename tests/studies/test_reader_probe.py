@@ -68,6 +68,10 @@ def test_the_study_returns_its_value_per_kind_and_resumes(tmp_path: Path, embedd
     ]
     assert len(doc["rows"]) == 4 and [p["row"] for p in doc["paired"]] == [r["row"] for r in doc["rows"][:2]]
     assert {p["baseline"] for p in doc["paired"]} <= {r["row"] for r in doc["rows"][2:]}
+    own = doc["atOwnKeep"]  # the reader alone, against the zero-shot check at the keep it reaches
+    assert own["keep"] == next(o["verified"] for o in doc["outcomes"] if o["kind"] == "answerable")
+    assert [r["spec"] for r in own["rows"]] == ["reader:test:reader", "sufficiency:zero-shot"]
+    assert own["paired"]["row"] == own["rows"][0]["row"]
     assert doc["counts"]["answerable"] + doc["counts"]["off-topic"] == doc["questions"]
     assert {o["kind"] for o in doc["outcomes"]} == {"answerable", "off-topic"}
     assert doc["cost"]["questionsAsked"] == reader.calls

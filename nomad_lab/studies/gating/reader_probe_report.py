@@ -1,7 +1,8 @@
 """What ``study reader-probe`` publishes, as a value built from its stored summary alone: per row, each
 refusal kind's pass rate at answerable keep >= 0.90 (never blended), what the reader did per kind
 (quoted a verified sentence, wrote NONE, quoted something the passages lack), the paired test against the
-better sufficiency row, and the cost per question."""
+better sufficiency row, the reader alone at the keep it reaches against the zero-shot check held to that
+keep, and the cost per question."""
 
 from __future__ import annotations
 
@@ -34,22 +35,37 @@ def _unanswerable_pass(row: Mapping[str, Any]) -> float:
     return float("inf") if not got else got[0]
 
 
-def _paired(result: Mapping[str, Any], table: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each reader row against the sufficiency row passing fewer unanswerable refusals, paired over them
-    (the baseline is chosen by its own figure, never by how the reader compares with it)."""
+def _pair(result: Mapping[str, Any], row: str, base: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Row ``row`` against row ``base`` of ``rows`` (the study's raw rows), paired over the same
+    unanswerable refusals: the difference in their pass rates."""
     mask = _kinds(result) == UNANSWERABLE
+    leaked = {r["name"]: r["figures"].extra["leaked"] for r in rows}
+    test = paired_bootstrap(leaked[base][mask], leaked[row][mask])
+    return {"row": row, "baseline": base, "difference": test.statistic, "low": test.low, "high": test.high,
+            "p": test.p_value, "n": test.n, "method": test.method}  # fmt: skip
+
+
+def _paired(result: Mapping[str, Any], table: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each reader row against the sufficiency row passing fewer unanswerable refusals (chosen by its own
+    figure, never by how the reader compares with it), paired over them."""
     readers = [row["reader"] for row in result["rows"]]
     best = min((r for r, reader in zip(table, readers, strict=True) if not reader), key=_unanswerable_pass)
-    figures = {r["name"]: r["figures"] for r in result["rows"]}
-    out = []
-    for row in (r for r, reader in zip(table, readers, strict=True) if reader):
-        test = paired_bootstrap(
-            figures[best["row"]].extra["leaked"][mask], figures[row["row"]].extra["leaked"][mask]
-        )
-        out.append({"row": row["row"], "baseline": best["row"], "difference": test.statistic,
-                    "low": test.low, "high": test.high, "p": test.p_value, "n": test.n,
-                    "method": test.method})  # fmt: skip
-    return out
+    return [
+        _pair(result, row["row"], best["row"], result["rows"])
+        for row, reader in zip(table, readers, strict=True)
+        if reader
+    ]
+
+
+def _own_keep(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The reader alone at the answerable keep it reaches (its share of answerable questions given a
+    verified quote) against the zero-shot sentence check held to that keep, thresholds in training folds."""
+    reader, zero_shot = result["atOwnKeep"]
+    return {
+        "keep": result["ownKeep"],
+        "rows": [_row_json(result, r) for r in result["atOwnKeep"]],
+        "paired": _pair(result, reader["name"], zero_shot["name"], result["atOwnKeep"]),
+    }
 
 
 def _outcomes(result: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -86,6 +102,7 @@ def summary(result: Mapping[str, Any]) -> dict[str, Any]:
         "keepTarget": crossval.RECALL_TARGET,
         "rows": table,
         "paired": _paired(result, table),
+        "atOwnKeep": _own_keep(result),
         "outcomes": _outcomes(result),
         "cost": {
             "secondsPerQuestion": float(np.mean(seconds)) if seconds else None,
@@ -121,12 +138,18 @@ def pages(doc: Mapping[str, Any]) -> tuple[Page, ...]:
         *(_pass(k) for k in REFUSAL_KINDS if k != UNANSWERABLE),
         Field("spec", "spec", code=True),
     )
-    table = Table("rows", fields, tuple(doc["rows"]))
-    paired = " ".join(
-        f"Paired over the same {p['n']} unanswerable refusals, {p['row']} against {p['baseline']}: pass "
-        f"difference {100 * p['difference']:+.1f} points [{100 * p['low']:+.1f}, {100 * p['high']:+.1f}] "
-        f"({p['method']}, p {p['p']:.3f})."
-        for p in doc["paired"]
+    table = Table(
+        "rows", fields, tuple(doc["rows"]), f"Per check, at answerable keep >= {doc['keepTarget']:.2f}:"
+    )
+    paired = " ".join(_paired_line(p) for p in doc["paired"])
+    own = doc["atOwnKeep"]
+    own_table = Table(
+        "atOwnKeep",
+        fields,
+        tuple(own["rows"]),
+        f"At the answerable keep the reader reaches alone ({own['keep']:.3f}: the answerable questions it "
+        "gave a verified quote for), the zero-shot sentence check held to the same keep (thresholds chosen "
+        f"inside training folds for it): {_paired_line(own['paired'])}",
     )
     share = {"unit": "share", "fmt": ".1f", "scale": 100, "suffix": "%"}
     outcomes = Table(
@@ -150,4 +173,12 @@ def pages(doc: Mapping[str, Any]) -> tuple[Page, ...]:
              Value(", ".join(f"{x:.2f}" for x in c["loadAtStart"]))),
         ),
     )  # fmt: skip
-    return (Page("reader_probe.md", (head, table, paired, outcomes, cost)),)
+    return (Page("reader_probe.md", (head, table, paired, own_table, outcomes, cost)),)
+
+
+def _paired_line(p: Mapping[str, Any]) -> str:
+    return (
+        f"Paired over the same {p['n']} unanswerable refusals, {p['row']} against {p['baseline']}: pass "
+        f"difference {100 * p['difference']:+.1f} points [{100 * p['low']:+.1f}, {100 * p['high']:+.1f}] "
+        f"({p['method']}, p {p['p']:.3f})."
+    )

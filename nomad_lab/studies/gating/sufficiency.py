@@ -87,11 +87,12 @@ PARAMS = (
 
 def fixed_row(
     name: str, spec: str, fixed: np.ndarray, y: np.ndarray, groups: np.ndarray, keep_base: np.ndarray,
-    nonempty: np.ndarray, splits: list,
+    nonempty: np.ndarray, splits: list, target: float = KEEP_TARGET,
 ) -> dict[str, Any]:  # fmt: skip
-    """A row whose score needs no training: its threshold is still chosen inside the training folds."""
+    """A row whose score needs no training: its threshold is still chosen inside the training folds (for
+    answerable keep >= ``target``)."""
     figures, oof, _ = crossval.learned_figures(
-        lambda train, scored, _: fixed[scored], y, groups, keep_base, nonempty, splits, seed=SEED
+        lambda train, scored, _: fixed[scored], y, groups, keep_base, nonempty, splits, target, seed=SEED
     )
     return {"name": name, "spec": spec, "figures": figures, "oof": oof, "chosen": []}
 
