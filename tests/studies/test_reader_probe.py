@@ -72,6 +72,7 @@ def test_the_study_returns_its_value_per_kind_and_resumes(tmp_path: Path, embedd
     assert own["keep"] == next(o["verified"] for o in doc["outcomes"] if o["kind"] == "answerable")
     assert [r["spec"] for r in own["rows"]] == ["reader:test:reader", "sufficiency:zero-shot"]
     assert own["paired"]["row"] == own["rows"][0]["row"]
+    assert own["rows"][0]["answerableKeep"][0] == pytest.approx(own["keep"])  # its own decision, no threshold
     assert doc["counts"]["answerable"] + doc["counts"]["off-topic"] == doc["questions"]
     assert {o["kind"] for o in doc["outcomes"]} == {"answerable", "off-topic"}
     assert doc["cost"]["questionsAsked"] == reader.calls

@@ -64,7 +64,7 @@ BASELINES = (
 UNANSWERABLE_TARGET = 0.50
 """Issue 43's target for the reader: at most this share of unanswerable refusals pass at answerable keep
 >= the target (the best sufficiency check passed three in four)."""
-FALLBACK = f"sufficiency:{ZERO_SHOT}"
+FALLBACK = BASELINES[-1][1]
 """The score that orders the questions the reader found no quote for (:func:`quoted_first`)."""
 NO_QUOTE = -1000.0
 """The score of NONE or of a quote the passages do not hold: below any cross-encoder logit."""
@@ -270,11 +270,15 @@ def compute(p: Params) -> dict[str, Any]:
         {**fixed_row(name, spec_, score, y, groups, keep_base, ne, splits), "reader": reader}
         for name, spec_, score, reader in checks
     ]
-    own_keep = float(np.mean(probe[~refusal] > NO_QUOTE)) if (~refusal).any() else 0.0
+    quoted = probe > NO_QUOTE  # the reader's own decision: nothing to choose, so nothing held out
+    own_keep = float(np.mean(quoted[~refusal])) if (~refusal).any() else 0.0
+    alone = crossval.decision_figures(quoted, None, keep_base, ne, refusal, None)
     at_own_keep = [  # the reader where it stands alone, against the zero-shot check held to the same keep
-        {**fixed_row(name, spec_, score, y, groups, keep_base, ne, splits, own_keep), "reader": reader}
-        for name, spec_, score, reader in (checks[0], next(c for c in checks if c[1] == FALLBACK))
-    ]
+        {"name": checks[0][0], "spec": checks[0][1], "figures": alone, "oof": probe, "chosen": [],
+         "reader": True},
+        {**fixed_row(*BASELINES[-1], baseline[FALLBACK], y, groups, keep_base, ne, splits, own_keep),
+         "reader": False},
+    ]  # fmt: skip
     return {
         "run": run_id,
         "data": data,

@@ -147,9 +147,9 @@ def pages(doc: Mapping[str, Any]) -> tuple[Page, ...]:
         "atOwnKeep",
         fields,
         tuple(own["rows"]),
-        f"At the answerable keep the reader reaches alone ({own['keep']:.3f}: the answerable questions it "
-        "gave a verified quote for), the zero-shot sentence check held to the same keep (thresholds chosen "
-        f"inside training folds for it): {_paired_line(own['paired'])}",
+        f"The reader alone (a verified quote passes, nothing chosen) reaches answerable keep "
+        f"{own['keep']:.3f}; beside it the zero-shot sentence check held to that keep (thresholds chosen "
+        f"inside training folds for it). {_paired_line(own['paired'])}",
     )
     share = {"unit": "share", "fmt": ".1f", "scale": 100, "suffix": "%"}
     outcomes = Table(
