@@ -270,9 +270,9 @@ def compute(p: Params) -> dict[str, Any]:
         {**fixed_row(name, spec_, score, y, groups, keep_base, ne, splits), "reader": reader}
         for name, spec_, score, reader in checks
     ]
-    quoted = probe > NO_QUOTE  # the reader's own decision: nothing to choose, so nothing held out
-    own_keep = float(np.mean(quoted[~refusal])) if (~refusal).any() else 0.0
-    alone = crossval.decision_figures(quoted, None, keep_base, ne, refusal, None)
+    # the reader's own decision (a verified quote passes): nothing to choose, so nothing held out
+    alone = crossval.decision_figures(probe > NO_QUOTE, None, keep_base, ne, refusal, None)
+    own_keep = alone.recall_at_recall[0]
     at_own_keep = [  # the reader where it stands alone, against the zero-shot check held to the same keep
         {"name": checks[0][0], "spec": checks[0][1], "figures": alone, "oof": probe, "chosen": [],
          "reader": True},
@@ -288,7 +288,6 @@ def compute(p: Params) -> dict[str, Any]:
         "sentences": p.sentences,
         "answers": answers,
         "rows": table,
-        "ownKeep": own_keep,
         "atOwnKeep": at_own_keep,
         "splits": splits,
         "seconds": {"total": time.perf_counter() - started, "read": read_seconds, "ceMsPerQuote": ce_ms},

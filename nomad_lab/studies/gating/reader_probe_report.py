@@ -62,7 +62,7 @@ def _own_keep(result: Mapping[str, Any]) -> dict[str, Any]:
     verified quote) against the zero-shot sentence check held to that keep, thresholds in training folds."""
     reader, zero_shot = result["atOwnKeep"]
     return {
-        "keep": result["ownKeep"],
+        "keep": reader["figures"].recall_at_recall[0],
         "rows": [_row_json(result, r) for r in result["atOwnKeep"]],
         "paired": _pair(result, reader["name"], zero_shot["name"], result["atOwnKeep"]),
     }
