@@ -312,7 +312,11 @@ STUDY = Study(
     stage=62,
     also=(
         on_second_corpus(
-            "reader-probe", "results/sufficiency/reader_probe", (), "Reader probe", "--skip-kind off-topic"
+            "reader-probe",
+            "results/sufficiency/reader_probe",
+            ("reader_probe.md",),
+            "Reader probe",
+            "--skip-kind off-topic",
         ),
-    ),  # pydocs: not run yet (its table is declared once a run has published it)
+    ),
 )
