@@ -114,6 +114,10 @@ PY
     python -m nomad_lab.backends.models assemble --ladder
   fi
   python -m ipykernel install --sys-prefix --name python3 >/dev/null
+  # JupyterLab saves a notebook's widgets with it, so a saved explore reopens with its last figure
+  # instead of "Error displaying widget: model not found" (an app setting of this .venv's Lab only)
+  mkdir -p .venv/share/jupyter/lab/settings/overrides.d
+  cp scripts/lab_overrides.json .venv/share/jupyter/lab/settings/overrides.d/nomad-lab.json
   ensure_node
   echo "nomad-lab installed in .venv" >&2
   browser_warning

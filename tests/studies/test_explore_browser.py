@@ -20,7 +20,15 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page
 
-from tests.support.browser import WAIT_MS, Lab, artifacts_dir, notebook_browser, run_all
+from tests.support.browser import (
+    WAIT_MS,
+    Lab,
+    artifacts_dir,
+    close_notebook,
+    notebook_browser,
+    open_notebook,
+    run_all,
+)
 from tests.support.paths import ROOT
 from tests.support.retrieval import CORPUS, CountingJudgeBackend, fixture_run
 
@@ -163,3 +171,30 @@ def test_the_first_run_route_from_no_store_to_the_widgets(tmp_path: Path, embedd
     assert shown["rows"] == want["rows"] and "(off-topic refusals, n=" in shown["caption"]
     assert (tmp_path / "d.json").is_file() and store.is_file()
     print(f"first run over the fixture library: {stored:.1f} s")
+
+
+def test_a_saved_explore_reopens_showing_its_last_figure_not_a_missing_widget(
+    store_with_verdicts: Path, tmp_path: Path, worker_lab: Lab
+) -> None:
+    """Run All, save, close and shut the kernel down, open again: the output shows the last figure and
+    caption, not "Error displaying widget: model not found" (what Lab shows when a notebook was saved
+    without its widgets' state; ``scripts/setup.sh`` turns ``saveState`` on for the .venv's Lab). The
+    script is saved byte for byte as it was: the widgets' state goes to the ignored ``.ipynb`` only."""
+    artifacts = artifacts_dir(tmp_path, "explore-reopened")
+    start = expected(store_with_verdicts, 0.62, False)
+    env = {"NOMAD_LAB_STORE": str(store_with_verdicts), "NOMAD_LAB_CORPUS": str(CORPUS)}
+    script = NOTEBOOK.read_bytes()
+    with notebook_browser(worker_lab, NOTEBOOK, env) as page:
+        run_all(page, NOTEBOOK)
+        shown = wait_for_state(page, start, None)
+        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+        assert NOTEBOOK.read_bytes() == script
+        close_notebook(page)
+        open_notebook(page, NOTEBOOK)  # not run: what shows is what was saved
+        failed = "document.body.textContent.includes('Error displaying widget')"
+        page.wait_for_function(f"() => ({READ_STATE})() !== null || {failed}")
+        page.screenshot(path=artifacts / "reopened.png", full_page=True)
+        text = page.locator(".jp-Notebook").first.text_content()
+        assert "Error displaying widget" not in text, "no widget state saved: has scripts/setup.sh run?"
+        reopened = page.evaluate(READ_STATE)
+    assert reopened == shown  # the same figure, caption and leaked table as when it was saved

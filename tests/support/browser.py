@@ -269,10 +269,9 @@ def lab_page(browser: Browser, lab: Lab, autosave: bool) -> Page:
     return page
 
 
-def run_all(page: Page, notebook: Path) -> None:
-    """``notebook`` opened in the Lab of ``page``, its kernel ready and Run All started (not finished). A
-    project notebook is its script (``notebooks/NAME.py``), opened as a notebook the way a person does
-    (Open With > Jupytext Notebook)."""
+def open_notebook(page: Page, notebook: Path) -> None:
+    """``notebook`` opened in the Lab of ``page`` and its kernel ready. A project notebook is its script
+    (``notebooks/NAME.py``), opened as a notebook the way a person does (Open With > Jupytext Notebook)."""
     factory = "Jupytext Notebook" if notebook.suffix == ".py" else "Notebook"
     path = notebook.relative_to(ROOT).as_posix()
     page.evaluate(
@@ -281,6 +280,11 @@ def run_all(page: Page, notebook: Path) -> None:
         [path, factory],
     )
     page.wait_for_function(KERNEL_READY)
+
+
+def run_all(page: Page, notebook: Path) -> None:
+    """``notebook`` opened (:func:`open_notebook`) and Run All started (not finished)."""
+    open_notebook(page, notebook)
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
 
