@@ -43,7 +43,7 @@ from nomad_lab.retrieval.cross_encoder import DEFAULT_CROSS_ENCODER, load_cross_
 from nomad_lab.retrieval.sufficiency_model import ZERO_SHOT
 from nomad_lab.store import Store, pair_sha256
 from nomad_lab.studies.gating.answerability import CountBar
-from nomad_lab.studies.gating.reader_probe_report import pages, rows, summary
+from nomad_lab.studies.gating.reader_probe_report import READER, pages, rows, summary
 from nomad_lab.studies.gating.run_param import GATED, RUN_INPUTS, study_run
 from nomad_lab.studies.gating.sufficiency import fixed_row
 from nomad_lab.studies.params import (
@@ -261,24 +261,19 @@ def compute(p: Params) -> dict[str, Any]:
     splits = crossval.repeated_splits(y, groups, p.folds, p.repeats, SEED)
     baseline = {spec_: scores(store, data, spec_)[idx] for _, spec_ in BASELINES}
     checks = (
-        (f"reader quote ({spec}) + cross-encoder", f"reader:{spec}", probe, True),
-        (f"reader quote ({spec}), else zero-shot sentence unit", f"reader:{spec}+{FALLBACK}",
-         quoted_first(probe, baseline[FALLBACK]), True),
-        *((name, spec_, baseline[spec_], False) for name, spec_ in BASELINES),
+        (f"reader quote ({spec}) + cross-encoder", f"{READER}{spec}", probe),
+        (f"reader quote ({spec}), else zero-shot sentence unit", f"{READER}{spec}+{FALLBACK}",
+         quoted_first(probe, baseline[FALLBACK])),
+        *((name, spec_, baseline[spec_]) for name, spec_ in BASELINES),
     )  # fmt: skip
-    table = [
-        {**fixed_row(name, spec_, score, y, groups, keep_base, ne, splits), "reader": reader}
-        for name, spec_, score, reader in checks
-    ]
+    table = [fixed_row(name, spec_, score, y, groups, keep_base, ne, splits) for name, spec_, score in checks]
     # the reader's own decision (a verified quote passes): nothing to choose, so nothing held out
     alone = crossval.decision_figures(probe > NO_QUOTE, None, keep_base, ne, refusal, None)
     own_keep = alone.recall_at_recall[0]
     at_own_keep = [  # the reader where it stands alone, against the zero-shot check held to the same keep
-        {"name": checks[0][0], "spec": checks[0][1], "figures": alone, "oof": probe, "chosen": [],
-         "reader": True},
-        {**fixed_row(*BASELINES[-1], baseline[FALLBACK], y, groups, keep_base, ne, splits, own_keep),
-         "reader": False},
-    ]  # fmt: skip
+        {"name": checks[0][0], "spec": checks[0][1], "figures": alone, "oof": probe, "chosen": []},
+        fixed_row(*BASELINES[-1], baseline[FALLBACK], y, groups, keep_base, ne, splits, own_keep),
+    ]
     return {
         "run": run_id,
         "data": data,

@@ -18,6 +18,8 @@ from nomad_lab.gate.stats import paired_bootstrap
 from nomad_lab.studies.result import Field, Page, Table, Value, listing
 
 ANSWERABLE = "answerable"
+READER = "reader:"
+"""How a reader row's spec begins (``reader:SPEC``, with ``+FALLBACK`` when ordered below its quotes)."""
 
 
 def _kinds(result: Mapping[str, Any]) -> np.ndarray:
@@ -46,15 +48,12 @@ def _pair(result: Mapping[str, Any], row: str, base: str, rows: list[dict[str, A
 
 
 def _paired(result: Mapping[str, Any], table: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each reader row against the sufficiency row passing fewer unanswerable refusals (chosen by its own
-    figure, never by how the reader compares with it), paired over them."""
-    readers = [row["reader"] for row in result["rows"]]
-    best = min((r for r, reader in zip(table, readers, strict=True) if not reader), key=_unanswerable_pass)
-    return [
-        _pair(result, row["row"], best["row"], result["rows"])
-        for row, reader in zip(table, readers, strict=True)
-        if reader
-    ]
+    """Each reader row (its spec starts with :data:`READER`) against the sufficiency row passing fewer
+    unanswerable refusals (chosen by its own figure, never by how the reader compares with it), paired
+    over them."""
+    readers = [r for r in table if r["spec"].startswith(READER)]
+    best = min((r for r in table if r not in readers), key=_unanswerable_pass)
+    return [_pair(result, r["row"], best["row"], result["rows"]) for r in readers]
 
 
 def _own_keep(result: Mapping[str, Any]) -> dict[str, Any]:
